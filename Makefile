@@ -1,0 +1,56 @@
+# judge-metrics: set-up-and-go commands. Everything lives in .venv/ at the repo root.
+SHELL := /bin/bash
+PYTHON ?= python3
+VENV := .venv
+PY := $(VENV)/bin/python
+PIP := $(PY) -m pip
+RUNTIME_STAMP := $(VENV)/.runtime-installed
+TEST_STAMP := $(VENV)/.test-installed
+export HF_HUB_OFFLINE := 1
+export TRANSFORMERS_OFFLINE := 1
+export HF_HUB_DISABLE_TELEMETRY := 1
+export TOKENIZERS_PARALLELISM := false
+
+.PHONY: setup setup-test run test app spaces bench lint clean
+
+$(PY):
+	$(PYTHON) -m venv $(VENV)
+	$(PIP) install --quiet --upgrade pip
+
+# torch first, alone and pinned: it is the CPU build on this machine's disk, and nothing after
+# it may pull another torch.
+$(RUNTIME_STAMP): requirements.txt pyproject.toml | $(PY)
+	$(PIP) install torch==2.13.0
+	$(PIP) install -r requirements.txt
+	$(PIP) install --no-deps -e .
+	touch $@
+
+$(TEST_STAMP): $(RUNTIME_STAMP) requirements-test.txt
+	$(PIP) install -r requirements-test.txt
+	command -v chromium >/dev/null 2>&1 || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium; }
+	touch $@
+
+setup: $(RUNTIME_STAMP)
+setup-test: $(TEST_STAMP)
+
+run: $(RUNTIME_STAMP)
+	$(PY) -m shared score examples/rag_sample.jsonl --metric all --out out/rag_sample_scores.jsonl
+
+test: $(TEST_STAMP)
+	$(PY) -m pytest tests
+
+app: $(RUNTIME_STAMP)
+	$(PY) app.py
+
+spaces: $(RUNTIME_STAMP)
+	$(PY) -m shared.spaces dist/spaces
+
+bench: $(RUNTIME_STAMP)
+	$(PIP) install -r bench/requirements.txt
+	$(PY) bench/run_all.py
+
+lint: $(TEST_STAMP)
+	$(PY) -m ruff check shared metrics tests app.py bench
+
+clean:
+	rm -rf dist out .pytest_cache

@@ -1,0 +1,60 @@
+"""judge-metrics' shared helper package: judge prompts, backends, log-prob scoring, runner,
+embeddings, text utilities and statistics used by every metric in ``metrics/``.
+
+Names are imported lazily, so ``import shared`` stays cheap (no torch, no gradio) until a name
+that needs them is used. Inside this package every import is relative, so the package can be
+vendored into a standalone Space under another name.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+# public name -> submodule that defines it
+_EXPORTS: dict[str, str] = {
+    # inputs and metric base
+    "Input": "metric_base",
+    "ValidatedMetric": "metric_base",
+    "validation": "",
+    # judge configuration, runner, prompts
+    "JudgeConfig": "config",
+    "judge_config": "config",
+    "JUDGE_OPTION_NAMES": "config",
+    "Judge": "runner",
+    "get_judge": "runner",
+    "judge_output": "judge_metric",
+    "split_judge_options": "judge_metric",
+    "JudgeRequest": "types",
+    "Outcome": "types",
+    "YesNoAnswer": "types",
+    "prompts": "",
+    "fence": "prompts",
+    # scoring helpers named in INTERFACE.md
+    "l3score_from_top_logprobs": "logprobs",
+    "exact_yes_probability": "logprobs",
+    "average_precision": "scoring",
+    "estimate_cost": "pricing",
+    # embeddings, text, stats
+    "embed_texts": "embeddings",
+    "load_embedding_model": "embeddings",
+    "text": "",
+    "stats": "",
+    "defaults": "",
+}
+
+__all__ = sorted(_EXPORTS)
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _EXPORTS:
+        raise AttributeError(f"module 'shared' has no attribute {name!r}")
+    module_name = _EXPORTS[name] or name
+    module = importlib.import_module(f".{module_name}", __name__)
+    value = module if not _EXPORTS[name] else getattr(module, name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return __all__

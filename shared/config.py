@@ -1,0 +1,154 @@
+"""Judge options shared by every judge metric: parsing, defaults and validation."""
+
+from __future__ import annotations
+
+import math
+import os
+from dataclasses import dataclass, field
+from typing import Any
+from urllib.parse import urlparse
+
+PROVIDERS: dict[str, dict[str, Any]] = {
+    # base_url: default endpoint; key_env: environment variable holding the API key;
+    # response_format: how the server takes a JSON schema ("json_schema" as OpenAI/vLLM,
+    # "json_object" with a "schema" field as llama-cpp-python's server, None: not at all).
+    "openai": {
+        "base_url": "https://api.openai.com/v1",
+        "key_env": "OPENAI_API_KEY",
+        "default_model": "gpt-4o-mini",
+        "response_format": "json_schema",
+        "seed": True,
+    },
+    "deepseek": {
+        "base_url": "https://api.deepseek.com",
+        "key_env": "DEEPSEEK_API_KEY",
+        "default_model": "deepseek-chat",
+        "response_format": "json_object_plain",
+        "seed": False,
+    },
+    "xai": {
+        "base_url": "https://api.x.ai/v1",
+        "key_env": "XAI_API_KEY",
+        "default_model": "grok-3-mini",
+        "response_format": "json_schema",
+        "seed": True,
+    },
+    "openai-compatible": {
+        "base_url": None,
+        "key_env": "OPENAI_COMPATIBLE_API_KEY",
+        "default_model": None,
+        "response_format": "json_schema",
+        "seed": True,
+    },
+    "local": {"base_url": None, "key_env": None, "default_model": None},
+}
+
+JUDGE_OPTION_NAMES = (
+    "provider",
+    "model",
+    "api_key",
+    "base_url",
+    "max_concurrency",
+    "use_cache",
+    "cache_dir",
+    "show_progress",
+    "timeout",
+    "max_retries",
+    "response_format",
+    "device",
+    "batch_size",
+)
+
+
+@dataclass
+class JudgeConfig:
+    """Where and how to call the judge. ``api_key`` never enters a repr, a log or a cache key."""
+
+    provider: str = "local"
+    model: str | None = None
+    api_key: str | None = field(default=None, repr=False)
+    base_url: str | None = None
+    max_concurrency: int = 16
+    use_cache: bool = True
+    cache_dir: str | None = None
+    show_progress: bool = True
+    timeout: float = 60.0
+    max_retries: int = 3
+    response_format: str | None = None  # override of the provider's structured-output style
+    device: str | None = None  # local backend: "cpu", "cuda", ...
+    batch_size: int = 8  # local backend
+
+    def resolved_api_key(self) -> str | None:
+        if self.api_key:
+            return self.api_key
+        env = PROVIDERS[self.provider].get("key_env")
+        return os.environ.get(env) if env else None
+
+    def resolved_base_url(self) -> str | None:
+        return self.base_url or PROVIDERS[self.provider].get("base_url")
+
+    def resolved_model(self) -> str | None:
+        return self.model or PROVIDERS[self.provider].get("default_model")
+
+    def resolved_response_format(self) -> str | None:
+        return self.response_format or PROVIDERS[self.provider].get("response_format")
+
+
+def judge_config(**options: Any) -> JudgeConfig:
+    """Build and validate a :class:`JudgeConfig` from a metric's keyword arguments.
+
+    ``provider`` defaults to ``"local"``; as in the L3Score card, an ``api_key`` with no provider
+    means ``"openai"``. Raises ``ValueError``/``TypeError`` naming the bad option.
+    """
+    unknown = set(options) - set(JUDGE_OPTION_NAMES)
+    if unknown:
+        raise TypeError(f"unknown judge option(s): {', '.join(sorted(unknown))}")
+    options = {k: v for k, v in options.items() if v is not None}
+    if "provider" not in options:
+        options["provider"] = "openai" if options.get("api_key") else "local"
+    config = JudgeConfig(**options)
+    _validate(config)
+    return config
+
+
+def _validate(config: JudgeConfig) -> None:
+    if not isinstance(config.provider, str) or config.provider not in PROVIDERS:
+        raise ValueError(
+            f"provider={config.provider!r} is not supported; choose one of "
+            f"{', '.join(repr(p) for p in PROVIDERS)}"
+        )
+    for name in ("max_concurrency", "max_retries", "batch_size"):
+        value = getattr(config, name)
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise TypeError(f"{name} must be an int, got {type(value).__name__}")
+        if value < (0 if name == "max_retries" else 1):
+            raise ValueError(f"{name} must be >= {0 if name == 'max_retries' else 1}, got {value}")
+    if isinstance(config.timeout, bool) or not isinstance(config.timeout, (int, float)):
+        raise TypeError(f"timeout must be a number, got {type(config.timeout).__name__}")
+    if not (config.timeout > 0 and math.isfinite(config.timeout)):
+        raise ValueError(f"timeout must be a positive number of seconds, got {config.timeout}")
+    for name in ("model", "api_key", "base_url", "cache_dir", "response_format", "device"):
+        value = getattr(config, name)
+        if value is not None and not isinstance(value, str):
+            raise TypeError(f"{name} must be a string, got {type(value).__name__}")
+    for name in ("use_cache", "show_progress"):
+        if not isinstance(getattr(config, name), bool):
+            raise TypeError(f"{name} must be True or False")
+    if config.base_url is not None:
+        parsed = urlparse(config.base_url)
+        if parsed.scheme not in ("http", "https") or not parsed.netloc:
+            raise ValueError(
+                f"base_url={config.base_url!r} is not an http(s) URL "
+                "(e.g. 'http://127.0.0.1:8000/v1')"
+            )
+    if config.provider == "local":
+        return
+    if config.provider == "openai-compatible" and not config.base_url:
+        raise ValueError("provider='openai-compatible' needs base_url (e.g. 'http://127.0.0.1:8000/v1')")
+    if config.provider != "openai-compatible" and not config.resolved_api_key():
+        env = PROVIDERS[config.provider]["key_env"]
+        raise ValueError(
+            f"provider={config.provider!r} needs an API key: pass api_key=... or set {env}"
+        )
+    if not config.resolved_model():
+        raise ValueError(f"provider={config.provider!r} needs model=... (the judge model's name)")

@@ -1,0 +1,120 @@
+"""Up-front input validation: every error names the argument and, per sample, the index."""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+
+def as_list(name: str, values: Any) -> list[Any]:
+    """A list from a list, tuple, numpy array, pandas Series or ``datasets`` column."""
+    if values is None:
+        raise ValueError(f"{name} is required")
+    if isinstance(values, (str, bytes, Mapping)):
+        raise TypeError(f"{name} must be a list (one entry per sample), got {type(values).__name__}")
+    if hasattr(values, "tolist") and not isinstance(values, list):
+        values = values.tolist()
+    if not isinstance(values, list):
+        if not isinstance(values, Iterable):
+            raise TypeError(f"{name} must be a list (one entry per sample), got {type(values).__name__}")
+        values = list(values)
+    return values
+
+
+def text(name: str, index: int | None, value: Any, *, allow_empty: bool = False) -> str:
+    where = f"{name}[{index}]" if index is not None else name
+    if value is None:
+        raise ValueError(f"{where} is None; expected a string")
+    if not isinstance(value, str):
+        raise TypeError(f"{where} must be a string, got {type(value).__name__}")
+    if not allow_empty and not value.strip():
+        raise ValueError(f"{where} is empty or whitespace only")
+    return value
+
+
+def texts(name: str, values: Any, *, allow_empty: bool = False) -> list[str]:
+    """One non-empty string per sample."""
+    values = as_list(name, values)
+    return [text(name, i, v, allow_empty=allow_empty) for i, v in enumerate(values)]
+
+
+def text_or_texts(
+    name: str, values: Any, *, allow_empty: bool = False, allow_no_items: bool = False,
+    parse_json: bool = False,
+) -> list[list[str]]:
+    """Per sample, a string or a list of strings; returned as a list of strings per sample.
+
+    With ``parse_json`` a string that holds a JSON list of strings counts as that list.
+    """
+    values = as_list(name, values)
+    out: list[list[str]] = []
+    for i, value in enumerate(values):
+        if parse_json and isinstance(value, str) and value.lstrip().startswith("["):
+            try:
+                parsed = json.loads(value)
+            except json.JSONDecodeError:
+                parsed = None
+            if isinstance(parsed, list):
+                value = parsed
+        if isinstance(value, str) or value is None:
+            out.append([text(name, i, value, allow_empty=allow_empty)])
+            continue
+        items = as_list(f"{name}[{i}]", value)
+        if not items and not allow_no_items:
+            raise ValueError(f"{name}[{i}] is an empty list")
+        out.append([text(f"{name}[{i}]", j, v, allow_empty=allow_empty) for j, v in enumerate(items)])
+    return out
+
+
+def text_lists(name: str, values: Any, *, allow_no_items: bool = True) -> list[list[str]]:
+    """Per sample, a list of strings (e.g. retrieved contexts, in order)."""
+    values = as_list(name, values)
+    out: list[list[str]] = []
+    for i, value in enumerate(values):
+        if isinstance(value, str):
+            raise TypeError(f"{name}[{i}] must be a list of strings, got a string")
+        items = as_list(f"{name}[{i}]", value)
+        if not items and not allow_no_items:
+            raise ValueError(f"{name}[{i}] is an empty list")
+        out.append([text(f"{name}[{i}]", j, v) for j, v in enumerate(items)])
+    return out
+
+
+def same_length(**columns: Sequence[Any]) -> int:
+    lengths = {name: len(values) for name, values in columns.items()}
+    if len(set(lengths.values())) > 1:
+        described = ", ".join(f"{name}={n}" for name, n in lengths.items())
+        raise ValueError(f"inputs must have one entry per sample; got lengths {described}")
+    return next(iter(lengths.values()), 0)
+
+
+def probability(name: str, value: Any) -> float:
+    """A number in [0, 1] (thresholds)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise TypeError(f"{name} must be a number in [0, 1], got {type(value).__name__}")
+    if math.isnan(value) or not 0.0 <= value <= 1.0:
+        raise ValueError(f"{name} must be in [0, 1], got {value}")
+    return float(value)
+
+
+def flag(name: str, value: Any) -> bool:
+    if not isinstance(value, bool):
+        raise TypeError(f"{name} must be True or False, got {value!r}")
+    return value
+
+
+def weights(name: str, value: Any, length: int) -> list[float]:
+    """Non-negative finite weights with a positive sum."""
+    items = as_list(name, value)
+    if len(items) != length:
+        raise ValueError(f"{name} must have {length} entries, got {len(items)}")
+    for i, w in enumerate(items):
+        if isinstance(w, bool) or not isinstance(w, (int, float)) or not math.isfinite(w):
+            raise TypeError(f"{name}[{i}] must be a finite number, got {w!r}")
+        if w < 0:
+            raise ValueError(f"{name}[{i}] is negative ({w}); weights must be >= 0")
+    if sum(items) <= 0:
+        raise ValueError(f"{name} must not sum to 0")
+    return [float(w) for w in items]
