@@ -57,6 +57,7 @@ JUDGE_OPTION_NAMES = (
     "response_format",
     "device",
     "batch_size",
+    "dry_run",
 )
 
 
@@ -77,6 +78,7 @@ class JudgeConfig:
     response_format: str | None = None  # override of the provider's structured-output style
     device: str | None = None  # local backend: "cpu", "cuda", ...
     batch_size: int = 8  # local backend
+    dry_run: bool = False  # plan requests and estimate cost; send nothing
 
     def resolved_api_key(self) -> str | None:
         if self.api_key:
@@ -131,7 +133,7 @@ def _validate(config: JudgeConfig) -> None:
         value = getattr(config, name)
         if value is not None and not isinstance(value, str):
             raise TypeError(f"{name} must be a string, got {type(value).__name__}")
-    for name in ("use_cache", "show_progress"):
+    for name in ("use_cache", "show_progress", "dry_run"):
         if not isinstance(getattr(config, name), bool):
             raise TypeError(f"{name} must be True or False")
     if config.base_url is not None:
