@@ -41,6 +41,9 @@ _EXPORTS: dict[str, str] = {
     "text": "",
     "stats": "",
     "defaults": "",
+    # demo (gradio is imported only when these are used)
+    "build_demo": "demo",
+    "launch_metric_demo": "demo",
 }
 
 __all__ = sorted(_EXPORTS)

@@ -1,0 +1,79 @@
+"""Space builds: every metric folder becomes a standalone Space that loads with nothing of this
+repo installed."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from metric_examples import EXAMPLES, judge_options
+
+from shared import registry
+from shared.spaces import BUNDLE_MODULE, build_spaces, rewrite_metric_script
+
+REPO = Path(__file__).resolve().parents[2]
+
+STANDALONE = r"""
+import importlib.util, json, sys
+repo, space, inputs = sys.argv[1], sys.argv[2], json.loads(sys.argv[3])
+sys.path = [p for p in sys.path if p not in ("", ".") and not p.startswith(repo)]
+sys.meta_path = [f for f in sys.meta_path if "editable" not in repr(f).lower()]
+for name in [m for m in sys.modules if m == "shared" or m.startswith("shared.")]:
+    del sys.modules[name]
+if importlib.util.find_spec("shared") is not None:
+    raise SystemExit("the repo's shared package is still importable")
+import evaluate
+metric = evaluate.load(space)
+result = metric.compute(**inputs)
+print("KEYS=" + json.dumps(sorted(result)))
+"""
+
+
+def test_metric_script_rewrite_is_exact() -> None:
+    source = "import evaluate\nfrom shared import (\n    Input,\n)\n"
+    assert rewrite_metric_script(source, "x") == (
+        f"import evaluate\nfrom .{BUNDLE_MODULE} import (\n    Input,\n)\n"
+    )
+    with pytest.raises(ValueError, match="exactly one"):
+        rewrite_metric_script("import shared\nfrom shared import a\n", "x")
+
+
+@pytest.fixture(scope="module")
+def spaces_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("spaces")
+    build_spaces(out)
+    return out
+
+
+@pytest.mark.parametrize("name", registry.available())
+def test_space_folder_holds_everything(spaces_dir: Path, name: str) -> None:
+    folder = spaces_dir / name
+    for file in (f"{name}.py", "README.md", "requirements.txt", "app.py", f"{BUNDLE_MODULE}.py"):
+        assert (folder / file).is_file(), file
+    app = (folder / "app.py").read_text()
+    assert "from shared" not in app and f"from {BUNDLE_MODULE} import" in app
+    compile(app, str(folder / "app.py"), "exec")
+
+
+@pytest.mark.server
+@pytest.mark.parametrize("name", registry.available())
+def test_space_loads_standalone(
+    spaces_dir: Path, name: str, tmp_path: Path, request: pytest.FixtureRequest
+) -> None:
+    inputs = dict(EXAMPLES[name])
+    if registry.METRICS[name].judge:
+        base_url = request.getfixturevalue("llama_server")
+        inputs.update(judge_options(base_url, str(tmp_path / "cache")))
+    env = dict(os.environ, HF_MODULES_CACHE=str(tmp_path / "modules"), PYTHONPATH="")
+    completed = subprocess.run(
+        [sys.executable, "-c", STANDALONE, str(REPO), str(spaces_dir / name), json.dumps(inputs)],
+        cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600,
+    )
+    assert completed.returncode == 0, completed.stderr[-3000:]
+    keys = json.loads(completed.stdout.split("KEYS=")[-1])
+    for headline in registry.METRICS[name].headline:
+        assert headline in keys
