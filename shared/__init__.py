@@ -33,6 +33,7 @@ _EXPORTS: dict[str, str] = {
     # scoring helpers named in INTERFACE.md
     "l3score_from_top_logprobs": "logprobs",
     "exact_yes_probability": "logprobs",
+    "l3score_breakdown": "logprobs",
     "average_precision": "scoring",
     "estimate_cost": "pricing",
     # embeddings, text, stats
