@@ -1,0 +1,137 @@
+"""L3Score: semantic similarity of a free-form answer to a reference answer, read from an LLM
+judge's log-probabilities of "Yes" and "No" (SPIQA, arXiv:2407.09413)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import evaluate
+
+from shared import (
+    Input,
+    ValidatedMetric,
+    exact_yes_probability,
+    get_judge,
+    judge_output,
+    l3score_breakdown,
+    mean_measured,
+    prompts,
+    split_judge_options,
+    validation,
+)
+
+_CITATION = """\
+@article{pramanick2024spiqa,
+  title={SPIQA: A Dataset for Multimodal Question Answering on Scientific Papers},
+  author={Pramanick, Shraman and Chellappa, Rama and Venugopalan, Subhashini},
+  journal={arXiv preprint arXiv:2407.09413},
+  year={2024}
+}
+"""
+
+_DESCRIPTION = """\
+L3Score evaluates how semantically close a generated answer is to a reference answer for a given
+question. An LLM judge is asked, with the SPIQA prompt, whether the two answers have a similar
+meaning, and the score is read from the log-probabilities of "Yes" and "No" on its first answer
+token: exp(l_yes) / (exp(l_yes) + exp(l_no)) over the top-5 list, 0 when neither appears, and an
+estimate for the missing side when only one appears. Scores are comparable only under the same
+judge model.
+"""
+
+_KWARGS_DESCRIPTION = """\
+Args:
+    questions (list of str): the questions.
+    predictions (list of str): the answers to evaluate.
+    references (list of str): the ground-truth answers.
+    provider (str): "local" (default when neither provider nor api_key is given: the embedded
+        SmolLM2-135M-Instruct judge), "openai" (default when only api_key is given), "deepseek",
+        "xai", or "openai-compatible" (any OpenAI-compatible server, with base_url).
+    model (str): the judge model's name (e.g. "gpt-4o-mini"); for "local", a model folder, a cached
+        Hub id or a .gguf file.
+    api_key (str): the provider's API key (or the provider's environment variable).
+    base_url (str): the server's URL, e.g. "http://127.0.0.1:8080/v1".
+    exact (bool): local judge only: score P(Yes) / (P(Yes) + P(No)) from the full next-token
+        distribution instead of the top-5 rule. Default False.
+    max_concurrency, use_cache, cache_dir, show_progress, timeout, max_retries, device,
+    batch_size, dry_run: see the judge options of judge-metrics.
+Returns:
+    L3Score (float or None): mean score over the measured samples (None if none was measured).
+    Cost (float or None): total cost of the judge calls in USD (None when the price is unknown).
+    scores, details, unmeasured, usage: per-sample scores, the top-5 list and which entries
+        matched, samples that could not be judged with the reason, and call/token counts.
+Examples:
+    >>> l3score = evaluate.load("metrics/l3score")
+    >>> result = l3score.compute(questions=["What is the capital of France?"],
+    ...                          predictions=["Paris"], references=["Paris"])
+    >>> sorted(result)
+    ['Cost', 'L3Score', 'details', 'scores', 'unmeasured', 'usage']
+"""
+
+TOP_K = 5
+
+
+class L3Score(ValidatedMetric):
+    INPUTS = (Input("questions"), Input("predictions"), Input("references"))
+
+    def _info(self) -> evaluate.MetricInfo:
+        return evaluate.MetricInfo(
+            description=_DESCRIPTION,
+            citation=_CITATION,
+            inputs_description=_KWARGS_DESCRIPTION,
+            features=self.input_features(),
+            homepage="https://huggingface.co/spaces/nhop/L3Score",
+            codebase_urls=["https://github.com/google/spiqa"],
+            reference_urls=["https://arxiv.org/abs/2407.09413"],
+        )
+
+    def _compute(
+        self, questions: list[str], predictions: list[str], references: list[str], **options: Any
+    ) -> dict[str, Any]:
+        config, options = split_judge_options(options)
+        exact = validation.flag("exact", options.pop("exact", False))
+        if options:
+            raise TypeError(f"l3score got unknown option(s): {', '.join(sorted(options))}")
+        if exact and config.provider != "local":
+            raise ValueError(
+                f"exact=True needs the full next-token distribution, which only the local judge "
+                f"has; provider={config.provider!r} returns a top-{TOP_K} list (use exact=False)"
+            )
+        requests = [
+            prompts.L3SCORE.request(question=q, gt=r, answer=p)
+            for q, p, r in zip(questions, predictions, references, strict=True)
+        ]
+        judge = get_judge(config)
+        outcomes = judge.yes_no(requests, top_k=TOP_K, desc="l3score")
+
+        scores: list[float | None] = []
+        details: list[dict[str, Any]] = []
+        unmeasured: list[dict[str, Any]] = []
+        for index, outcome in enumerate(outcomes):
+            try:
+                score, detail = _score(outcome, exact)
+            except (TypeError, ValueError) as error:
+                score, detail = None, {"error": str(error)}
+            if score is None:
+                unmeasured.append({"index": index, "reason": detail["error"]})
+            scores.append(score)
+            details.append(detail)
+        return judge_output(
+            {"L3Score": mean_measured(scores)}, scores, details, unmeasured, judge
+        )
+
+
+def _score(outcome: Any, exact: bool) -> tuple[float | None, dict[str, Any]]:
+    """One sample's score and details; ``None`` and ``{"error": reason}`` when unmeasured."""
+    if not outcome.ok:
+        return None, {"error": outcome.error}
+    answer = outcome.value
+    breakdown = l3score_breakdown(answer.top).as_dict()
+    top5_score = breakdown.pop("score")
+    if not exact:
+        return top5_score, {"mode": "top5", **breakdown}
+    if answer.p_yes is None or answer.p_no is None:
+        return None, {"error": "the judge returned no exact Yes/No probabilities"}
+    score = exact_yes_probability(answer.p_yes, answer.p_no)
+    detail = {"mode": "exact", "p_yes": answer.p_yes, "p_no": answer.p_no,
+              "top5_score": top5_score, **breakdown}
+    return score, detail
