@@ -1,0 +1,89 @@
+"""Text normalisation and tokenisation shared by the lexical metrics (accuracy, BLEU, ...).
+
+Everything here is plain ``str``/``re`` work: no third-party imports, so it is cheap to import
+and identical wherever it runs.
+"""
+
+from __future__ import annotations
+
+import re
+import string
+from collections import Counter
+from collections.abc import Iterable, Sequence
+
+ASCII_PUNCTUATION = string.punctuation
+_DROP_PUNCTUATION = str.maketrans("", "", ASCII_PUNCTUATION)
+
+# Valor's BLEU tokeniser (nltk ``RegexpTokenizer`` with this pattern): words, "$<digits>", and any
+# other run of characters that are neither whitespace nor a period. Periods are ignored.
+BLEU_TOKEN_PATTERN = r"\w+|\$[\d]+|[^\s\.]+"
+_BLEU_TOKEN_RE = re.compile(BLEU_TOKEN_PATTERN, re.UNICODE | re.MULTILINE | re.DOTALL)
+
+
+def remove_punctuation(text: str) -> str:
+    """``text`` without ASCII punctuation (``string.punctuation``); other characters are kept."""
+    return text.translate(_DROP_PUNCTUATION)
+
+
+def collapse_whitespace(text: str) -> str:
+    """Runs of whitespace (any Unicode whitespace) become one space; the ends are stripped."""
+    return " ".join(text.split())
+
+
+def normalize_text(text: str, *, lowercase: bool = True, drop_punctuation: bool = True) -> str:
+    """The accuracy seed's normalisation: lowercase (optional), remove ASCII punctuation, then
+    collapse runs of whitespace, then strip.
+
+    The order matters: ``"a . b"`` becomes ``"a b"`` (removing the period first leaves two spaces,
+    which are then collapsed).
+    """
+    if lowercase:
+        text = text.lower()
+    if drop_punctuation:
+        text = text.translate(_DROP_PUNCTUATION)
+    return " ".join(text.split())
+
+
+def comparison_forms(
+    texts: Iterable[str], *, case_sensitive: bool = False, normalize: bool = True
+) -> list[str]:
+    """The forms two answers are compared in (accuracy's four modes).
+
+    ``normalize``: remove ASCII punctuation, collapse whitespace, strip; otherwise strip only.
+    ``case_sensitive=False`` lowercases first.
+    """
+    table = _DROP_PUNCTUATION
+    if normalize:
+        if case_sensitive:
+            return [" ".join(t.translate(table).split()) for t in texts]
+        return [" ".join(t.lower().translate(table).split()) for t in texts]
+    if case_sensitive:
+        return [t.strip() for t in texts]
+    return [t.lower().strip() for t in texts]
+
+
+def preprocess_phrase(text: str, *, lowercase: bool = True, drop_punctuation: bool = True) -> str:
+    """Future AGI's SemanticListContains preprocessing: lowercase, remove ASCII punctuation,
+    strip the ends (inner whitespace is kept as is)."""
+    if lowercase:
+        text = text.lower()
+    if drop_punctuation:
+        text = text.translate(_DROP_PUNCTUATION)
+    return text.strip()
+
+
+def bleu_tokenize(text: str) -> list[str]:
+    """Valor's BLEU tokens of ``text`` (same as nltk ``RegexpTokenizer(BLEU_TOKEN_PATTERN)``)."""
+    return _BLEU_TOKEN_RE.findall(text)
+
+
+def ngrams(tokens: Sequence[str], n: int) -> list[tuple[str, ...]]:
+    """The ``n``-grams of ``tokens`` in order (empty when there are fewer than ``n`` tokens)."""
+    if n == 1:
+        return [(t,) for t in tokens]
+    return list(zip(*(tokens[i:] for i in range(n))))
+
+
+def ngram_counts(tokens: Sequence[str], n: int) -> Counter[tuple[str, ...]]:
+    """How often each ``n``-gram occurs in ``tokens``."""
+    return Counter(zip(*(tokens[i:] for i in range(n))))
