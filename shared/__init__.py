@@ -25,6 +25,7 @@ _EXPORTS: dict[str, str] = {
     "get_judge": "runner",
     "judge_output": "judge_metric",
     "split_judge_options": "judge_metric",
+    "mean_measured": "judge_metric",
     "JudgeRequest": "types",
     "Outcome": "types",
     "YesNoAnswer": "types",

@@ -1,0 +1,78 @@
+"""split_judge_options, mean_measured and judge_output: the glue of every judge metric."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from shared import (
+    JUDGE_OPTION_NAMES,
+    JudgeConfig,
+    JudgeRequest,
+    get_judge,
+    judge_config,
+    judge_output,
+    mean_measured,
+    split_judge_options,
+)
+from shared.pricing import estimate_cost
+
+
+def test_split_takes_every_judge_option_and_leaves_the_rest():
+    options = {"provider": "openai-compatible", "base_url": "http://127.0.0.1:1/v1",
+               "model": "m", "use_cache": False, "max_concurrency": 2, "top_n": 3,
+               "embedding_model": "x"}
+    config, rest = split_judge_options(options)
+    assert isinstance(config, JudgeConfig)
+    assert (config.provider, config.model, config.use_cache, config.max_concurrency) == (
+        "openai-compatible", "m", False, 2)
+    assert rest == {"top_n": 3, "embedding_model": "x"}
+    assert "provider" in options  # the caller's dict is untouched
+    assert not set(rest) & set(JUDGE_OPTION_NAMES)
+
+
+def test_split_defaults_and_bad_options():
+    config, rest = split_judge_options({})
+    assert config == judge_config() and rest == {}
+    with pytest.raises(ValueError, match="max_concurrency"):
+        split_judge_options({"max_concurrency": 0})
+    with pytest.raises(ValueError, match="provider"):
+        split_judge_options({"provider": "nope"})
+
+
+def test_mean_measured_skips_unmeasured_and_never_returns_nan():
+    assert mean_measured([1.0, None, 0.0, float("nan"), 0.5]) == pytest.approx(0.5)
+    assert mean_measured([True, False, None]) == pytest.approx(0.5)
+    assert mean_measured([]) is None
+    assert mean_measured([None, float("nan")]) is None
+    assert mean_measured(x for x in [2, 4]) == 3.0
+
+
+def _judge(**options):
+    return get_judge(judge_config(provider="openai-compatible", base_url="http://127.0.0.1:9/v1",
+                                  model="gpt-4o-mini", **options))
+
+
+def test_judge_output_has_exactly_the_documented_keys():
+    judge = _judge()
+    output = judge_output({"Metric": float("nan")}, [1.0, None, float("nan")],
+                          [{"v": 1}, None, None], [{"index": 1, "reason": "r"}], judge)
+    assert list(output) == ["Metric", "scores", "details", "unmeasured", "usage", "Cost"]
+    assert output["Metric"] is None and output["scores"] == [1.0, None, None]
+    assert output["usage"] == {"calls": 0, "cache_hits": 0, "prompt_tokens": 0,
+                               "completion_tokens": 0}
+    assert output["Cost"] == 0.0  # priced model, nothing sent
+
+
+def test_judge_output_in_a_dry_run_adds_the_plan():
+    judge = _judge(dry_run=True)
+    requests = [JudgeRequest(messages=(("user", f"question {i}"),), prompt_id="q@1")
+                for i in (1, 2, 2)]
+    outcomes = judge.yes_no(requests, desc="dry")
+    assert [o.error for o in outcomes] == ["dry run: not sent"] * 3
+    output = judge_output({"Metric": None}, [None] * 3, [None] * 3, [], judge)
+    expected = estimate_cost(requests[:2], "openai-compatible", "gpt-4o-mini", 1)
+    assert output["dry_run"] == expected
+    assert output["usage"]["calls"] == 0
+    assert math.isfinite(output["dry_run"]["cost"])
