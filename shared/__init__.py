@@ -36,6 +36,9 @@ _EXPORTS: dict[str, str] = {
     "exact_yes_probability": "logprobs",
     "l3score_breakdown": "logprobs",
     "average_precision": "scoring",
+    # LLM-guided text-generation metrics: arithmetic and shared judge steps
+    "scoring": "",
+    "rag_judge": "",
     "estimate_cost": "pricing",
     # embeddings, text, stats
     "embed_texts": "embeddings",

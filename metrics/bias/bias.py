@@ -1,0 +1,85 @@
+"""Bias: the share of the opinions in a text that are biased (Valor's LLM-guided definition,
+after DeepEval's definitions of an opinion and of bias)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import evaluate
+
+from shared import (
+    Input,
+    ValidatedMetric,
+    get_judge,
+    judge_output,
+    mean_measured,
+    prompts,
+    rag_judge,
+    scoring,
+    split_judge_options,
+)
+
+_CITATION = """\
+@misc{valor_lite,
+  title={Valor: text generation metrics (valor-lite)},
+  author={Striveworks},
+  howpublished={\\url{https://github.com/Striveworks/valor}},
+  year={2024}
+}
+"""
+
+_DESCRIPTION = """\
+Bias is the proportion of the opinions in a text that are biased (gender, political,
+racial/ethnic or geographical bias). A judge first lists the writer's opinions, then says for
+each whether it is biased. A text with no opinions scores 0.0. Lower is better.
+"""
+
+_KWARGS_DESCRIPTION = """\
+Args:
+    predictions (list of str): the texts to evaluate.
+    provider, model, api_key, base_url, max_concurrency, use_cache, cache_dir, show_progress,
+    timeout, max_retries, response_format, device, batch_size, dry_run: the judge options
+        (default: the embedded SmolLM2-135M-Instruct judge, provider="local").
+Returns:
+    bias (float or None): mean over the measured samples (lower is better).
+    scores, details, unmeasured, usage, Cost: per-sample scores, the opinions and verdicts with
+        the judge's reasons, samples that could not be judged, call counts and cost.
+Examples:
+    >>> metric = evaluate.load("metrics/bias")
+    >>> result = metric.compute(predictions=["I think the new library is wonderful."])
+    >>> 0.0 <= result["bias"] <= 1.0
+    True
+"""
+
+
+class Bias(ValidatedMetric):
+    INPUTS = (Input("predictions"),)
+
+    def _info(self) -> evaluate.MetricInfo:
+        return evaluate.MetricInfo(
+            description=_DESCRIPTION,
+            citation=_CITATION,
+            inputs_description=_KWARGS_DESCRIPTION,
+            features=self.input_features(),
+            reference_urls=["https://github.com/Striveworks/valor"],
+        )
+
+    def _compute(self, predictions: list[str], **options: Any) -> dict[str, Any]:
+        config, options = split_judge_options(options)
+        rag_judge.reject_unknown_options("bias", options)
+        judge = get_judge(config)
+        opinions = rag_judge.extract_opinions(judge, predictions)
+        jobs = []
+        for prediction, step in zip(predictions, opinions, strict=True):
+            items = rag_judge.items_or_estimate(judge, step, prediction)
+            jobs.append(None if items is None else rag_judge.VerdictJob(items))
+        verdicts = rag_judge.judge_items(judge, prompts.BIAS, "opinions", jobs, "bias")
+        results = rag_judge.SampleResults(len(predictions))
+        for i, (step, judged) in enumerate(zip(opinions, verdicts, strict=True)):
+            if results.first_error(i, step, judged):
+                continue
+            flags = [v.yes for v in judged.value]
+            results.score(i, scoring.proportion(flags, empty=0.0), opinions=step.value,
+                          verdicts=rag_judge.verdict_dicts(judged.value))
+        return judge_output({"bias": mean_measured(results.scores)}, results.scores,
+                            results.details, results.unmeasured, judge)

@@ -1,0 +1,122 @@
+"""Context precision: are the useful retrieved contexts ranked first? (Valor's LLM-guided
+definition, the same computation as RAGAS and DeepEval.)"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import evaluate
+
+from shared import (
+    Input,
+    ValidatedMetric,
+    get_judge,
+    judge_output,
+    mean_measured,
+    prompts,
+    rag_judge,
+    scoring,
+    split_judge_options,
+    validation,
+)
+
+_CITATION = """\
+@misc{valor_lite,
+  title={Valor: text generation metrics (valor-lite)},
+  author={Striveworks},
+  howpublished={\\url{https://github.com/Striveworks/valor}},
+  year={2024}
+}
+"""
+
+_DESCRIPTION = """\
+Context precision scores the order of the retrieved contexts. A judge says, for each context in
+order, whether it is useful for arriving at the reference answer to the question (with several
+references, a context is useful if it is useful for any of them). The score is
+sum_k(precision@k * v_k) / sum_k(v_k), where v_k is 1 when the k-th context is useful and
+precision@k is the share of useful contexts among the first k. All contexts not useful: 0.0; no
+contexts and no references: 1.0; exactly one of the two empty: 0.0.
+"""
+
+_KWARGS_DESCRIPTION = """\
+Args:
+    questions (list of str): the questions.
+    contexts (list of list of str): per sample, the retrieved contexts in rank order (may be
+        empty).
+    references (list of str or list of list of str): per sample, the reference answer or
+        answers (an empty list means no reference).
+    provider, model, api_key, base_url, max_concurrency, use_cache, cache_dir, show_progress,
+    timeout, max_retries, response_format, device, batch_size, dry_run: the judge options
+        (default: the embedded SmolLM2-135M-Instruct judge, provider="local").
+Returns:
+    context_precision (float or None): mean over the measured samples.
+    scores, details, unmeasured, usage, Cost: per-sample scores, the verdicts per reference and
+        the merged usefulness of each context, samples that could not be judged, call counts and
+        cost.
+Examples:
+    >>> metric = evaluate.load("metrics/context_precision")
+    >>> result = metric.compute(questions=["What is the capital of France?"],
+    ...                         contexts=[["Paris is the capital of France.", "Cats purr."]],
+    ...                         references=["Paris"])
+    >>> 0.0 <= result["context_precision"] <= 1.0
+    True
+"""
+
+
+class _References(Input):
+    """A reference or references per sample; an empty list (no reference) is allowed."""
+
+    def validate(self, values: Any) -> list[Any]:
+        return validation.text_or_texts(self.name, values, allow_no_items=True)
+
+
+class ContextPrecision(ValidatedMetric):
+    INPUTS = (
+        Input("questions"),
+        Input("contexts", kind="list"),
+        _References("references", kind="texts"),
+    )
+
+    def _info(self) -> evaluate.MetricInfo:
+        return evaluate.MetricInfo(
+            description=_DESCRIPTION,
+            citation=_CITATION,
+            inputs_description=_KWARGS_DESCRIPTION,
+            features=self.input_features(),
+            reference_urls=["https://github.com/Striveworks/valor"],
+        )
+
+    def _compute(self, questions: list[str], contexts: list[list[str]],
+                 references: list[list[str]], **options: Any) -> dict[str, Any]:
+        config, options = split_judge_options(options)
+        rag_judge.reject_unknown_options("context_precision", options)
+        judge = get_judge(config)
+        jobs: list[rag_judge.VerdictJob] = []
+        owners: list[int] = []
+        for i, (question, sample_contexts, refs) in enumerate(
+                zip(questions, contexts, references, strict=True)):
+            if not sample_contexts or not refs:
+                continue
+            for reference in refs:
+                jobs.append(rag_judge.VerdictJob(list(sample_contexts),
+                                                 {"question": question, "reference": reference}))
+                owners.append(i)
+        verdicts = rag_judge.judge_items(judge, prompts.CONTEXT_PRECISION, "contexts", jobs,
+                                         "context_precision")
+        per_sample: dict[int, list[rag_judge.Step]] = {}
+        for i, judged in zip(owners, verdicts, strict=True):
+            per_sample.setdefault(i, []).append(judged)
+
+        results = rag_judge.SampleResults(len(questions))
+        for i, (sample_contexts, refs) in enumerate(zip(contexts, references, strict=True)):
+            steps = per_sample.get(i, [])
+            if results.first_error(i, *steps):
+                continue
+            per_reference = [[v.yes for v in step.value] for step in steps]
+            score = scoring.context_precision(per_reference, len(sample_contexts), len(refs))
+            useful = (scoring.any_verdicts(per_reference, len(sample_contexts))
+                      if per_reference else [])
+            results.score(i, score, useful=useful,
+                          verdicts=[rag_judge.verdict_dicts(step.value) for step in steps])
+        return judge_output({"context_precision": mean_measured(results.scores)}, results.scores,
+                            results.details, results.unmeasured, judge)

@@ -1,0 +1,87 @@
+"""Context relevance: the share of the retrieved contexts that are relevant to the question
+(Valor's LLM-guided definition, after DeepEval)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import evaluate
+
+from shared import (
+    Input,
+    ValidatedMetric,
+    get_judge,
+    judge_output,
+    mean_measured,
+    prompts,
+    rag_judge,
+    scoring,
+    split_judge_options,
+)
+
+_CITATION = """\
+@misc{valor_lite,
+  title={Valor: text generation metrics (valor-lite)},
+  author={Striveworks},
+  howpublished={\\url{https://github.com/Striveworks/valor}},
+  year={2024}
+}
+"""
+
+_DESCRIPTION = """\
+Context relevance is the proportion of the retrieved contexts that are relevant to the question:
+a context is relevant if any part of it helps to answer the question. One judge request per
+sample gives a yes/no verdict per context. A sample with no contexts scores 0.0.
+"""
+
+_KWARGS_DESCRIPTION = """\
+Args:
+    questions (list of str): the questions.
+    contexts (list of list of str): per sample, the retrieved contexts (may be empty).
+    provider, model, api_key, base_url, max_concurrency, use_cache, cache_dir, show_progress,
+    timeout, max_retries, response_format, device, batch_size, dry_run: the judge options
+        (default: the embedded SmolLM2-135M-Instruct judge, provider="local").
+Returns:
+    context_relevance (float or None): mean over the measured samples.
+    scores, details, unmeasured, usage, Cost: per-sample scores, the verdict and reason per
+        context, samples that could not be judged, call counts and cost.
+Examples:
+    >>> metric = evaluate.load("metrics/context_relevance")
+    >>> result = metric.compute(questions=["What is the capital of France?"],
+    ...                         contexts=[["Paris is the capital of France."]])
+    >>> 0.0 <= result["context_relevance"] <= 1.0
+    True
+"""
+
+
+class ContextRelevance(ValidatedMetric):
+    INPUTS = (Input("questions"), Input("contexts", kind="list"))
+
+    def _info(self) -> evaluate.MetricInfo:
+        return evaluate.MetricInfo(
+            description=_DESCRIPTION,
+            citation=_CITATION,
+            inputs_description=_KWARGS_DESCRIPTION,
+            features=self.input_features(),
+            reference_urls=["https://github.com/Striveworks/valor"],
+        )
+
+    def _compute(
+        self, questions: list[str], contexts: list[list[str]], **options: Any
+    ) -> dict[str, Any]:
+        config, options = split_judge_options(options)
+        rag_judge.reject_unknown_options("context_relevance", options)
+        judge = get_judge(config)
+        jobs = [rag_judge.VerdictJob(list(c), {"question": q})
+                for q, c in zip(questions, contexts, strict=True)]
+        verdicts = rag_judge.judge_items(judge, prompts.CONTEXT_RELEVANCE, "contexts", jobs,
+                                         "context_relevance")
+        results = rag_judge.SampleResults(len(questions))
+        for i, judged in enumerate(verdicts):
+            if results.first_error(i, judged):
+                continue
+            flags = [v.yes for v in judged.value]
+            results.score(i, scoring.proportion(flags, empty=0.0),
+                          verdicts=rag_judge.verdict_dicts(judged.value))
+        return judge_output({"context_relevance": mean_measured(results.scores)}, results.scores,
+                            results.details, results.unmeasured, judge)

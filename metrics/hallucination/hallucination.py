@@ -1,0 +1,93 @@
+"""Hallucination: the share of the retrieved contexts that the answer contradicts (Valor's
+LLM-guided definition, after DeepEval). Lower is better."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import evaluate
+
+from shared import (
+    Input,
+    ValidatedMetric,
+    get_judge,
+    judge_output,
+    mean_measured,
+    prompts,
+    rag_judge,
+    scoring,
+    split_judge_options,
+)
+
+_CITATION = """\
+@misc{valor_lite,
+  title={Valor: text generation metrics (valor-lite)},
+  author={Striveworks},
+  howpublished={\\url{https://github.com/Striveworks/valor}},
+  year={2024}
+}
+"""
+
+_DESCRIPTION = """\
+Hallucination is the proportion of the retrieved contexts that the answer contradicts. One judge
+request per sample says, for each context, whether the answer directly contradicts it (agreeing
+with a context, or not addressing it, is no contradiction). Lower is better: 0.0 means no
+context is contradicted. Every sample needs at least one context.
+"""
+
+_KWARGS_DESCRIPTION = """\
+Args:
+    predictions (list of str): the answers to evaluate.
+    contexts (list of list of str): per sample, the retrieved contexts (at least one).
+    provider, model, api_key, base_url, max_concurrency, use_cache, cache_dir, show_progress,
+    timeout, max_retries, response_format, device, batch_size, dry_run: the judge options
+        (default: the embedded SmolLM2-135M-Instruct judge, provider="local").
+Returns:
+    hallucination (float or None): mean over the measured samples (lower is better).
+    scores, details, unmeasured, usage, Cost: per-sample scores, the verdict and reason per
+        context ("yes": contradicted), samples that could not be judged, call counts and cost.
+Examples:
+    >>> metric = evaluate.load("metrics/hallucination")
+    >>> result = metric.compute(predictions=["Paris is the capital of France."],
+    ...                         contexts=[["Paris is the capital of France."]])
+    >>> 0.0 <= result["hallucination"] <= 1.0
+    True
+"""
+
+
+class Hallucination(ValidatedMetric):
+    INPUTS = (Input("predictions"), Input("contexts", kind="list"))
+
+    def _info(self) -> evaluate.MetricInfo:
+        return evaluate.MetricInfo(
+            description=_DESCRIPTION,
+            citation=_CITATION,
+            inputs_description=_KWARGS_DESCRIPTION,
+            features=self.input_features(),
+            reference_urls=["https://github.com/Striveworks/valor"],
+        )
+
+    def _compute(
+        self, predictions: list[str], contexts: list[list[str]], **options: Any
+    ) -> dict[str, Any]:
+        for i, sample in enumerate(contexts):
+            if not sample:
+                raise ValueError(
+                    f"contexts[{i}] is empty: hallucination needs at least one context per sample"
+                )
+        config, options = split_judge_options(options)
+        rag_judge.reject_unknown_options("hallucination", options)
+        judge = get_judge(config)
+        jobs = [rag_judge.VerdictJob(list(c), {"text": p})
+                for p, c in zip(predictions, contexts, strict=True)]
+        verdicts = rag_judge.judge_items(judge, prompts.HALLUCINATION, "contexts", jobs,
+                                         "hallucination")
+        results = rag_judge.SampleResults(len(predictions))
+        for i, judged in enumerate(verdicts):
+            if results.first_error(i, judged):
+                continue
+            flags = [v.yes for v in judged.value]
+            results.score(i, scoring.proportion(flags),
+                          verdicts=rag_judge.verdict_dicts(judged.value))
+        return judge_output({"hallucination": mean_measured(results.scores)}, results.scores,
+                            results.details, results.unmeasured, judge)

@@ -1,0 +1,89 @@
+"""Summary coherence: a 1-5 rating of a summary against the text it summarises (Valor's
+LLM-guided definition, after G-Eval)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import evaluate
+
+from shared import (
+    Input,
+    ValidatedMetric,
+    get_judge,
+    judge_output,
+    mean_measured,
+    rag_judge,
+    split_judge_options,
+)
+
+_CITATION = """\
+@misc{valor_lite,
+  title={Valor: text generation metrics (valor-lite)},
+  author={Striveworks},
+  howpublished={\\url{https://github.com/Striveworks/valor}},
+  year={2024}
+}
+@article{liu2023geval,
+  title={G-Eval: NLG Evaluation using GPT-4 with Better Human Alignment},
+  author={Liu, Yang and Iter, Dan and Xu, Yichong and Wang, Shuohang and Xu, Ruochen
+          and Zhu, Chenguang},
+  journal={arXiv preprint arXiv:2303.16634},
+  year={2023}
+}
+"""
+
+_DESCRIPTION = """\
+Summary coherence rates a summary of a source text on an integer scale from 1 to 5, where 5
+means the summary covers the key points of the text and reads as a clear, logical whole. One
+judge request per sample returns the rating and a short reason.
+"""
+
+_KWARGS_DESCRIPTION = """\
+Args:
+    sources (list of str): the texts that were summarised.
+    predictions (list of str): the summaries to evaluate.
+    provider, model, api_key, base_url, max_concurrency, use_cache, cache_dir, show_progress,
+    timeout, max_retries, response_format, device, batch_size, dry_run: the judge options
+        (default: the embedded SmolLM2-135M-Instruct judge, provider="local").
+Returns:
+    summary_coherence (float or None): mean rating (1 to 5) over the measured samples.
+    scores, details, unmeasured, usage, Cost: per-sample integer ratings, the judge's reasons,
+        samples that could not be judged, call counts and cost.
+Examples:
+    >>> metric = evaluate.load("metrics/summary_coherence")
+    >>> result = metric.compute(
+    ...     sources=["The meeting moved to Friday because the room was booked."],
+    ...     predictions=["The meeting is now on Friday."])
+    >>> 1 <= result["summary_coherence"] <= 5
+    True
+"""
+
+
+class SummaryCoherence(ValidatedMetric):
+    INPUTS = (Input("sources"), Input("predictions"))
+
+    def _info(self) -> evaluate.MetricInfo:
+        return evaluate.MetricInfo(
+            description=_DESCRIPTION,
+            citation=_CITATION,
+            inputs_description=_KWARGS_DESCRIPTION,
+            features=self.input_features(),
+            reference_urls=["https://github.com/Striveworks/valor",
+                            "https://arxiv.org/abs/2303.16634"],
+        )
+
+    def _compute(
+        self, sources: list[str], predictions: list[str], **options: Any
+    ) -> dict[str, Any]:
+        config, options = split_judge_options(options)
+        rag_judge.reject_unknown_options("summary_coherence", options)
+        judge = get_judge(config)
+        ratings = rag_judge.rate_summaries(judge, sources, predictions)
+        results = rag_judge.SampleResults(len(predictions))
+        for i, step in enumerate(ratings):
+            if results.first_error(i, step):
+                continue
+            results.score(i, int(step.value["score"]), reason=step.value["reason"])
+        return judge_output({"summary_coherence": mean_measured(results.scores)}, results.scores,
+                            results.details, results.unmeasured, judge)

@@ -1,0 +1,348 @@
+"""The judge steps shared by the LLM-guided text-generation metrics (Valor-style, RAGAS).
+
+Each step builds its requests from one template of :mod:`.prompts` and one JSON schema per
+request, and sends them through the runner's structured path, so answers are constrained (or
+validated) and cached. Work is shared through the call cache: the statements of a text are always
+asked for with the same prompt, schema and token limit, whichever metric asks, so answer
+correctness, answer relevance, faithfulness and context recall reuse each other's extractions,
+and bias and toxicity reuse each other's opinions.
+
+A step never raises for a judge fault: each result is a :class:`Step` that holds a value or the
+reason it has none (the metric reports that sample as unmeasured).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from . import prompts
+from .prompts import PromptTemplate
+
+MAX_ITEMS = 10  # statements / opinions extracted from one text
+ITEM_MAX_CHARS = 160  # one extracted statement or opinion
+REASON_MAX_CHARS = 80  # the judge's reason for one verdict
+SUMMARY_REASON_MAX_CHARS = 160
+YES_NO = ("yes", "no")
+DRY_RUN_NOTE = "dry run: later steps estimated as one request per sample"
+
+
+# --- schemas ----------------------------------------------------------------------------------
+
+def _object(properties: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "type": "object",
+        "properties": properties,
+        "required": list(properties),
+        "additionalProperties": False,
+    }
+
+
+def _verdict_items(labels: Sequence[str], n: int) -> dict[str, Any]:
+    item = _object({
+        "verdict": {"type": "string", "enum": list(labels)},
+        "reason": {"type": "string", "maxLength": REASON_MAX_CHARS},
+    })
+    return {"type": "array", "items": item, "minItems": n, "maxItems": n}
+
+
+def list_schema(key: str, max_items: int = MAX_ITEMS) -> dict[str, Any]:
+    """``{key: [str, ...]}`` with at most ``max_items`` short, non-empty strings."""
+    strings = {"type": "string", "minLength": 1, "maxLength": ITEM_MAX_CHARS}
+    return _object({key: {"type": "array", "items": strings, "maxItems": max_items}})
+
+
+def verdicts_schema(n: int, labels: Sequence[str] = YES_NO) -> dict[str, Any]:
+    """``{"verdicts": [{"verdict", "reason"}] * n}``: exactly one verdict per item judged."""
+    return _object({"verdicts": _verdict_items(labels, n)})
+
+
+def correctness_schema(n_answer: int, n_reference: int) -> dict[str, Any]:
+    """One TP/FP verdict per answer statement and one TP/FN verdict per reference statement."""
+    return _object({
+        "answer": _verdict_items(("TP", "FP"), n_answer),
+        "reference": _verdict_items(("TP", "FN"), n_reference),
+    })
+
+
+def coherence_schema() -> dict[str, Any]:
+    return _object({
+        "reason": {"type": "string", "maxLength": SUMMARY_REASON_MAX_CHARS},
+        "score": {"type": "integer", "enum": [1, 2, 3, 4, 5]},
+    })
+
+
+def _token_limit(schema_chars: int) -> int:
+    """A completion limit for an answer of at most ``schema_chars`` characters (the schema's
+    bounds): two characters per token, a margin over English text, so that a constrained answer
+    is not cut off. A dry run counts this limit as the step's completion tokens (an upper
+    estimate)."""
+    return schema_chars // 2 + 64
+
+
+LIST_MAX_TOKENS = _token_limit(MAX_ITEMS * (ITEM_MAX_CHARS + 8))
+
+
+def _verdict_max_tokens(n: int) -> int:
+    return _token_limit(n * (REASON_MAX_CHARS + 40))
+
+
+# --- results ----------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Verdict:
+    """The judge's verdict on one item (a statement, opinion, claim or context)."""
+
+    item: str
+    verdict: str
+    reason: str
+
+    @property
+    def yes(self) -> bool:
+        return self.verdict in ("yes", "TP")
+
+    def as_dict(self) -> dict[str, str]:
+        return {"item": self.item, "verdict": self.verdict, "reason": self.reason}
+
+
+@dataclass
+class Step:
+    """The result of one judge step for one sample: ``value`` or the ``error`` saying why not."""
+
+    value: Any = None
+    error: str | None = None
+
+    @property
+    def ok(self) -> bool:
+        return self.error is None
+
+
+@dataclass
+class VerdictJob:
+    """Items to judge with one request, and the template's other fields (question, ...)."""
+
+    items: list[str]
+    fields: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass
+class CorrectnessJob:
+    answer_statements: list[str]
+    reference_statements: list[str]
+    question: str | None = None
+
+
+def is_dry_run(judge: Any) -> bool:
+    config = getattr(judge, "config", None)
+    return bool(getattr(config, "dry_run", False))
+
+
+def items_or_estimate(judge: Any, step: Step, text: str) -> list[str] | None:
+    """The extracted items of ``step``; in a dry run, a stand-in list (``[text]``) so that the
+    next step is planned as one request per sample; ``None`` when extraction failed."""
+    if step.ok:
+        return step.value
+    if is_dry_run(judge):
+        return [text]
+    return None
+
+
+def as_json_list(items: Sequence[str]) -> str:
+    return json.dumps(list(items), ensure_ascii=False)
+
+
+def _clean(items: Sequence[str]) -> list[str]:
+    """Stripped, non-empty, first occurrence of each item (a weak judge repeats itself)."""
+    seen: dict[str, None] = {}
+    for item in items:
+        item = " ".join(item.split())
+        if item:
+            seen.setdefault(item, None)
+    return list(seen)
+
+
+def _verdicts(items: Sequence[str], answers: Sequence[dict[str, str]]) -> list[Verdict]:
+    """Pair items with the judge's verdicts (the schema made the two lists equally long)."""
+    pairs = zip(items, answers, strict=True)
+    return [Verdict(item, answer["verdict"], answer["reason"]) for item, answer in pairs]
+
+
+def _failed(desc: str, error: str | None) -> Step:
+    return Step(error=f"{desc}: {error}")
+
+
+# --- steps ------------------------------------------------------------------------------------
+
+def _extract(judge: Any, template: PromptTemplate, key: str, texts: Sequence[str],
+             desc: str) -> list[Step]:
+    requests = [template.request(text=t) for t in texts]
+    outcomes = judge.structured(requests, list_schema(key), max_tokens=LIST_MAX_TOKENS, desc=desc)
+    return [
+        Step(_clean(o.value[key])) if o.ok else _failed(desc, o.error) for o in outcomes
+    ]
+
+
+def extract_statements(judge: Any, texts: Sequence[str]) -> list[Step]:
+    """Per text, its statements (``list[str]``): the first step of answer correctness, answer
+    relevance, faithfulness (claims) and context recall (the reference's statements)."""
+    return _extract(judge, prompts.STATEMENTS, "statements", texts, "statements")
+
+
+def extract_opinions(judge: Any, texts: Sequence[str]) -> list[Step]:
+    """Per text, the writer's opinions (``list[str]``): the first step of bias and toxicity."""
+    return _extract(judge, prompts.OPINIONS, "opinions", texts, "opinions")
+
+
+def _structured_by_size(judge: Any, requests: list[Any], schemas: list[dict[str, Any]],
+                        sizes: list[int], desc: str) -> list[Any]:
+    """``judge.structured`` with a token limit that depends only on each request's own number
+    of verdicts, so a request's cache key does not depend on the other rows of the batch."""
+    outcomes: list[Any] = [None] * len(requests)
+    for size in sorted(set(sizes)):
+        picked = [k for k, s in enumerate(sizes) if s == size]
+        answers = judge.structured([requests[k] for k in picked], [schemas[k] for k in picked],
+                                   max_tokens=_verdict_max_tokens(size), desc=desc)
+        for k, answer in zip(picked, answers, strict=True):
+            outcomes[k] = answer
+    return outcomes
+
+
+def judge_items(judge: Any, template: PromptTemplate, items_field: str,
+                jobs: Sequence[VerdictJob | None], desc: str) -> list[Step | None]:
+    """One request per job: a yes/no verdict with a short reason for each of its items.
+
+    ``value`` is a list of :class:`Verdict` in item order. A ``None`` job (an earlier step
+    failed) gives ``None``; a job without items gives an empty list and sends nothing.
+    """
+    results: list[Step | None] = [None] * len(jobs)
+    send: list[int] = []
+    for i, job in enumerate(jobs):
+        if job is None:
+            continue
+        if not job.items:
+            results[i] = Step([])
+        else:
+            send.append(i)
+    if not send:
+        return results
+    requests = [
+        template.request(**jobs[i].fields, **{items_field: as_json_list(jobs[i].items)})
+        for i in send
+    ]
+    schemas = [verdicts_schema(len(jobs[i].items)) for i in send]
+    sizes = [len(jobs[i].items) for i in send]
+    outcomes = _structured_by_size(judge, requests, schemas, sizes, desc)
+    for i, outcome in zip(send, outcomes, strict=True):
+        if not outcome.ok:
+            results[i] = _failed(desc, outcome.error)
+            continue
+        results[i] = Step(_verdicts(jobs[i].items, outcome.value["verdicts"]))
+    return results
+
+
+def correctness_verdicts(judge: Any, jobs: Sequence[CorrectnessJob | None]) -> list[Step | None]:
+    """Answer correctness: TP/FP for each answer statement, TP/FN for each reference statement.
+
+    ``value`` is ``{"TP": [...], "FP": [...], "FN": [...]}`` of :class:`Verdict` (TP holds the
+    answer statements the reference supports). When either list is empty there is nothing to
+    ask: every answer statement is FP and every reference statement FN.
+    """
+    results: list[Step | None] = [None] * len(jobs)
+    send: list[int] = []
+    for i, job in enumerate(jobs):
+        if job is None:
+            continue
+        if not job.answer_statements or not job.reference_statements:
+            results[i] = Step({
+                "TP": [],
+                "FP": [Verdict(s, "FP", "no reference statements") for s in job.answer_statements],
+                "FN": [Verdict(s, "FN", "no answer statements") for s in job.reference_statements],
+            })
+        else:
+            send.append(i)
+    if not send:
+        return results
+    requests = []
+    for i in send:
+        job = jobs[i]
+        lists = {
+            "answer_statements": as_json_list(job.answer_statements),
+            "reference_statements": as_json_list(job.reference_statements),
+        }
+        if job.question is None:
+            requests.append(prompts.ANSWER_CORRECTNESS.request(**lists))
+        else:
+            requests.append(
+                prompts.ANSWER_CORRECTNESS_WITH_QUESTION.request(question=job.question, **lists)
+            )
+    schemas = [
+        correctness_schema(len(jobs[i].answer_statements), len(jobs[i].reference_statements))
+        for i in send
+    ]
+    sizes = [len(jobs[i].answer_statements) + len(jobs[i].reference_statements) for i in send]
+    outcomes = _structured_by_size(judge, requests, schemas, sizes, "answer_correctness")
+    for i, outcome in zip(send, outcomes, strict=True):
+        if not outcome.ok:
+            results[i] = _failed("answer_correctness", outcome.error)
+            continue
+        job = jobs[i]
+        answer = _verdicts(job.answer_statements, outcome.value["answer"])
+        reference = _verdicts(job.reference_statements, outcome.value["reference"])
+        results[i] = Step({
+            "TP": [v for v in answer if v.verdict == "TP"],
+            "FP": [v for v in answer if v.verdict == "FP"],
+            "FN": [v for v in reference if v.verdict == "FN"],
+        })
+    return results
+
+
+def rate_summaries(judge: Any, sources: Sequence[str], summaries: Sequence[str]) -> list[Step]:
+    """Summary coherence: per sample ``{"score": 1..5, "reason": str}``."""
+    requests = [prompts.SUMMARY_COHERENCE.request(source=s, summary=p)
+                for s, p in zip(sources, summaries, strict=True)]
+    outcomes = judge.structured(requests, coherence_schema(),
+                                max_tokens=_token_limit(SUMMARY_REASON_MAX_CHARS + 40),
+                                desc="summary_coherence")
+    return [
+        Step({"score": o.value["score"], "reason": o.value["reason"]}) if o.ok
+        else _failed("summary_coherence", o.error)
+        for o in outcomes
+    ]
+
+
+def verdict_dicts(verdicts: Sequence[Verdict]) -> list[dict[str, str]]:
+    return [v.as_dict() for v in verdicts]
+
+
+class SampleResults:
+    """Per-sample scores, details and unmeasured reasons of one metric run."""
+
+    def __init__(self, n: int) -> None:
+        self.scores: list[float | int | None] = [None] * n
+        self.details: list[dict[str, Any]] = [{} for _ in range(n)]
+        self.unmeasured: list[dict[str, Any]] = []
+
+    def score(self, index: int, value: float | int, **details: Any) -> None:
+        self.scores[index] = value
+        self.details[index] = details
+
+    def fail(self, index: int, reason: str, **details: Any) -> None:
+        self.scores[index] = None
+        self.details[index] = {"error": reason, **details}
+        self.unmeasured.append({"index": index, "reason": reason})
+
+    def first_error(self, index: int, *steps: Step | None) -> bool:
+        """Mark the sample unmeasured with the first failed step's reason; True if one failed."""
+        for step in steps:
+            if step is not None and not step.ok:
+                self.fail(index, step.error or "judge step failed")
+                return True
+        return False
+
+
+def reject_unknown_options(metric: str, options: dict[str, Any]) -> None:
+    """Raise ``TypeError`` naming the options a metric does not take."""
+    if options:
+        raise TypeError(f"{metric} got unknown option(s): {', '.join(sorted(options))}")
