@@ -1,0 +1,5 @@
+"""``python -m shared score ...``: the batch-scoring command line (see ``shared/cli.py``)."""
+
+from .cli import main
+
+raise SystemExit(main())

@@ -1,0 +1,560 @@
+"""Score a ``datasets.Dataset`` with several metrics, chunk by chunk (the engine of the CLI).
+
+Each metric sees the rows in chunks (``chunk_size`` rows per ``compute`` call), so memory stays
+bounded and a progress bar can advance per chunk. Every input cell is validated for every metric
+before the first ``compute`` call, so a bad row fails at once, not after an hour of judge calls.
+Resuming a killed run needs nothing here: the judge runner stores each answer in the persistent
+call cache as it arrives, so a rerun sends only the calls that had not completed.
+
+Output columns per metric: ``<metric>`` (the per-row score; ``None`` where unmeasured) and
+``<metric>_details`` (the per-row details as JSON text). A metric with several aggregates (rouge)
+gets one score column per aggregate key instead of ``<metric>``: the key itself when it starts
+with the metric's name (``rouge1`` ... ``rougeLsum``), else ``<metric>_<key>``.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import math
+import re
+import sys
+import time
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from .config import JUDGE_OPTION_NAMES, judge_config
+from .registry import METRICS, MetricSpec, available, metric_path
+
+DEFAULT_CHUNK_SIZE = 1000
+DEFAULT_JUDGE_CHUNK_SIZE = 32
+DEFAULT_LOCAL_JUDGE_CHUNK_SIZE = 8  # the in-process judge is slow: keep the progress bar moving
+EMBEDDING_OPTION_NAMES = ("embedding_model",)
+# output keys that are never per-row details
+_NOT_DETAILS = {"scores", "individual_scores", "details", "unmeasured", "usage", "Cost", "dry_run"}
+
+
+class BatchInputError(ValueError):
+    """The user's input or options are wrong (unknown metric, missing column, bad cell)."""
+
+
+@dataclass
+class MetricSummary:
+    """What one metric did over the whole dataset."""
+
+    metric: str
+    aggregates: dict[str, float | None]
+    rows: int
+    unmeasured: int
+    judge: bool
+    calls: int = 0
+    cache_hits: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    cost: float | None = 0.0
+    dry_run: dict[str, Any] | None = None
+    columns: list[str] = field(default_factory=list)
+    seconds: float = 0.0
+
+
+@dataclass
+class BatchSummary:
+    """The result of :func:`score_dataset` besides the scored dataset."""
+
+    metrics: list[MetricSummary]
+    skipped: dict[str, str]
+    dry_run: bool = False
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"metrics": [asdict(m) for m in self.metrics], "skipped": dict(self.skipped),
+                "dry_run": self.dry_run}
+
+    def table(self) -> str:
+        """A plain-text table of the run (the CLI prints it)."""
+        if self.dry_run:
+            header = ["metric", "requests", "prompt tokens", "completion tokens", "est. cost"]
+            rows = []
+            for m in self.metrics:
+                plan = m.dry_run or {}
+                rows.append([m.metric, _int(plan.get("requests")), _int(plan.get("prompt_tokens")),
+                             _int(plan.get("completion_tokens")), _money(plan.get("cost"))])
+            total = total_plan(self.metrics)
+            rows.append(["total", _int(total["requests"]), _int(total["prompt_tokens"]),
+                         _int(total["completion_tokens"]), _money(total["cost"])])
+        else:
+            header = ["metric", "aggregate(s)", "rows", "unmeasured", "calls", "cache hits",
+                      "cost"]
+            rows = []
+            for m in self.metrics:
+                aggregates = " ".join(f"{k}={_number(v)}" for k, v in m.aggregates.items())
+                judged = [str(m.calls), str(m.cache_hits), _money(m.cost)] if m.judge else ["-"] * 3
+                rows.append([m.metric, aggregates, str(m.rows), str(m.unmeasured), *judged])
+        return _format_table(header, rows)
+
+
+def total_plan(metrics: Iterable[MetricSummary]) -> dict[str, Any]:
+    total: dict[str, Any] = {"requests": 0, "prompt_tokens": 0, "completion_tokens": 0,
+                             "cost": 0.0}
+    for m in metrics:
+        plan = m.dry_run or {}
+        for key in ("requests", "prompt_tokens", "completion_tokens"):
+            total[key] += int(plan.get(key) or 0)
+        total["cost"] = _add_cost(total["cost"], plan.get("cost"))
+    return total
+
+
+def check_metric_names(names: Iterable[str]) -> None:
+    """Fail early on a metric name that is unknown or not installed."""
+    installed = available()
+    for name in names:
+        if name == "all":
+            continue
+        if name not in METRICS:
+            raise BatchInputError(
+                f"unknown metric {name!r}; choose from: all, {', '.join(METRICS)}"
+            )
+        if name not in installed:
+            raise BatchInputError(
+                f"metric {name!r} is not installed (no metrics/{name}/{name}.py)"
+            )
+
+
+def select_metrics(
+    requested: str | Sequence[str], column_names: Iterable[str]
+) -> tuple[list[str], dict[str, str]]:
+    """The metrics to run, in registry order, and the skipped ones with the reason.
+
+    ``"all"`` means every available metric whose input columns are present; a metric named
+    explicitly must exist and have its columns, else :class:`BatchInputError`.
+    """
+    names = [requested] if isinstance(requested, str) else list(requested)
+    if not names:
+        raise BatchInputError("no metric given: name one or more metrics, or 'all'")
+    present = set(column_names)
+    installed = available()
+    wanted: set[str] = set()
+    skipped: dict[str, str] = {}
+    for name in names:
+        if name == "all":
+            for candidate in installed:
+                missing = _missing_columns(METRICS[candidate], present)
+                if missing:
+                    skipped[candidate] = f"needs column(s) {', '.join(missing)}"
+                else:
+                    wanted.add(candidate)
+            continue
+        check_metric_names([name])
+        missing = _missing_columns(METRICS[name], present)
+        if missing:
+            raise BatchInputError(
+                f"metric {name!r} needs column(s) {', '.join(repr(c) for c in missing)}, which "
+                f"the input does not have (its columns: {', '.join(sorted(present)) or 'none'})"
+            )
+        wanted.add(name)
+    for name in wanted:
+        skipped.pop(name, None)
+    return [n for n in METRICS if n in wanted], skipped
+
+
+def _missing_columns(spec: MetricSpec, present: set[str]) -> list[str]:
+    return [column for column in spec.columns.values() if column not in present]
+
+
+def score_dataset(
+    dataset: Any,
+    metrics: str | Sequence[str],
+    *,
+    chunk_size: int | None = None,
+    show_progress: bool = True,
+    metric_options: Mapping[str, Mapping[str, Any]] | None = None,
+    **options: Any,
+) -> tuple[Any, BatchSummary]:
+    """Score every row of ``dataset`` with ``metrics``; return the dataset with the added
+    columns and a :class:`BatchSummary`.
+
+    ``dataset``: a ``datasets.Dataset`` with the singular columns (question, prediction,
+    reference, contexts, source, expected). ``metrics``: a name, a list of names, or ``"all"``.
+    ``options``: judge options (provider, model, api_key, base_url, max_concurrency, use_cache,
+    cache_dir, timeout, max_retries, response_format, device, batch_size, dry_run), passed to
+    the judge metrics, and ``embedding_model``, passed to the embedding metrics.
+    ``chunk_size``: rows per ``compute`` call (default 1,000; for judge metrics 32, or 8 with
+    the local judge).
+    ``metric_options``: extra ``compute`` keyword arguments per metric, e.g.
+    ``{"accuracy": {"fuzzy_match": True}}``. ``show_progress``: one bar per metric over rows.
+    With ``dry_run=True`` only the judge metrics run, nothing is sent, the dataset is returned
+    unchanged and the summary holds each metric's plan.
+    """
+    import datasets
+
+    if isinstance(dataset, datasets.DatasetDict):
+        raise BatchInputError(
+            f"got a DatasetDict with splits {', '.join(dataset)}; pass one split, "
+            "e.g. dataset['test']"
+        )
+    if not isinstance(dataset, datasets.Dataset):
+        raise BatchInputError(f"dataset must be a datasets.Dataset, got {type(dataset).__name__}")
+    if chunk_size is not None and (
+        isinstance(chunk_size, bool) or not isinstance(chunk_size, int) or chunk_size < 1
+    ):
+        raise BatchInputError(f"chunk_size must be a positive int, got {chunk_size!r}")
+    unknown = set(options) - set(JUDGE_OPTION_NAMES) - set(EMBEDDING_OPTION_NAMES)
+    if unknown:
+        raise BatchInputError(f"unknown option(s): {', '.join(sorted(unknown))}")
+    judge_options = {k: v for k, v in options.items() if k in JUDGE_OPTION_NAMES}
+    judge_options.pop("show_progress", None)
+    embed_options = {k: v for k, v in options.items() if k in EMBEDDING_OPTION_NAMES}
+    try:
+        config = judge_config(**judge_options)
+    except (TypeError, ValueError) as error:
+        raise BatchInputError(str(error)) from None
+    dry_run = config.dry_run
+    metric_options = dict(metric_options or {})
+
+    names, skipped = select_metrics(metrics, dataset.column_names)
+    for name in metric_options:
+        if name not in names:
+            raise BatchInputError(f"metric_options names {name!r}, which is not being run")
+    if dry_run:
+        for name in [n for n in names if not METRICS[n].judge]:
+            skipped[name] = "calls no judge (dry run)"
+        names = [n for n in names if METRICS[n].judge]
+    if len(dataset) == 0:
+        raise BatchInputError("the input has no rows")
+
+    sizes = {name: _chunk_size(name, chunk_size, config.provider) for name in names}
+    loaded = {name: _load(name) for name in names}
+    for name in names:
+        _validate_all(name, loaded[name], dataset, sizes[name])
+
+    summaries: list[MetricSummary] = []
+    new_columns: dict[str, list[Any]] = {}
+    for name in names:
+        spec = METRICS[name]
+        call_options: dict[str, Any] = dict(metric_options.get(name, {}))
+        if spec.judge:
+            call_options.update(judge_options)
+            call_options["show_progress"] = False
+        if spec.embeds:
+            call_options.update(embed_options)
+        columns, summary = _score_metric(
+            name, loaded[name], dataset, sizes[name], call_options,
+            show_progress,
+        )
+        summaries.append(summary)
+        new_columns.update(columns)
+
+    if not dry_run:
+        for column, values in new_columns.items():
+            if column in dataset.column_names:
+                dataset = dataset.remove_columns(column)
+            dataset = dataset.add_column(column, values)
+    return dataset, BatchSummary(summaries, skipped, dry_run)
+
+
+def _chunk_size(name: str, chunk_size: int | None, provider: str) -> int:
+    if chunk_size is not None:
+        return chunk_size
+    if not METRICS[name].judge:
+        return DEFAULT_CHUNK_SIZE
+    return DEFAULT_LOCAL_JUDGE_CHUNK_SIZE if provider == "local" else DEFAULT_JUDGE_CHUNK_SIZE
+
+
+def _load(name: str) -> Any:
+    import evaluate
+
+    return evaluate.load(metric_path(name), keep_in_memory=True)
+
+
+def _arguments(spec: MetricSpec, dataset: Any) -> dict[str, str]:
+    """compute argument -> column, optional columns included when the dataset has them."""
+    arguments = dict(spec.columns)
+    for argument, column in spec.optional_columns.items():
+        if column in dataset.column_names:
+            arguments[argument] = column
+    return arguments
+
+
+def _validate_all(name: str, metric: Any, dataset: Any, chunk_size: int) -> None:
+    """Check every cell the metric will read, naming the column and the dataset row."""
+    arguments = _arguments(METRICS[name], dataset)
+    inputs = [i for i in getattr(metric, "INPUTS", ()) if i.name in arguments]
+    if not inputs:
+        return
+    data = dataset.select_columns(sorted({arguments[i.name] for i in inputs}))
+    for start in range(0, len(dataset), chunk_size):
+        chunk = data[start:start + chunk_size]
+        kwargs, owners = _expand(name, metric, {a: chunk[c] for a, c in arguments.items()},
+                                 arguments, start)
+        for spec in inputs:
+            try:
+                spec.validate(kwargs[spec.name])
+            except (TypeError, ValueError) as error:
+                raise BatchInputError(f"metric {name!r}: " + _rows_named(
+                    str(error), spec.name, arguments[spec.name], start, owners)) from None
+
+
+def _single_text_inputs(metric: Any) -> list[str]:
+    return [i.name for i in getattr(metric, "INPUTS", ()) if i.kind == "text"]
+
+
+def _expand(
+    name: str, metric: Any, kwargs: dict[str, list[Any]], arguments: dict[str, str], start: int
+) -> tuple[dict[str, list[Any]], list[int] | None]:
+    """Rows whose cell holds a list for an input that takes one string (accuracy's and
+    l3score's ``references``) become one row per item; ``owners`` maps them back (``None``
+    when nothing was expanded)."""
+    listed = [a for a in _single_text_inputs(metric)
+              if a in kwargs and any(isinstance(v, (list, tuple)) for v in kwargs[a])]
+    if not listed:
+        return kwargs, None
+    n = len(next(iter(kwargs.values())))
+    expanded: dict[str, list[Any]] = {a: [] for a in kwargs}
+    owners: list[int] = []
+    for row in range(n):
+        choices = {}
+        for argument in listed:
+            cell = kwargs[argument][row]
+            items = list(cell) if isinstance(cell, (list, tuple)) else [cell]
+            if not items:
+                raise BatchInputError(
+                    f"metric {name!r}: column {arguments[argument]!r}, row {start + row}: "
+                    "an empty list"
+                )
+            choices[argument] = items
+        for combination in itertools.product(*choices.values()):
+            owners.append(row)
+            for argument in kwargs:
+                expanded[argument].append(kwargs[argument][row])
+            for argument, item in zip(choices, combination, strict=True):
+                expanded[argument][-1] = item
+    return expanded, owners
+
+
+def _rows_named(
+    message: str, argument: str, column: str, start: int, owners: list[int] | None = None
+) -> str:
+    """``predictions[3] ...`` of chunk ``start`` -> ``column 'prediction', row 1003: ...``."""
+    match = re.match(rf"{re.escape(argument)}\[(\d+)\](.*)", message, re.DOTALL)
+    if not match:
+        return f"column {column!r}: {message}"
+    index = int(match.group(1))
+    row = start + (owners[index] if owners is not None and index < len(owners) else index)
+    rest = match.group(2).lstrip()
+    if rest.startswith("["):  # an item inside a list cell: keep its position
+        item, _, rest = rest.partition("]")
+        return f"column {column!r}, row {row}, item {item[1:]}:{rest}"
+    return f"column {column!r}, row {row}: {rest}"
+
+
+def _score_metric(
+    name: str, metric: Any, dataset: Any, chunk_size: int, call_options: dict[str, Any],
+    show_progress: bool,
+) -> tuple[dict[str, list[Any]], MetricSummary]:
+    from tqdm.auto import tqdm
+
+    spec = METRICS[name]
+    arguments = _arguments(spec, dataset)
+    data = dataset.select_columns(sorted(set(arguments.values())))
+    score_columns = _score_column_names(name, spec)
+    scores: dict[str, list[Any]] = {column: [] for column in score_columns.values()}
+    details: list[str | None] = []
+    weighted: dict[str, list[float]] = {key: [0.0, 0.0] for key in spec.headline}
+    summary = MetricSummary(name, {}, len(dataset), 0, spec.judge)
+    started = time.perf_counter()
+    with tqdm(total=len(dataset), desc=name, unit="row", disable=not show_progress,
+              file=sys.stderr, dynamic_ncols=True) as bar:
+        for start in range(0, len(dataset), chunk_size):
+            chunk = data[start:start + chunk_size]
+            n = len(next(iter(chunk.values())))
+            kwargs, owners = _expand(name, metric, {a: chunk[c] for a, c in arguments.items()},
+                                     arguments, start)
+            output = metric.compute(**kwargs, **call_options)
+            m = n if owners is None else len(owners)
+            per_row, unmeasured = _per_row_scores(output, spec, m)
+            row_details = _per_row_details(output, spec, m, unmeasured)
+            if owners is not None:
+                per_row, row_details, unmeasured = _best_per_row(
+                    per_row, row_details, unmeasured, owners, n, spec.headline[0])
+            for key, column in score_columns.items():
+                scores[column].extend(per_row[key])
+            details.extend(None if d is None else _to_json(d) for d in row_details)
+            summary.unmeasured += len(unmeasured)
+            for key in spec.headline:
+                measured = [v for v in per_row[key] if v is not None]
+                if owners is not None:  # the metric's own aggregate covers the expanded rows
+                    weighted[key][0] += sum(measured)
+                    weighted[key][1] += len(measured)
+                    continue
+                value = output.get(key)
+                count = len(measured) or n - len(unmeasured)
+                if _is_number(value) and count > 0:
+                    weighted[key][0] += float(value) * count
+                    weighted[key][1] += count
+            _add_usage(summary, output)
+            bar.update(n)
+    summary.seconds = time.perf_counter() - started
+    summary.aggregates = {k: (s / w if w else None) for k, (s, w) in weighted.items()}
+    summary.columns = [*score_columns.values(), f"{name}_details"]
+    columns = {**scores, f"{name}_details": details}
+    return columns, summary
+
+
+def _best_per_row(
+    per_row: dict[str, list[float | None]], details: list[Any], unmeasured: dict[int, str],
+    owners: list[int], n: int, key: str,
+) -> tuple[dict[str, list[float | None]], list[Any], dict[int, str]]:
+    """Of each row's expanded copies, keep the best-scored one (by ``key``)."""
+    best: list[int | None] = [None] * n
+    copies = [0] * n
+    for index, row in enumerate(owners):
+        copies[row] += 1
+        value = per_row[key][index]
+        current = best[row]
+        if current is None or (value is not None and (
+                per_row[key][current] is None or value > per_row[key][current])):
+            best[row] = index
+    chosen = [b for b in best if b is not None]
+    rows = {k: [values[i] for i in chosen] for k, values in per_row.items()}
+    kept = []
+    for row, index in enumerate(chosen):
+        detail = details[index]
+        if copies[row] > 1:
+            picked = owners[:index].count(row)
+            detail = {"best_of": copies[row], "best_reference": picked,
+                      **(detail if isinstance(detail, dict) else {"details": detail})}
+        kept.append(detail)
+    still = {row: unmeasured[index] for row, index in enumerate(chosen) if index in unmeasured}
+    return rows, kept, still
+
+
+def _score_column_names(name: str, spec: MetricSpec) -> dict[str, str]:
+    if len(spec.headline) == 1:
+        return {spec.headline[0]: name}
+    return {key: key if key.startswith(name) else f"{name}_{key}" for key in spec.headline}
+
+
+def _per_row_scores(
+    output: Mapping[str, Any], spec: MetricSpec, n: int
+) -> tuple[dict[str, list[float | None]], dict[int, str]]:
+    """Per-row score of each headline key, and the unmeasured rows (index -> reason).
+
+    Metrics return per-sample values as ``scores`` (a list of numbers, or of dicts keyed by
+    aggregate, or a dict of lists), ``individual_scores`` (accuracy), or lists under the
+    headline keys themselves.
+    """
+    unmeasured = {
+        int(u["index"]): str(u.get("reason", ""))
+        for u in output.get("unmeasured") or [] if isinstance(u, Mapping) and "index" in u
+    }
+    raw = output.get("scores")
+    if raw is None:
+        raw = output.get("individual_scores")
+    keys = spec.headline
+    per_row: dict[str, list[Any]] = {}
+    if isinstance(raw, Mapping):
+        per_row = {k: list(raw[k]) for k in keys if _is_rows(raw.get(k), n)}
+    elif _is_rows(raw, n):
+        if all(isinstance(v, Mapping) or v is None for v in raw) and any(
+                isinstance(v, Mapping) for v in raw):
+            per_row = {k: [None if v is None else v.get(k) for v in raw] for k in keys}
+        elif len(keys) == 1:
+            per_row = {keys[0]: list(raw)}
+    for key in keys:
+        if key not in per_row and _is_rows(output.get(key), n):
+            per_row[key] = list(output[key])
+    result = {key: [_as_score(v) for v in per_row.get(key, [None] * n)] for key in keys}
+    return result, unmeasured
+
+
+def _per_row_details(
+    output: Mapping[str, Any], spec: MetricSpec, n: int, unmeasured: dict[int, str]
+) -> list[Any]:
+    raw = output.get("details")
+    if _is_rows(raw, n):
+        rows: list[Any] = list(raw)
+    else:
+        extra = {k: v for k, v in output.items()
+                 if k not in _NOT_DETAILS and k not in spec.headline
+                 and "confidence" not in k and isinstance(v, list) and len(v) == n}
+        rows = [{k: v[i] for k, v in extra.items()} or None for i in range(n)]
+    for index, reason in unmeasured.items():
+        if 0 <= index < n:
+            if rows[index] is None:
+                rows[index] = {"unmeasured": reason}
+            elif isinstance(rows[index], dict) and "unmeasured" not in rows[index]:
+                rows[index] = {**rows[index], "unmeasured": reason}
+    return rows
+
+
+def _add_usage(summary: MetricSummary, output: Mapping[str, Any]) -> None:
+    if not summary.judge:
+        return
+    usage = output.get("usage") or {}
+    for key in ("calls", "cache_hits", "prompt_tokens", "completion_tokens"):
+        setattr(summary, key, getattr(summary, key) + int(usage.get(key) or 0))
+    summary.cost = _add_cost(summary.cost, output.get("Cost"))
+    plan = output.get("dry_run")
+    if isinstance(plan, Mapping):
+        total = summary.dry_run or {"requests": 0, "prompt_tokens": 0, "completion_tokens": 0,
+                                    "cost": 0.0}
+        for key in ("requests", "prompt_tokens", "completion_tokens"):
+            total[key] += int(plan.get(key) or 0)
+        total["cost"] = _add_cost(total["cost"], plan.get("cost"))
+        summary.dry_run = total
+
+
+def _add_cost(total: float | None, cost: Any) -> float | None:
+    if total is None or not _is_number(cost):
+        return None
+    return total + float(cost)
+
+
+def _is_rows(value: Any, n: int) -> bool:
+    return isinstance(value, (list, tuple)) and len(value) == n
+
+
+def _is_number(value: Any) -> bool:
+    if isinstance(value, bool):
+        return True
+    try:
+        return math.isfinite(float(value))
+    except (TypeError, ValueError):
+        return False
+
+
+def _as_score(value: Any) -> float | None:
+    if value is None or not _is_number(value):
+        return None
+    return float(value)
+
+
+def _json_default(value: Any) -> Any:
+    if hasattr(value, "tolist"):
+        return value.tolist()
+    if isinstance(value, (set, frozenset)):
+        return sorted(value)
+    return str(value)
+
+
+def _to_json(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, default=_json_default, allow_nan=True)
+
+
+def _int(value: Any) -> str:
+    return "-" if value is None else f"{int(value):,}"
+
+
+def _money(value: Any) -> str:
+    return "unknown" if value is None else f"${float(value):.4f}"
+
+
+def _number(value: Any) -> str:
+    return "n/a" if value is None else f"{value:.4f}"
+
+
+def _format_table(header: list[str], rows: list[list[str]]) -> str:
+    widths = [max(len(str(r[i])) for r in [header, *rows]) for i in range(len(header))]
+    lines = ["  ".join(str(c).ljust(w) for c, w in zip(row, widths, strict=True)).rstrip()
+             for row in [header, [("-" * w) for w in widths], *rows]]
+    return "\n".join(lines)

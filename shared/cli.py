@@ -1,0 +1,338 @@
+"""``judge-metrics score`` / ``python -m shared score``: score a dataset file with metrics.
+
+Exit codes: 0 done; 2 bad arguments, input or judge configuration (a one-line message, no
+traceback); 130 interrupted (rerun the same command: finished judge calls come from the cache).
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+import os
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from .batch import BatchInputError, check_metric_names, score_dataset, total_plan
+from .config import PROVIDERS
+
+INPUT_SUFFIXES = (".jsonl", ".csv", ".parquet")
+OUTPUT_SUFFIXES = (".jsonl", ".csv", ".parquet")
+# columns whose cells may be lists; in CSV they hold JSON list strings
+LIST_COLUMNS = ("reference", "contexts", "expected")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="judge-metrics",
+        description="Score LLM and QA outputs with judge-metrics' evaluate metrics.",
+    )
+    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    score = commands.add_parser(
+        "score",
+        help="score every row of a dataset file; write the rows with per-row scores",
+        description=(
+            "Score every row of INPUT with the given metrics and write OUTPUT: the input columns "
+            "plus <metric> (per-row score) and <metric>_details (JSON) for every metric. "
+            "Columns: question, prediction, reference, contexts, source, expected."
+        ),
+    )
+    score.add_argument("input", metavar="INPUT",
+                       help=".jsonl, .csv, .parquet, or a folder saved with Dataset.save_to_disk")
+    score.add_argument("--metric", "-m", action="append", required=True, metavar="NAME",
+                       help="a metric name (repeat for several), or 'all'")
+    score.add_argument("--out", "-o", metavar="OUTPUT",
+                       help="where to write the scored rows (.jsonl, .csv or .parquet)")
+    judge = score.add_argument_group("judge (metrics that call an LLM judge)")
+    judge.add_argument("--provider", choices=list(PROVIDERS),
+                       help="judge provider (default: local, the embedded SmolLM2 judge)")
+    judge.add_argument("--model", help="judge model name (local: a folder, Hub id or .gguf)")
+    judge.add_argument("--base-url", help="server URL, e.g. http://127.0.0.1:8000/v1")
+    judge.add_argument("--api-key", help="API key; better: the provider's environment variable "
+                       "(OPENAI_API_KEY, DEEPSEEK_API_KEY, XAI_API_KEY, OPENAI_COMPATIBLE_API_KEY)")
+    judge.add_argument("--response-format",
+                       help="override how the server takes a JSON schema: json_schema, "
+                       "json_object (llama-cpp-python's server), json_object_plain")
+    judge.add_argument("--max-concurrency", type=int, metavar="N",
+                       help="requests in flight at once (default 16)")
+    judge.add_argument("--timeout", type=float, metavar="SECONDS", help="per request (default 60)")
+    judge.add_argument("--cache-dir", help="call cache folder (default: $JUDGE_METRICS_CACHE_DIR "
+                       "or ~/.cache/judge-metrics)")
+    judge.add_argument("--no-cache", action="store_true",
+                       help="neither read nor write the call cache (a killed run cannot resume)")
+    judge.add_argument("--dry-run", action="store_true",
+                       help="print the number of judge requests and the estimated cost; send "
+                       "nothing, write nothing")
+    score.add_argument("--embedding-model",
+                       help="sentence-transformers model for the embedding metrics "
+                       "(default: the embedded all-MiniLM-L6-v2)")
+    score.add_argument("--chunk-size", type=int, metavar="N",
+                       help="rows per compute call (default 1000; judge metrics 32, local 8)")
+    score.add_argument("--quiet", "-q", action="store_true", help="no progress bars")
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        return _score(args)
+    except BatchInputError as error:
+        print(f"judge-metrics: error: {error}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("\njudge-metrics: interrupted; rerun the same command to resume (finished judge "
+              "calls are cached)", file=sys.stderr)
+        return 130
+
+
+def _score(args: argparse.Namespace) -> int:
+    if args.out is None and not args.dry_run:
+        raise BatchInputError("--out OUTPUT is required (or --dry-run)")
+    out = Path(args.out) if args.out else None
+    if out is not None:
+        check_output_path(out)
+    if args.chunk_size is not None and args.chunk_size < 1:
+        raise BatchInputError(f"--chunk-size must be >= 1, got {args.chunk_size}")
+    check_metric_names(args.metric)
+    _quiet_libraries()
+    dataset = read_input(Path(args.input))
+    options: dict[str, Any] = {
+        "provider": args.provider, "model": args.model, "base_url": args.base_url,
+        "api_key": args.api_key, "response_format": args.response_format,
+        "max_concurrency": args.max_concurrency, "timeout": args.timeout,
+        "cache_dir": args.cache_dir, "embedding_model": args.embedding_model,
+    }
+    options = {k: v for k, v in options.items() if v is not None}
+    if args.no_cache:
+        options["use_cache"] = False
+    if args.dry_run:
+        options["dry_run"] = True
+    from .backends.base import LogprobsUnavailable
+
+    try:
+        scored, summary = score_dataset(
+            dataset, args.metric, chunk_size=args.chunk_size, show_progress=not args.quiet,
+            **options,
+        )
+    except LogprobsUnavailable as error:
+        raise BatchInputError(f"the judge model returns no log-probabilities: {error}") from None
+    if summary.skipped:
+        for name, reason in summary.skipped.items():
+            print(f"skipped {name}: {reason}", file=sys.stderr)
+    if not summary.metrics:
+        raise BatchInputError("no metric to run: the input has none of the columns they need")
+    print(summary.table())
+    if summary.dry_run:
+        plan = total_plan(summary.metrics)
+        cost = "unknown (no price for this model)" if plan["cost"] is None else (
+            f"${plan['cost']:.4f}")
+        print(f"dry run: {plan['requests']:,} requests, estimated cost {cost}; nothing was sent")
+        return 0
+    assert out is not None
+    write_output(scored, out)
+    print(f"wrote {out} ({len(scored):,} rows)", file=sys.stderr)
+    return 0
+
+
+def _quiet_libraries() -> None:
+    """Our per-metric row bars are the progress display: silence the libraries' own bars."""
+    os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
+    import datasets
+    import evaluate
+    import huggingface_hub.utils
+
+    huggingface_hub.utils.disable_progress_bars()
+
+    datasets.disable_progress_bars()
+    datasets.logging.set_verbosity_error()
+    evaluate.logging.set_verbosity_error()
+
+
+def check_output_path(out: Path) -> None:
+    if out.suffix.lower() not in OUTPUT_SUFFIXES:
+        raise BatchInputError(
+            f"--out {out}: unsupported format {out.suffix or '(none)'}; use "
+            f"{', '.join(OUTPUT_SUFFIXES)}"
+        )
+    if out.is_dir():
+        raise BatchInputError(f"--out {out} is a folder; give a file name")
+    try:
+        out.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as error:
+        raise BatchInputError(f"--out {out}: cannot create its folder: {error}") from None
+    if not os.access(out.parent, os.W_OK):
+        raise BatchInputError(f"--out {out}: folder {out.parent} is not writable")
+
+
+# ---------------------------------------------------------------------------------- reading
+
+
+def read_input(path: Path) -> Any:
+    """The input file or saved-dataset folder as a ``datasets.Dataset``."""
+    if not path.exists():
+        raise BatchInputError(f"INPUT {path}: no such file or folder")
+    try:
+        if path.is_dir():
+            return _read_saved(path)
+        suffix = path.suffix.lower()
+        if suffix not in INPUT_SUFFIXES:
+            raise BatchInputError(
+                f"INPUT {path}: unsupported format {suffix or '(none)'}; use .jsonl, .csv, "
+                ".parquet, or a folder saved with Dataset.save_to_disk"
+            )
+        if suffix == ".parquet":
+            return _read_parquet(path)
+        records = _read_jsonl(path) if suffix == ".jsonl" else _read_csv(path)
+        return _dataset_from_records(path, records)
+    except (OSError, UnicodeDecodeError) as error:
+        raise BatchInputError(f"INPUT {path}: cannot read it: {error}") from None
+
+
+def _read_saved(path: Path) -> Any:
+    import datasets
+
+    try:
+        loaded = datasets.load_from_disk(str(path))
+    except (FileNotFoundError, ValueError) as error:
+        raise BatchInputError(
+            f"INPUT {path}: a folder, but not one saved with Dataset.save_to_disk ({error})"
+        ) from None
+    if isinstance(loaded, datasets.DatasetDict):
+        if len(loaded) != 1:
+            raise BatchInputError(
+                f"INPUT {path}: a DatasetDict with splits {', '.join(loaded)}; save one split "
+                "with Dataset.save_to_disk"
+            )
+        loaded = next(iter(loaded.values()))
+    return loaded
+
+
+def _read_parquet(path: Path) -> Any:
+    import datasets
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    try:
+        table = pq.read_table(path)
+    except pa.ArrowException as error:
+        raise BatchInputError(f"INPUT {path}: not a readable Parquet file ({error})") from None
+    return datasets.Dataset(table)
+
+
+def _read_jsonl(path: Path) -> list[dict[str, Any]]:
+    records = []
+    with path.open(encoding="utf-8") as lines:
+        for number, line in enumerate(lines, start=1):
+            if not line.strip():
+                continue
+            try:
+                record = json.loads(line)
+            except json.JSONDecodeError as error:
+                raise BatchInputError(
+                    f"INPUT {path}, line {number}: not valid JSON ({error.msg})"
+                ) from None
+            if not isinstance(record, dict):
+                raise BatchInputError(
+                    f"INPUT {path}, line {number}: expected a JSON object (one row), got "
+                    f"{type(record).__name__}"
+                )
+            records.append(record)
+    return records
+
+
+def _read_csv(path: Path) -> list[dict[str, Any]]:
+    with path.open(encoding="utf-8-sig", newline="") as handle:
+        records = list(csv.DictReader(handle))
+    for row, record in enumerate(records):
+        record.pop(None, None)  # cells beyond the header
+        for column in LIST_COLUMNS:
+            cell = record.get(column)
+            if isinstance(cell, str) and cell.lstrip().startswith("["):
+                try:
+                    record[column] = json.loads(cell)
+                except json.JSONDecodeError as error:
+                    raise BatchInputError(
+                        f"INPUT {path}: column {column!r}, row {row}: looks like a JSON list but "
+                        f"is not valid JSON ({error.msg})"
+                    ) from None
+    return records
+
+
+def _dataset_from_records(path: Path, records: list[dict[str, Any]]) -> Any:
+    """A ``Dataset`` from rows; in a column that mixes strings and lists (``reference``: one
+    or several references per row) every string becomes a one-item list."""
+    import datasets
+    import pyarrow as pa
+
+    if not records:
+        raise BatchInputError(f"INPUT {path}: no rows")
+    names: dict[str, None] = {}
+    for record in records:
+        names.update(dict.fromkeys(record))
+    arrays = {}
+    for name in names:
+        values = [record.get(name) for record in records]
+        if any(isinstance(v, list) for v in values) and any(isinstance(v, str) for v in values):
+            values = [[v] if isinstance(v, str) else v for v in values]
+        try:
+            arrays[name] = pa.array(values)
+        except (pa.ArrowInvalid, pa.ArrowTypeError) as error:
+            raise BatchInputError(
+                f"INPUT {path}: column {name!r} mixes value types that cannot share a column "
+                f"({error})"
+            ) from None
+    return datasets.Dataset(pa.table(arrays))
+
+
+# ---------------------------------------------------------------------------------- writing
+
+
+def write_output(dataset: Any, out: Path) -> None:
+    """Write atomically: a temporary file in the same folder, then ``os.replace``."""
+    temporary = out.with_name(f".{out.name}.{os.getpid()}.tmp")
+    try:
+        suffix = out.suffix.lower()
+        if suffix == ".parquet":
+            import pyarrow.parquet as pq
+
+            pq.write_table(dataset.with_format("arrow")[:], temporary)
+        elif suffix == ".csv":
+            _write_csv(dataset, temporary)
+        else:
+            _write_jsonl(dataset, temporary)
+        os.replace(temporary, out)
+    finally:
+        temporary.unlink(missing_ok=True)
+
+
+def _rows(dataset: Any, batch_size: int = 1000) -> Any:
+    for start in range(0, len(dataset), batch_size):
+        batch = dataset[start:start + batch_size]
+        names = list(batch)
+        for values in zip(*(batch[n] for n in names), strict=True):
+            yield dict(zip(names, values, strict=True))
+
+
+def _write_jsonl(dataset: Any, path: Path) -> None:
+    with path.open("w", encoding="utf-8") as handle:
+        for row in _rows(dataset):
+            handle.write(json.dumps(row, ensure_ascii=False, default=str) + "\n")
+        handle.flush()
+        os.fsync(handle.fileno())
+
+
+def _write_csv(dataset: Any, path: Path) -> None:
+    with path.open("w", encoding="utf-8", newline="") as handle:
+        writer = csv.DictWriter(handle, fieldnames=dataset.column_names)
+        writer.writeheader()
+        for row in _rows(dataset):
+            writer.writerow({
+                k: json.dumps(v, ensure_ascii=False, default=str) if isinstance(v, (list, dict))
+                else ("" if v is None else v)
+                for k, v in row.items()
+            })
+        handle.flush()
+        os.fsync(handle.fileno())
