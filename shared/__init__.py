@@ -46,6 +46,9 @@ _EXPORTS: dict[str, str] = {
     "text": "",
     "stats": "",
     "defaults": "",
+    # batch scoring of a datasets.Dataset
+    "score_dataset": "batch",
+    "BatchSummary": "batch",
     # demo (gradio is imported only when these are used)
     "build_demo": "demo",
     "launch_metric_demo": "demo",
