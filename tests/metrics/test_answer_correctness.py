@@ -1,0 +1,73 @@
+"""answer_correctness: input checks before any call, dry-run planning. The F1/weights arithmetic
+is tested in tests/shared/test_scoring.py; real judges in test_rag_metrics_e2e.py."""
+
+from __future__ import annotations
+
+import math
+
+import evaluate
+import pytest
+
+from shared import registry
+
+DRY = {"dry_run": True, "show_progress": False, "use_cache": False}
+P = ["Einstein was born in Spain in 1879."]
+R = ["Einstein was born in 1879 in Germany."]
+
+
+@pytest.fixture(scope="module")
+def metric() -> evaluate.Metric:
+    return evaluate.load(registry.metric_path("answer_correctness"))
+
+
+@pytest.mark.parametrize(
+    ("weights", "error", "match"),
+    [
+        ([-0.5, 1.5], ValueError, r"weights\[0\] is negative"),
+        ([0, 0], ValueError, "weights must not sum to 0"),
+        ([1.0], ValueError, "weights must have 2 entries"),
+        ([1.0, math.nan], TypeError, r"weights\[1\]"),
+        ([1.0, "0.5"], TypeError, r"weights\[1\]"),
+        ("0.75,0.25", TypeError, "weights must be a list"),
+    ],
+)
+def test_bad_weights_are_named(metric, weights, error, match) -> None:
+    with pytest.raises(error, match=match):
+        metric.compute(predictions=P, references=R, weights=weights, **DRY)
+
+
+@pytest.mark.parametrize("threshold", [-0.1, 1.5, math.nan])
+def test_threshold_must_be_in_unit_interval(metric, threshold) -> None:
+    with pytest.raises(ValueError, match="threshold"):
+        metric.compute(predictions=P, references=R, threshold=threshold, **DRY)
+
+
+def test_bad_inputs_name_argument_and_index(metric) -> None:
+    with pytest.raises(ValueError, match="lengths"):
+        metric.compute(predictions=P * 2, references=R, **DRY)
+    with pytest.raises(ValueError, match=r"references\[1\] is an empty list"):
+        metric.compute(predictions=P * 2, references=[R[0], []], **DRY)
+    with pytest.raises(ValueError, match=r"references\[0\]\[1\] is None"):
+        metric.compute(predictions=P, references=[[R[0], None]], **DRY)
+    with pytest.raises(ValueError, match=r"predictions\[0\] is empty"):
+        metric.compute(predictions=["  "], references=R, **DRY)
+    with pytest.raises(TypeError, match=r"predictions\[0\] must be a string"):
+        metric.compute(predictions=[["a list"]], references=R, **DRY)
+    with pytest.raises(ValueError, match="lengths"):
+        metric.compute(predictions=P, references=R, questions=["q1", "q2"], **DRY)
+    with pytest.raises(TypeError, match="unknown option"):
+        metric.compute(predictions=P, references=R, weight=[1, 0], **DRY)
+    with pytest.raises(TypeError, match="embedding_model"):
+        metric.compute(predictions=P, references=R, embedding_model=3, **DRY)
+
+
+def test_dry_run_counts_statements_exactly_and_one_classification_per_reference(metric) -> None:
+    result = metric.compute(predictions=P * 2, references=[R, [R[0], "Einstein was a physicist."]],
+                            questions=["Where was Einstein born?"] * 2, **DRY)
+    # statements: 3 distinct texts (the prediction, two distinct references); classification:
+    # one per (sample, reference), of which (P, R[0]) appears twice and is planned once
+    assert result["dry_run"]["requests"] == 3 + 2
+    assert result["usage"]["calls"] == 0
+    assert result["answer_correctness"] is None
+    assert [u["index"] for u in result["unmeasured"]] == [0, 1]
+    assert all("dry run" in u["reason"] for u in result["unmeasured"])
