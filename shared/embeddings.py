@@ -69,7 +69,10 @@ def embed_texts(
         raise TypeError("texts must be a sequence of strings, not one string")
     if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
         raise ValueError(f"batch_size must be a positive integer, got {batch_size!r}")
-    encoder = model if model is not None and not isinstance(model, str) else load_embedding_model(model)
+    if model is None or isinstance(model, str):
+        encoder = load_embedding_model(model)
+    else:
+        encoder = model
     position: dict[str, int] = {}
     rows = [position.setdefault(t, len(position)) for t in texts]
     if not position:

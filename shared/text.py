@@ -1,15 +1,17 @@
-"""Text normalisation and tokenisation shared by the lexical metrics (accuracy, BLEU, ...).
+r"""Text normalisation and tokenisation shared by the lexical metrics (accuracy, BLEU, ...).
 
-Everything here is plain ``str``/``re`` work: no third-party imports, so it is cheap to import
-and identical wherever it runs.
+Plain ``str`` work, plus the third-party ``regex`` engine for the BLEU tokeniser (imported on
+first use): nltk's ``RegexpTokenizer`` compiles with ``regex``, whose ``\w``/``\s`` classes differ
+from the standard ``re`` (combining marks are word characters; U+001C..U+001F are not
+whitespace), and BLEU must tokenise exactly as nltk does.
 """
 
 from __future__ import annotations
 
-import re
 import string
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
+from functools import lru_cache
 
 ASCII_PUNCTUATION = string.punctuation
 _DROP_PUNCTUATION = str.maketrans("", "", ASCII_PUNCTUATION)
@@ -17,7 +19,6 @@ _DROP_PUNCTUATION = str.maketrans("", "", ASCII_PUNCTUATION)
 # Valor's BLEU tokeniser (nltk ``RegexpTokenizer`` with this pattern): words, "$<digits>", and any
 # other run of characters that are neither whitespace nor a period. Periods are ignored.
 BLEU_TOKEN_PATTERN = r"\w+|\$[\d]+|[^\s\.]+"
-_BLEU_TOKEN_RE = re.compile(BLEU_TOKEN_PATTERN, re.UNICODE | re.MULTILINE | re.DOTALL)
 
 
 def remove_punctuation(text: str) -> str:
@@ -72,18 +73,27 @@ def preprocess_phrase(text: str, *, lowercase: bool = True, drop_punctuation: bo
     return text.strip()
 
 
+@lru_cache(maxsize=1)
+def bleu_tokenizer() -> Callable[[str], list[str]]:
+    """``findall`` of Valor's BLEU pattern, compiled as nltk's ``RegexpTokenizer`` compiles it
+    (the ``regex`` engine; flags UNICODE | MULTILINE | DOTALL)."""
+    import regex
+
+    return regex.compile(BLEU_TOKEN_PATTERN, regex.UNICODE | regex.MULTILINE | regex.DOTALL).findall
+
+
 def bleu_tokenize(text: str) -> list[str]:
     """Valor's BLEU tokens of ``text`` (same as nltk ``RegexpTokenizer(BLEU_TOKEN_PATTERN)``)."""
-    return _BLEU_TOKEN_RE.findall(text)
+    return bleu_tokenizer()(text)
 
 
 def ngrams(tokens: Sequence[str], n: int) -> list[tuple[str, ...]]:
     """The ``n``-grams of ``tokens`` in order (empty when there are fewer than ``n`` tokens)."""
     if n == 1:
         return [(t,) for t in tokens]
-    return list(zip(*(tokens[i:] for i in range(n))))
+    return list(zip(*(tokens[i:] for i in range(n)), strict=False))
 
 
 def ngram_counts(tokens: Sequence[str], n: int) -> Counter[tuple[str, ...]]:
     """How often each ``n``-gram occurs in ``tokens``."""
-    return Counter(zip(*(tokens[i:] for i in range(n))))
+    return Counter(zip(*(tokens[i:] for i in range(n)), strict=False))

@@ -1,0 +1,238 @@
+"""BLEU as Valor defines it: Valor's regular-expression tokens, nltk ``sentence_bleu`` semantics
+per sample (a score below 1e-9 reported as 0.0), and nltk ``corpus_bleu`` over the corpus.
+
+The default path (no smoothing) re-implements nltk's arithmetic operation for operation, so the
+floats are identical, without nltk's per-sample ``Fraction`` objects and warnings. A smoothing
+method is applied by nltk's own code.
+"""
+
+from __future__ import annotations
+
+import math
+import sys
+import warnings
+from collections.abc import Sequence
+from itertools import chain
+from typing import Any
+
+import evaluate
+import numpy as np
+
+from shared import Input, ValidatedMetric, text, validation
+
+_CITATION = """\
+@inproceedings{papineni2002bleu,
+  title={Bleu: a Method for Automatic Evaluation of Machine Translation},
+  author={Papineni, Kishore and Roukos, Salim and Ward, Todd and Zhu, Wei-Jing},
+  booktitle={Proceedings of the 40th Annual Meeting of the ACL},
+  pages={311--318},
+  year={2002}
+}
+"""
+
+_DESCRIPTION = """\
+BLEU (BiLingual Evaluation Understudy) as in Valor's text-generation metrics: texts are tokenised
+with the regular expression \\w+|\\$[\\d]+|[^\\s\\.]+ (periods are ignored), and each prediction is
+scored against its reference(s) with nltk's sentence_bleu (uniform 4-gram weights by default, no
+smoothing); a score below 1e-9 is reported as 0.0. "bleu" is the mean of the per-sample scores;
+"corpus_bleu" is nltk's corpus_bleu over all samples.
+"""
+
+_KWARGS_DESCRIPTION = """\
+Args:
+    predictions (list of str): the generated texts (may be empty strings).
+    references (list of str or list of list of str): one or several references per prediction.
+    weights (list of float): n-gram weights; their length is the largest n-gram order.
+        Default [0.25, 0.25, 0.25, 0.25] (BLEU-4).
+    smoothing (str or None): None (default: no smoothing, nltk's method0) or the name of an nltk
+        SmoothingFunction method, "method0" ... "method7".
+Returns:
+    bleu (float): mean of the per-sample scores.
+    corpus_bleu (float): nltk corpus_bleu over all samples.
+    scores (list of float): per-sample sentence BLEU.
+Examples:
+    >>> bleu = evaluate.load("metrics/bleu")
+    >>> result = bleu.compute(predictions=["the cat sat on the mat"],
+    ...                       references=["the cat sat on the mat"])
+    >>> result["bleu"]
+    1.0
+"""
+
+DEFAULT_WEIGHTS = (0.25, 0.25, 0.25, 0.25)
+FLOOR = 1e-9
+SMOOTHING_METHODS = tuple(f"method{i}" for i in range(8))
+_TINY = sys.float_info.min  # nltk method0's stand-in for a zero precision
+
+
+class Bleu(ValidatedMetric):
+    INPUTS = (Input("predictions", allow_empty=True), Input("references", kind="texts"))
+
+    def _info(self) -> evaluate.MetricInfo:
+        return evaluate.MetricInfo(
+            description=_DESCRIPTION,
+            citation=_CITATION,
+            inputs_description=_KWARGS_DESCRIPTION,
+            features=self.input_features(),
+            codebase_urls=["https://github.com/Striveworks/valor", "https://www.nltk.org/"],
+            reference_urls=["https://www.aclweb.org/anthology/P02-1040.pdf"],
+        )
+
+    def _compute(
+        self,
+        predictions: list[str],
+        references: list[list[str]],
+        weights: Sequence[float] = DEFAULT_WEIGHTS,
+        smoothing: str | None = None,
+    ) -> dict[str, Any]:
+        if isinstance(weights, (str, bytes)) or not hasattr(weights, "__len__"):
+            raise TypeError(f"weights must be a list of numbers, got {type(weights).__name__}")
+        if len(weights) == 0:
+            raise ValueError("weights is empty; give one weight per n-gram order")
+        weights = validation.weights("weights", list(weights), len(weights))
+        if smoothing is not None and smoothing not in SMOOTHING_METHODS:
+            raise ValueError(
+                f"smoothing must be None or one of {', '.join(SMOOTHING_METHODS)}, got {smoothing!r}"
+            )
+        tokenize = text.bleu_tokenizer()
+        hypotheses = list(map(tokenize, predictions))
+        refs = [list(map(tokenize, sample)) for sample in references]
+        if smoothing not in (None, "method0"):
+            return _nltk_scores(hypotheses, refs, weights, smoothing)
+        max_n = len(weights)
+        numerators, hyp_len, ref_len = _ngram_statistics(hypotheses, refs, max_n)
+        denominators = np.maximum(1, hyp_len[:, None] - np.arange(max_n)[None, :])
+        scores: list[float] = []
+        for num, den, h, r in zip(
+            numerators.tolist(), denominators.tolist(), hyp_len.tolist(), ref_len.tolist(),
+            strict=True,
+        ):
+            score = _bleu(num, den, h, r, weights)
+            scores.append(score if score >= FLOOR else 0.0)
+        corpus_num = numerators.sum(axis=0).tolist()
+        corpus_den = denominators.sum(axis=0).tolist()
+        corpus = _bleu(corpus_num, corpus_den, int(hyp_len.sum()), int(ref_len.sum()), weights)
+        return {
+            "bleu": math.fsum(scores) / len(scores),
+            "corpus_bleu": corpus,
+            "scores": scores,
+        }
+
+
+def _ngram_statistics(
+    hypotheses: list[list[str]], references: list[list[list[str]]], max_n: int
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per sample: nltk ``modified_precision`` numerators for orders 1..max_n (columns
+    0..max_n-1), the hypothesis length, and nltk's ``closest_ref_length``.
+
+    Vectorised over the corpus: tokens become integer ids, each n-gram gets an id (from the pair
+    of its (n-1)-gram id and its last token id), and the clipped counts
+    ``min(count in hypothesis, max count in any reference)`` are summed per sample with sorts and
+    searches instead of one ``Counter`` per text and order. Integer arithmetic, so exact.
+    """
+    n_samples = len(hypotheses)
+    texts = [*hypotheses, *(ref for refs in references for ref in refs)]
+    ref_counts = np.fromiter((len(refs) for refs in references), dtype=np.int64, count=n_samples)
+    owner = np.concatenate((np.arange(n_samples), np.repeat(np.arange(n_samples), ref_counts)))
+    lengths = np.fromiter((len(t) for t in texts), dtype=np.int64, count=len(texts))
+    hyp_len = lengths[:n_samples]
+
+    # nltk: the reference length minimising (|len - hyp_len|, len); refs are grouped by sample
+    ref_len = lengths[n_samples:]
+    big = int(lengths.max(initial=0)) + 1
+    closeness = np.abs(ref_len - hyp_len[owner[n_samples:]]) * big + ref_len
+    ref_starts = np.concatenate(([0], np.cumsum(ref_counts)[:-1]))
+    closest = np.minimum.reduceat(closeness, ref_starts) % big
+
+    numerators = np.zeros((n_samples, max_n), dtype=np.int64)
+    n_tokens = int(lengths.sum())
+    if n_tokens == 0:
+        return numerators, hyp_len, closest
+    tokens = list(chain.from_iterable(texts))
+    vocabulary = dict(zip(dict.fromkeys(tokens), range(n_tokens), strict=False))
+    token_ids = np.fromiter(map(vocabulary.__getitem__, tokens), dtype=np.int64, count=n_tokens)
+    del tokens
+    text_of = np.repeat(np.arange(len(texts)), lengths)
+    starts = np.repeat(np.cumsum(lengths) - lengths, lengths)
+    remaining = lengths[text_of] - (np.arange(n_tokens) - starts)  # tokens from here to text end
+    n_vocab = len(vocabulary)
+    positions = np.arange(n_tokens)  # where the n-grams of the current order start
+    gram = token_ids  # gram[p]: id of the n-gram starting at p (for p in positions)
+    n_grams = n_vocab
+    for n in range(1, max_n + 1):
+        if n > 1:
+            positions = positions[remaining[positions] >= n]
+            if positions.size == 0:
+                break
+            unique, inverse = np.unique(
+                gram[positions] * n_vocab + token_ids[positions + n - 1], return_inverse=True
+            )
+            gram = np.empty(n_tokens, dtype=np.int64)
+            gram[positions] = inverse
+            n_grams = unique.size
+        text = text_of[positions]
+        key = owner[text] * n_grams + gram[positions]  # (sample, n-gram)
+        is_hyp = text < n_samples
+        hyp_key, hyp_count = np.unique(key[is_hyp], return_counts=True)
+        # references: count per (reference text, n-gram), then the max over a sample's refs
+        ref_text_key, first, ref_count = np.unique(
+            text[~is_hyp] * n_grams + gram[positions[~is_hyp]],
+            return_index=True, return_counts=True,
+        )
+        del ref_text_key
+        ref_key = key[~is_hyp][first]
+        if hyp_key.size == 0 or ref_key.size == 0:
+            continue
+        if np.any(ref_key[1:] < ref_key[:-1]):  # only samples with several references
+            order = np.argsort(ref_key, kind="stable")
+            ref_key, ref_count = ref_key[order], ref_count[order]
+        group = np.flatnonzero(np.concatenate(([True], ref_key[1:] != ref_key[:-1])))
+        ref_max = np.maximum.reduceat(ref_count, group)
+        ref_key = ref_key[group]
+        where = np.minimum(np.searchsorted(ref_key, hyp_key), ref_key.size - 1)
+        clipped = np.where(
+            ref_key[where] == hyp_key, np.minimum(hyp_count, ref_max[where]), 0
+        )
+        numerators[:, n - 1] = np.bincount(
+            hyp_key // n_grams, weights=clipped, minlength=n_samples
+        ).astype(np.int64)
+    return numerators, hyp_len, closest
+
+
+def _bleu(
+    num: list[int], den: list[int], hyp_len: int, ref_len: int, weights: list[float]
+) -> float:
+    """nltk ``corpus_bleu``'s final step with ``SmoothingFunction().method0``, same operations.
+
+    ``num[k]``, ``den[k]``: the (k+1)-gram precision's numerator and denominator.
+    """
+    if num[0] == 0:
+        return 0.0
+    logs = (w * math.log(num[i] / den[i] if num[i] else _TINY) for i, w in enumerate(weights))
+    return float(_brevity_penalty(ref_len, hyp_len) * math.exp(math.fsum(logs)))
+
+
+def _brevity_penalty(closest_ref_len: int, hyp_len: int) -> float:
+    if hyp_len > closest_ref_len:
+        return 1
+    if hyp_len == 0:
+        return 0
+    return math.exp(1 - closest_ref_len / hyp_len)
+
+
+def _nltk_scores(
+    hypotheses: list[list[str]], refs: list[list[list[str]]], weights: list[float], smoothing: str
+) -> dict[str, Any]:
+    """Smoothed BLEU by nltk's own functions (its warnings silenced)."""
+    from nltk.translate.bleu_score import SmoothingFunction, corpus_bleu, sentence_bleu
+
+    method = getattr(SmoothingFunction(), smoothing)
+    scores: list[float] = []
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for hyp, sample_refs in zip(hypotheses, refs, strict=True):
+            score = float(
+                sentence_bleu(sample_refs, hyp, weights=weights, smoothing_function=method)
+            )
+            scores.append(score if score >= FLOOR else 0.0)
+        corpus = float(corpus_bleu(refs, hypotheses, weights=weights, smoothing_function=method))
+    return {"bleu": math.fsum(scores) / len(scores), "corpus_bleu": corpus, "scores": scores}

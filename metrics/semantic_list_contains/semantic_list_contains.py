@@ -1,0 +1,140 @@
+"""Semantic List Contains (Future AGI): does a response semantically contain any (or all) of a
+list of expected phrases? Cosine similarity of sentence embeddings against a threshold."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import evaluate
+import numpy as np
+
+from shared import Input, ValidatedMetric, embed_texts, text, validation
+
+_CITATION = """\
+@software{futureagi_ai_evaluation,
+  title = {ai-evaluation: Future AGI's evaluation SDK (SemanticListContains)},
+  url = {https://github.com/future-agi/ai-evaluation},
+}
+"""
+
+_DESCRIPTION = """\
+Checks whether a response contains phrases semantically similar to expected key phrases. The
+response and each phrase are lowercased and stripped of ASCII punctuation (both optional),
+embedded with a sentence-transformers model (default: the embedded all-MiniLM-L6-v2), and
+compared by cosine similarity. A sample scores 1.0 when any phrase (with match_all=True: every
+phrase) reaches similarity_threshold, else 0.0; "score" is the mean over samples.
+"""
+
+_KWARGS_DESCRIPTION = """\
+Args:
+    predictions (list of str): the responses to check (an empty response scores 0.0).
+    references (per sample: list of str, one str, or a JSON list string): the expected phrases.
+    case_insensitive (bool): lowercase texts before embedding. Default True.
+    remove_punctuation (bool): remove ASCII punctuation before embedding. Default True.
+    match_all (bool): require every phrase to match (otherwise any one). Default False.
+    similarity_threshold (float in [0, 1]): minimum cosine similarity of a match. Default 0.7.
+    embedding_model (str or None): a local sentence-transformers folder or a hub id already in
+        the local cache. Default None: the embedded all-MiniLM-L6-v2.
+    batch_size (int): encoding batch size. Default 64.
+Returns:
+    score (float): mean of the per-sample scores.
+    scores (list of float): 1.0 or 0.0 per sample.
+    details (list of dict): per sample: similarities {phrase: float}, matches [bool],
+        threshold, match_all, and reason when the sample was not compared.
+Examples:
+    >>> slc = evaluate.load("metrics/semantic_list_contains")
+    >>> result = slc.compute(predictions=["The quick brown fox jumps over the lazy dog."],
+    ...                      references=[["brown fox", "lazy dog", "dancing giraffe"]],
+    ...                      similarity_threshold=0.6)
+    >>> result["score"], result["details"][0]["matches"]
+    (1.0, [True, False, False])
+"""
+
+EMPTY_RESPONSE = "Empty response"
+NO_PHRASES = "No expected phrases to match"
+
+
+class SemanticListContains(ValidatedMetric):
+    INPUTS = (Input("predictions", allow_empty=True), Input("references", kind="phrases"))
+
+    def _info(self) -> evaluate.MetricInfo:
+        return evaluate.MetricInfo(
+            description=_DESCRIPTION,
+            citation=_CITATION,
+            inputs_description=_KWARGS_DESCRIPTION,
+            features=self.input_features(),
+            codebase_urls=["https://github.com/future-agi/ai-evaluation"],
+            reference_urls=["https://docs.futureagi.com/"],
+        )
+
+    def _compute(
+        self,
+        predictions: list[str],
+        references: list[list[str]],
+        case_insensitive: bool = True,
+        remove_punctuation: bool = True,
+        match_all: bool = False,
+        similarity_threshold: float = 0.7,
+        embedding_model: str | None = None,
+        batch_size: int = 64,
+    ) -> dict[str, Any]:
+        lowercase = validation.flag("case_insensitive", case_insensitive)
+        drop = validation.flag("remove_punctuation", remove_punctuation)
+        match_all = validation.flag("match_all", match_all)
+        threshold = validation.probability("similarity_threshold", similarity_threshold)
+        if embedding_model is not None and not isinstance(embedding_model, str):
+            raise TypeError(
+                "embedding_model must be a model folder or hub id, "
+                f"got {type(embedding_model).__name__}"
+            )
+
+        def prep(value: str) -> str:
+            return text.preprocess_phrase(value, lowercase=lowercase, drop_punctuation=drop)
+
+        # one row per (sample, phrase) pair: the response's and the phrase's processed text
+        measured = [
+            i for i, (response, phrases) in enumerate(zip(predictions, references, strict=True))
+            if response.strip() and phrases
+        ]
+        pair_sample: list[int] = []
+        pair_texts: list[str] = []
+        response_texts: list[str] = []
+        for i in measured:
+            response_texts.append(prep(predictions[i]))
+            for phrase in references[i]:
+                pair_sample.append(i)
+                pair_texts.append(prep(phrase))
+        distinct: dict[str, int] = {}
+        for t in (*response_texts, *pair_texts):
+            distinct.setdefault(t, len(distinct))
+        if distinct:
+            vectors = embed_texts(list(distinct), model=embedding_model, batch_size=batch_size)
+            response_row = dict(zip(measured, (distinct[t] for t in response_texts), strict=True))
+            left = vectors[[response_row[i] for i in pair_sample]]
+            right = vectors[[distinct[t] for t in pair_texts]]
+            similarity = np.einsum("ij,ij->i", left, right).tolist()
+        else:
+            similarity = []
+
+        scores: list[float] = []
+        details: list[dict[str, Any]] = []
+        cursor = 0
+        measured_set = set(measured)
+        for i, (response, phrases) in enumerate(zip(predictions, references, strict=True)):
+            detail: dict[str, Any] = {
+                "similarities": {}, "matches": [], "threshold": threshold, "match_all": match_all,
+            }
+            if i not in measured_set:
+                detail["reason"] = EMPTY_RESPONSE if not response.strip() else NO_PHRASES
+                scores.append(0.0)
+                details.append(detail)
+                continue
+            values = similarity[cursor:cursor + len(phrases)]
+            cursor += len(phrases)
+            matches = [v >= threshold for v in values]
+            detail["similarities"] = dict(zip(phrases, values, strict=True))
+            detail["matches"] = matches
+            hit = all(matches) if match_all else any(matches)
+            scores.append(1.0 if hit else 0.0)
+            details.append(detail)
+        return {"score": float(np.mean(scores)), "scores": scores, "details": details}

@@ -1,0 +1,80 @@
+"""shared.text: the accuracy seed's normalisation and Valor's BLEU tokeniser."""
+
+from __future__ import annotations
+
+import string
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from nltk.tokenize import RegexpTokenizer
+
+from shared import text
+
+# ASCII punctuation, Unicode whitespace and letters, emoji, RTL, combining marks, NUL
+ALPHABET = st.sampled_from(
+    list(string.printable) + ["\u00a0", "\u2003", "\u3000", "\x1c", "\u0301", "é", "ß", "İ",
+                              "😀", "\u05d0", "\u0627", "\x00", "$", ".", "日"]
+)
+TEXTS = st.text(alphabet=ALPHABET, max_size=60)
+
+
+def test_seed_examples() -> None:
+    assert text.normalize_text("Paris!") == "paris"
+    assert text.normalize_text("  Hello,   World!  ") == "hello world"
+    assert text.normalize_text("Paris!", lowercase=False) == "Paris"
+    assert text.normalize_text("a . b") == "a b"  # punctuation first, then whitespace
+
+
+def test_comparison_forms_four_modes() -> None:
+    values = ["  Paris!  ", "New   York."]
+    assert text.comparison_forms(values) == ["paris", "new york"]
+    assert text.comparison_forms(values, case_sensitive=True) == ["Paris", "New York"]
+    assert text.comparison_forms(values, normalize=False) == ["paris!", "new   york."]
+    assert text.comparison_forms(values, case_sensitive=True, normalize=False) == [
+        "Paris!", "New   York.",
+    ]
+
+
+@settings(max_examples=200, deadline=None)
+@given(TEXTS, st.booleans())
+def test_normalize_properties(value: str, lowercase: bool) -> None:
+    out = text.normalize_text(value, lowercase=lowercase)
+    assert not set(out) & set(string.punctuation)
+    assert out == out.strip()
+    assert "  " not in out and "\n" not in out and "\t" not in out
+    assert text.normalize_text(out, lowercase=lowercase) == out  # idempotent
+    assert text.comparison_forms([value], case_sensitive=not lowercase) == [out]
+    if lowercase:
+        assert out == text.normalize_text(value.lower(), lowercase=False)
+
+
+@settings(max_examples=200, deadline=None)
+@given(TEXTS)
+def test_bleu_tokenizer_is_nltks(value: str) -> None:
+    assert text.bleu_tokenize(value) == RegexpTokenizer(text.BLEU_TOKEN_PATTERN).tokenize(value)
+
+
+def test_bleu_tokenizer_ignores_periods() -> None:
+    assert text.bleu_tokenize("It costs $5. Don't e.g. stop.") == [
+        "It", "costs", "$5", "Don", "'t", "e", "g", "stop",
+    ]
+
+
+def test_preprocess_phrase_keeps_inner_whitespace() -> None:
+    assert text.preprocess_phrase("  The Quick,  brown fox. ") == "the quick  brown fox"
+    assert text.preprocess_phrase("A.B", lowercase=False, drop_punctuation=False) == "A.B"
+
+
+def test_ngrams() -> None:
+    tokens = ["a", "b", "a", "b"]
+    assert text.ngrams(tokens, 2) == [("a", "b"), ("b", "a"), ("a", "b")]
+    assert text.ngram_counts(tokens, 2)[("a", "b")] == 2
+    assert text.ngrams(tokens, 5) == []
+
+
+def test_large_and_unusual_strings() -> None:
+    big = ("x" * 1000 + " ") * 1000
+    assert len(text.normalize_text(big)) == len(big) - 1
+    assert len(text.bleu_tokenize(big)) == 1000
+    weird = "\u202eabc\u202c 😀\x00 e\u0301 مرحبا"
+    assert text.bleu_tokenize(weird) == RegexpTokenizer(text.BLEU_TOKEN_PATTERN).tokenize(weird)
