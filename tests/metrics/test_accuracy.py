@@ -50,7 +50,9 @@ def test_seed_usage_example(accuracy) -> None:
     [(True, False, "100.00%"), (True, True, "50.00%"), (False, False, "50.00%"),
      (False, True, "50.00%")],
 )
-def test_seed_four_modes(accuracy, normalize_text: bool, case_sensitive: bool, printed: str) -> None:
+def test_seed_four_modes(
+    accuracy, normalize_text: bool, case_sensitive: bool, printed: str
+) -> None:
     result = accuracy.compute(
         predictions=["Paris!", "London"], references=["paris", "London"],
         normalize_text=normalize_text, case_sensitive=case_sensitive,
@@ -94,7 +96,8 @@ def test_fuzzy_matches_rapidfuzz_pair_by_pair(
     )
     types, scores = [], []
     for p, r in zip(predictions, references, strict=True):
-        a, b = seed_form(p, case_sensitive, normalize_text), seed_form(r, case_sensitive, normalize_text)
+        a = seed_form(p, case_sensitive, normalize_text)
+        b = seed_form(r, case_sensitive, normalize_text)
         if a == b:
             types.append("exact")
             scores.append(1.0)
@@ -189,10 +192,14 @@ def test_datasets_columns(accuracy) -> None:
     assert result["accuracy"] == 0.5
 
 
-@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
 @given(
-    st.lists(st.tuples(st.text(max_size=20), st.text(min_size=1, max_size=20).filter(str.strip)),
-             min_size=1, max_size=8),
+    st.lists(
+        st.tuples(st.text(max_size=20), st.text(min_size=1, max_size=20).filter(str.strip)),
+        min_size=1, max_size=8,
+    ),
     st.booleans(),
     st.floats(0, 1),
 )
