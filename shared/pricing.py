@@ -127,9 +127,9 @@ def estimate_cost(
     """What sending ``requests`` would cost, computed offline.
 
     ``requests``: :class:`~shared.types.JudgeRequest` objects, prompt strings, or OpenAI-style
-    message lists. ``model=None`` means the provider's default model. ``completion_tokens_per_request``:
-    the answer length you expect (1 for a Yes/No log-probability call; the ``max_tokens`` of a
-    structured call gives an upper bound).
+    message lists. ``model=None`` means the provider's default model.
+    ``completion_tokens_per_request``: the answer length you expect (1 for a Yes/No
+    log-probability call; the ``max_tokens`` of a structured call gives an upper bound).
 
     Returns ``{"requests", "prompt_tokens", "completion_tokens", "cost"}``; ``cost`` is USD, or
     ``None`` when the provider/model price is unknown.

@@ -58,7 +58,12 @@ class Usage:
 
 
 def _host(url: str | None) -> str:
-    return (urlparse(url).netloc or "") if url else ""
+    """``host[:port]`` of a URL, never its credentials."""
+    if not url:
+        return ""
+    parsed = urlparse(url)
+    host = parsed.hostname or ""
+    return f"{host}:{parsed.port}" if parsed.port else host
 
 
 def _short(text: str) -> str:
@@ -121,7 +126,8 @@ class _Schema:
         self._best_match = jsonschema.exceptions.best_match
 
     def parse(self, answer: Any) -> tuple[Any, str | None]:
-        """``(value, None)`` when the answer is valid JSON for the schema, else ``(None, reason)``."""
+        """``(value, None)`` for an answer that is valid JSON for the schema, else
+        ``(None, reason)``."""
         if isinstance(answer, str):
             try:
                 value = extract_json(answer)
@@ -138,7 +144,9 @@ class _Schema:
         return None, _short(f"{error.message}" + (f" (at /{path})" if path else ""))
 
 
-def repair_request(request: JudgeRequest, answer: str, reason: str, schema: _Schema) -> JudgeRequest:
+def repair_request(
+    request: JudgeRequest, answer: str, reason: str, schema: _Schema
+) -> JudgeRequest:
     """The original conversation, the invalid answer, and a request for corrected JSON only."""
     message = (
         f"Your answer is not valid: {reason}\n"
@@ -183,7 +191,9 @@ class _Batch:
     """The requests of one ``yes_no``/``structured`` call: groups of identical requests, their
     outcomes, the progress bar."""
 
-    def __init__(self, judge: Judge, requests: list[JudgeRequest], keys: list[str], desc: str | None):
+    def __init__(
+        self, judge: Judge, requests: list[JudgeRequest], keys: list[str], desc: str | None
+    ) -> None:
         from tqdm.auto import tqdm
 
         self.judge = judge
@@ -364,7 +374,8 @@ class Judge:
         for request in requests:
             key = call_key(
                 operation=operation, kind=self.config.provider,
-                host=_host(self.config.resolved_base_url()), model=self.config.resolved_model() or "",
+                host=_host(self.config.resolved_base_url()),
+                model=self.config.resolved_model() or "",
                 messages=request.messages, sampling={}, prompt_id=request.prompt_id, extra=extra,
             )
             self._planned.setdefault(key, (request, completion_tokens))
