@@ -20,7 +20,7 @@ REPO = Path(__file__).resolve().parents[2]
 STANDALONE = r"""
 import importlib.util, json, sys
 repo, space, inputs = sys.argv[1], sys.argv[2], json.loads(sys.argv[3])
-sys.path = [p for p in sys.path if p not in ("", ".") and not p.startswith(repo)]
+sys.path = [p for p in sys.path if p not in ("", ".", repo, repo + "/")]
 sys.meta_path = [f for f in sys.meta_path if "editable" not in repr(f).lower()]
 for name in [m for m in sys.modules if m == "shared" or m.startswith("shared.")]:
     del sys.modules[name]
