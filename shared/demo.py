@@ -719,13 +719,15 @@ class MetricPanel:
         return pd.DataFrame({c: rows.get(c, [""] * n) for c in self.columns})
 
     def _empty_outputs(self) -> dict[Any, Any]:
+        import gradio as gr
         import pandas as pd
 
         return {
             self.outputs["status"]: "", self.outputs["aggregate"]: "",
             self.outputs["rows"]: pd.DataFrame(), self.outputs["unmeasured"]: "",
-            self.outputs["usage"]: "", self.outputs["chart"]: pd.DataFrame(
-                {"score range": [], "rows": []}), self.outputs["raw"]: None,
+            self.outputs["usage"]: "", self.outputs["raw"]: None,
+            self.outputs["chart"]: gr.update(visible=False, value=pd.DataFrame(
+                {"score range": [], "rows": []})),
         }
 
     def handle(self, values: Mapping[Any, Any], progress: Any = None) -> dict[Any, Any]:
@@ -760,6 +762,7 @@ class MetricPanel:
 
     def _render(self, result: Mapping[str, Any], inputs: Mapping[str, list[Any]],
                 rows: list[int], seconds: float, scrub: _Scrubber) -> dict[Any, Any]:
+        import gradio as gr
         import pandas as pd
 
         result = scrub(dict(result))
@@ -775,8 +778,8 @@ class MetricPanel:
         chart = row_scores(self.spec, per_row)
         if chart:
             bins = score_histogram(chart[1])
-            out[self.outputs["chart"]] = pd.DataFrame(
-                {"score range": [b for b, _ in bins], "rows": [c for _, c in bins]})
+            out[self.outputs["chart"]] = gr.update(visible=True, value=pd.DataFrame(
+                {"score range": [b for b, _ in bins], "rows": [c for _, c in bins]}))
         out[self.outputs["raw"]] = json.loads(json.dumps(result, default=str))
         if n and measured == 0:
             first = str(unmeasured[0].get("reason", "")) if unmeasured else ""
@@ -839,8 +842,9 @@ def _field_value(option: OptionSpec, value: Any) -> Any:
 def _option_field(option: OptionSpec, value: Any, elem_id: str) -> Any:
     import gradio as gr
 
-    default = f"default: {_show(option.default)}"
-    info = f"{option.doc} ({default})" if option.doc else default
+    info = option.doc
+    if "default" not in info.lower():
+        info = f"{info} (default: {_show(option.default)})".strip()
     if option.kind == "bool":
         return gr.Checkbox(value=bool(value), label=option.name, info=info, elem_id=elem_id)
     if option.kind in ("int", "float"):
@@ -887,11 +891,11 @@ def _build_panel(name: str, metric_dir: str | Path | None) -> MetricPanel:
                 elem_id=f"{name}-table", show_row_numbers=True,
             )
             with gr.Row():
-                panel.example_button = gr.Button("Load example", size="sm",
-                                                 elem_id=f"{name}-example")
+                panel.example_button = gr.Button("Load example", size="sm", scale=1,
+                                                 min_width=120, elem_id=f"{name}-example")
                 panel.upload = gr.File(label="Upload a batch (.jsonl or .csv)",
                                        file_types=[".jsonl", ".csv"], type="filepath",
-                                       elem_id=f"{name}-upload", height=90)
+                                       elem_id=f"{name}-upload", height=140, scale=3)
         with gr.Column(scale=2):
             if panel.options:
                 with gr.Accordion("Options", open=True):
@@ -926,7 +930,8 @@ def _build_panel(name: str, metric_dir: str | Path | None) -> MetricPanel:
     with gr.Row():
         panel.outputs["chart"] = gr.BarPlot(
             pd.DataFrame({"score range": [], "rows": []}), x="score range", y="rows",
-            title="Per-row score distribution", height=220, elem_id=f"{name}-chart", scale=1)
+            title="Per-row score distribution", height=220, elem_id=f"{name}-chart", scale=1,
+            visible=False)
         panel.outputs["usage"] = gr.Markdown(elem_id=f"{name}-usage")
     panel.outputs["rows"] = gr.Dataframe(label="Per-row results", interactive=False, wrap=True,
                                          elem_id=f"{name}-rows")
@@ -970,7 +975,9 @@ def build_demo(metric_names: list[str] | None = None,
     the returned Blocks as ``demo.jm_panels`` (name -> :class:`MetricPanel`)."""
     import gradio as gr
 
-    names = list(metric_names) if metric_names is not None else available()
+    if metric_names is None:  # instant string metrics first, then embedding, then judge ones
+        metric_names = sorted(available(), key=lambda n: (METRICS[n].judge, METRICS[n].embeds))
+    names = list(metric_names)
     unknown = [n for n in names if n not in METRICS]
     if unknown:
         raise ValueError(f"unknown metric(s): {', '.join(unknown)}; known: {', '.join(METRICS)}")

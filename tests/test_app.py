@@ -1,0 +1,254 @@
+"""The demo's Blocks app, built in-process; metrics run through the Run handler the page calls."""
+
+from __future__ import annotations
+
+import html
+import json
+import re
+import socket
+import threading
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+import pytest
+from faultproxy import FaultProxy
+from rapidfuzz import fuzz
+from rouge_score import rouge_scorer
+
+from shared.demo import EXAMPLES, build_demo
+
+FAKE_KEY = "sk-test-DEMO-0123456789abcdefSECRET"
+
+
+class KeyEchoServer:
+    """An OpenAI-style endpoint that rejects every key with a 401 whose message quotes the key in
+    full (as some providers do), so a test can check that the page never shows it."""
+
+    def __init__(self) -> None:
+        self.authorizations: list[str] = []
+        owner = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_POST(self) -> None:  # noqa: N802 (http.server's name)
+                self.rfile.read(int(self.headers.get("Content-Length") or 0))
+                auth = self.headers.get("Authorization", "")
+                owner.authorizations.append(auth)
+                key = auth.removeprefix("Bearer ")
+                body = json.dumps({"error": {
+                    "message": f"Incorrect API key provided: {key}. Check your key.",
+                    "type": "invalid_request_error", "code": "invalid_api_key"}}).encode()
+                self.send_response(401)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+            def log_message(self, *args: Any) -> None:
+                pass
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.server.daemon_threads = True
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.server.server_address[1]}/v1"
+
+    def stop(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+
+def closed_port_url() -> str:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    return f"http://127.0.0.1:{port}/v1"
+
+
+def all_text(value: Any) -> str:
+    """Every string in a handler's outputs (DataFrames, updates, JSON), joined."""
+    if isinstance(value, pd.DataFrame):
+        return value.to_csv()
+    if isinstance(value, dict):
+        return " ".join(all_text(k) + " " + all_text(v) for k, v in value.items())
+    if isinstance(value, (list, tuple)):
+        return " ".join(all_text(v) for v in value)
+    return str(value)
+
+
+@pytest.fixture(scope="module")
+def demo() -> Any:
+    return build_demo(["accuracy", "rouge", "l3score"])
+
+
+@pytest.fixture(autouse=True)
+def _private_cache(monkeypatch: pytest.MonkeyPatch, cache_dir: str) -> None:
+    monkeypatch.setenv("JUDGE_METRICS_CACHE_DIR", cache_dir)
+
+
+def run(panel: Any, table: Any = None, options: dict[str, Any] | None = None,
+        judge: dict[str, Any] | None = None) -> dict[str, Any]:
+    """Run the panel's handler with its initial page values, changed as given; returns the
+    outputs by name."""
+    values = panel.initial_values()
+    if table is not None:
+        values[panel.table] = table
+    for name, value in (options or {}).items():
+        values[panel.option_fields[name]] = value
+    for name, value in (judge or {}).items():
+        values[panel.judge_fields[name]] = value
+    out = panel.handle(values)
+    return {name: out[component] for name, component in panel.outputs.items()}
+
+
+def headline(aggregate_html: str, key: str) -> str:
+    match = re.search(rf'data-key="{re.escape(key)}"[^>]*>([^<]*)<', aggregate_html)
+    assert match, aggregate_html
+    return match.group(1)
+
+
+def test_every_panel_is_generic_over_the_registry(demo: Any) -> None:
+    accuracy = demo.jm_panels["accuracy"]
+    assert accuracy.columns == ["prediction", "reference"]
+    options = {o.name: o for o in accuracy.options}
+    # the seed card's options and defaults
+    assert options["fuzzy_threshold"].default == 0.8 and options["fuzzy_threshold"].kind == "float"
+    assert options["case_sensitive"].default is False and options["case_sensitive"].kind == "bool"
+    assert options["return_confidence"].default is True
+    l3score = demo.jm_panels["l3score"]
+    assert l3score.columns == ["question", "prediction", "reference"]
+    assert set(l3score.judge_fields) >= {"provider", "model", "base_url", "api_key"}
+    assert {o.name for o in l3score.options}.isdisjoint({"provider", "api_key", "base_url"})
+    assert not accuracy.judge_fields
+
+
+def test_accuracy_seed_example(demo: Any) -> None:
+    out = run(demo.jm_panels["accuracy"])
+    # benchwise's card: Paris/London/Tokyo vs Paris/London/Berlin -> 66.67%, 2 correct of 3
+    assert headline(out["aggregate"], "accuracy") == f"{2 / 3:.4f}"
+    assert out["raw"]["correct"] == 2 and out["raw"]["total"] == 3
+    rows = out["rows"]
+    assert list(rows["row"]) == [1, 2, 3] and list(rows["scores"]) == [1.0, 1.0, 0.0]
+    chart = out["chart"]
+    assert chart["visible"] is True and chart["value"]["rows"].sum() == 3
+    assert "jm-ok" in out["status"]
+
+
+def test_options_reach_the_metric(demo: Any) -> None:
+    table = pd.DataFrame({"prediction": ["Pariss", "Rome"], "reference": ["Paris", "Berlin"]})
+    ratio = fuzz.ratio("pariss", "paris") / 100
+    assert ratio >= 0.8
+    exact = run(demo.jm_panels["accuracy"], table)
+    fuzzy = run(demo.jm_panels["accuracy"], table, {"fuzzy_match": True, "fuzzy_threshold": 0.8})
+    assert headline(exact["aggregate"], "accuracy") == "0.0000"
+    assert headline(fuzzy["aggregate"], "accuracy") == "0.5000"
+    assert list(fuzzy["rows"]["match_types"]) == ["fuzzy", "none"]
+
+
+def test_rouge_matches_rouge_score(demo: Any) -> None:
+    rows, _ = EXAMPLES["rouge"]
+    out = run(demo.jm_panels["rouge"])
+    scorer = rouge_scorer.RougeScorer(["rouge1", "rouge2", "rougeL", "rougeLsum"])
+    scores = [scorer.score(r, p) for p, r in zip(rows["prediction"], rows["reference"],
+                                                 strict=True)]
+    for key in ("rouge1", "rouge2", "rougeL", "rougeLsum"):
+        expected = sum(s[key].fmeasure for s in scores) / len(scores)
+        assert out["raw"][key] == pytest.approx(expected, abs=1e-9)
+        assert headline(out["aggregate"], key) == f"{expected:.4f}"
+        assert list(out["rows"][key]) == pytest.approx([s[key].fmeasure for s in scores])
+
+
+def test_bad_input_is_a_message_not_a_crash(demo: Any) -> None:
+    accuracy = demo.jm_panels["accuracy"]
+    out = run(accuracy, options={"fuzzy_threshold": 1.5})
+    assert "jm-error" in out["status"] and "fuzzy_threshold" in out["status"]
+    assert out["aggregate"] == ""
+
+    empty_cell = pd.DataFrame({"prediction": ["a", "b"], "reference": ["a", "  "]})
+    out = run(accuracy, empty_cell)
+    assert "jm-error" in out["status"]
+    assert "table row 2" in out["status"] and "reference" in out["status"]
+
+    out = run(accuracy, pd.DataFrame({"prediction": [""], "reference": [""]}))
+    assert "no rows" in out["status"]
+
+    out = run(demo.jm_panels["rouge"],
+              pd.DataFrame({"prediction": ["x"], "reference": ['["unclosed", ']}))
+    assert "jm-error" in out["status"] and "JSON list" in out["status"]
+
+    out = run(demo.jm_panels["rouge"], options={"rouge_types": "[rouge1"})
+    assert "jm-error" in out["status"] and "rouge_types" in out["status"]
+
+    out = run(demo.jm_panels["l3score"], judge={"provider": "openai-compatible"})
+    assert "jm-error" in out["status"] and "base_url" in out["status"]
+    # the panel still works after all of that
+    assert "jm-ok" in run(accuracy)["status"]
+
+
+def test_upload_fills_the_table(demo: Any, tmp_path: Path) -> None:
+    rouge = demo.jm_panels["rouge"]
+    batch = tmp_path / "batch.jsonl"
+    batch.write_text("\n".join(json.dumps(r) for r in [
+        {"prediction": "the cat sat", "reference": ["the cat sat", "a cat sat"], "id": 1},
+        {"predictions": "hello there", "references": "hello"},
+    ]) + "\n")
+    loaded = rouge.load_file(str(batch))
+    table = loaded[rouge.table]
+    assert list(table.columns) == ["prediction", "reference"] and len(table) == 2
+    assert json.loads(table["reference"][0]) == ["the cat sat", "a cat sat"]
+    out = run(rouge, table)
+    assert "jm-ok" in out["status"] and len(out["rows"]) == 2
+    assert out["rows"]["rouge1"][0] == pytest.approx(1.0)  # best of the two references
+
+    csv_file = tmp_path / "batch.csv"
+    csv_file.write_text("prediction,answer\nParis,Paris\n")
+    loaded = rouge.load_file(str(csv_file))
+    status = html.unescape(loaded[rouge.outputs["status"]])
+    assert "jm-error" in status and "'reference'" in status and rouge.table not in loaded
+
+
+@pytest.mark.server
+def test_judge_metric_against_llama_server(demo: Any, llama_server: str) -> None:
+    l3score = demo.jm_panels["l3score"]
+    table = pd.DataFrame({"question": ["What is the capital of France?"],
+                          "prediction": ["Paris"], "reference": ["Paris"]})
+    with FaultProxy(llama_server) as proxy:
+        out = run(l3score, table, judge={"provider": "openai-compatible", "base_url": proxy.url,
+                                         "model": "smollm2", "api_key": FAKE_KEY})
+        authorizations = [v for s in proxy.seen for k, v in s.headers.items()
+                          if k.lower() == "authorization"]
+    assert "jm-ok" in out["status"], out["status"]
+    value = float(headline(out["aggregate"], "L3Score"))
+    assert 0.0 <= value <= 1.0
+    assert list(out["rows"]["scores"]) == [pytest.approx(value, abs=5e-5)]
+    assert out["raw"]["usage"]["calls"] == 1 and "calls 1" in out["usage"]
+    # the key was used for the request, and is nowhere in what the page gets back
+    assert authorizations == [f"Bearer {FAKE_KEY}"]
+    assert FAKE_KEY not in all_text(out)
+
+
+@pytest.fixture()
+def key_echo_server() -> Iterator[KeyEchoServer]:
+    server = KeyEchoServer()
+    yield server
+    server.stop()
+
+
+def test_wrong_key_and_unreachable_server(demo: Any, key_echo_server: KeyEchoServer) -> None:
+    l3score = demo.jm_panels["l3score"]
+    out = run(l3score, judge={"provider": "openai-compatible", "base_url": key_echo_server.url,
+                              "model": "judge", "api_key": FAKE_KEY, "use_cache": False})
+    assert key_echo_server.authorizations[0] == f"Bearer {FAKE_KEY}"
+    assert "jm-warning" in out["status"] and "No row could be measured" in out["status"]
+    assert "401" in out["status"] and "401" in out["unmeasured"]
+    assert "None (no row measured)" in out["aggregate"]
+    assert FAKE_KEY not in all_text(out)
+
+    out = run(l3score, judge={"provider": "openai-compatible", "base_url": closed_port_url(),
+                              "model": "judge", "use_cache": False})
+    assert "jm-warning" in out["status"] and "No row could be measured" in out["status"]
+    assert "table row 1" in out["unmeasured"] and "table row 2" in out["unmeasured"]
