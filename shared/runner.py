@@ -106,6 +106,11 @@ def extract_json(text: str) -> Any:
                      "the answer is not valid JSON")
 
 
+def _schema_text(schema: dict[str, Any]) -> str:
+    return json.dumps(schema, sort_keys=True, separators=(",", ":"), ensure_ascii=False,
+                      default=str)
+
+
 class _Schema:
     """A request schema with its validator, checked once."""
 
@@ -121,7 +126,7 @@ class _Schema:
         except jsonschema.exceptions.SchemaError as exc:
             raise ValueError(f"{where} is not a valid JSON schema: {_short(exc.message)}") from exc
         self.schema = schema
-        self.text = json.dumps(schema, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+        self.text = _schema_text(schema)
         self._validator = cls(schema)
         self._best_match = jsonschema.exceptions.best_match
 
@@ -565,8 +570,14 @@ def _check_schemas(schemas: Any, count: int) -> list[_Schema]:
     by_text: dict[str, _Schema] = {}
     checked = []
     for index, schema in enumerate(schemas):
-        parsed = _Schema(schema, index)
-        checked.append(by_text.setdefault(parsed.text, parsed))
+        if not isinstance(schema, dict):
+            raise TypeError(
+                f"schemas[{index}] must be a JSON-schema dict, got {type(schema).__name__}"
+            )
+        text = _schema_text(schema)
+        if text not in by_text:
+            by_text[text] = _Schema(schema, index)
+        checked.append(by_text[text])
     return checked
 
 

@@ -246,6 +246,18 @@ def test_an_unconstrained_backend_gets_one_repair_retry(llama_server, cache_dir)
         assert outcome.error.startswith("invalid judge answer: ")
 
 
+@pytest.mark.server
+def test_a_model_without_logprobs_raises_a_configuration_error(llama_server, cache_dir):
+    from shared.backends import LogprobsUnavailable
+
+    with FaultProxy(llama_server, default="no_logprobs") as proxy:
+        judge = get_judge(config(proxy.url, cache_dir))
+        with pytest.raises(LogprobsUnavailable, match="log-probabilities"):
+            judge.yes_no([ask("Is snow white?"), ask("Is coal white?")])
+        assert proxy.count == 1  # stopped before the further calls
+    assert len(CallCache(cache_dir)) == 0
+
+
 KILLED_RUN = textwrap.dedent("""
     import sys
     from shared import JudgeRequest, get_judge, judge_config
