@@ -59,7 +59,8 @@ def test_estimate_cost_uses_the_documented_heuristic():
 
 def test_estimate_cost_defaults_and_errors():
     # model=None: the provider's default model (openai -> gpt-4o-mini) is priced
-    assert estimate_cost(["hi"], "openai")["cost"] == estimate_cost(["hi"], "openai", "gpt-4o-mini")["cost"]
+    default = estimate_cost(["hi"], "openai")["cost"]
+    assert default == estimate_cost(["hi"], "openai", "gpt-4o-mini")["cost"]
     assert estimate_cost(["hi"], "local")["cost"] == 0.0
     assert estimate_cost(["hi"], "openai-compatible", "my-model")["cost"] is None
     assert estimate_cost([], "openai")["requests"] == 0
