@@ -8,6 +8,7 @@ input fails with an error that names the argument and the sample index, before a
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from typing import Any, ClassVar, Literal
 
@@ -94,7 +95,36 @@ class ValidatedMetric(evaluate.Metric):
             spec.name: columns.get(spec.name) for spec in self.INPUTS if not spec.required
         }
         features = {k: v for k, v in columns.items() if k not in optional}
-        return super().compute(**features, **optional, **options)
+        try:
+            return super().compute(**features, **optional, **options)
+        except BaseException:
+            self._release_evaluate_files()
+            raise
+
+    def _release_evaluate_files(self) -> None:
+        """evaluate keeps its cache-file locks and files when ``_compute`` raises (a bad option,
+        ``LogprobsUnavailable``); the next ``compute`` on this object would wait 1 s for the held
+        lock and the files would stay behind. Release and remove them."""
+        locks = list(getattr(self, "filelocks", None) or [])
+        if getattr(self, "filelock", None) is not None:
+            locks.append(self.filelock)
+        paths = list(getattr(self, "file_paths", None) or [])
+        if getattr(self, "cache_file_name", None):
+            paths.append(self.cache_file_name)
+        self.writer = self.buf_writer = self.data = None
+        self.filelock = self.filelocks = self.file_paths = self.cache_file_name = None
+        self.selected_feature_format = None
+        for path in paths:
+            if not getattr(self, "keep_in_memory", False) and os.path.exists(path):
+                try:
+                    os.remove(path)
+                except OSError:
+                    pass
+        for lock in locks:
+            try:
+                lock.release(force=True)
+            except Exception:  # best effort: never hide the original error
+                pass
 
 
 # evaluate.load instantiates the first non-abstract EvaluationModule subclass in a metric script's
