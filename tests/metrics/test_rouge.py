@@ -155,8 +155,12 @@ def test_datasets_columns(rouge) -> None:
 @settings(
     max_examples=20, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
 )
-@given(st.lists(st.tuples(st.text(max_size=40), st.text(min_size=1, max_size=40).filter(str.strip)),
-                min_size=1, max_size=6))
+@given(
+    st.lists(
+        st.tuples(st.text(max_size=40), st.text(min_size=1, max_size=40).filter(str.strip)),
+        min_size=1, max_size=6,
+    )
+)
 def test_output_ranges(rouge, pairs) -> None:
     predictions, references = map(list, zip(*pairs, strict=True))
     result = rouge.compute(predictions=predictions, references=references, use_aggregator=False)

@@ -1,0 +1,168 @@
+"""bleu: Valor's definition, with per-sample values and corpus BLEU identical to nltk's run here
+on generated corpora (several references, other weights, smoothing), validation, odd inputs."""
+
+from __future__ import annotations
+
+import random
+import warnings
+
+import evaluate
+import pytest
+from datasets import Dataset
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from nltk.tokenize import RegexpTokenizer
+from nltk.translate.bleu_score import SmoothingFunction, corpus_bleu, sentence_bleu
+
+from shared import registry
+
+TOKENIZER = RegexpTokenizer(r"\w+|\$[\d]+|[^\s\.]+")  # Valor's
+WORDS = (
+    "the a cat dog sat on mat is was big small red blue quick brown fox jumps over lazy . , ; "
+    "$5 $10 $ 3.5 don't e.g. U.S.A. 日本 😀 e\u0301 مرحبا \x1c ! ?"
+).split(" ")
+
+
+def valor_bleu(prediction: str, references: list[str], weights=(0.25,) * 4, smoothing=None):
+    """Valor's compute_sentence_bleu, written against nltk."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        score = float(sentence_bleu([TOKENIZER.tokenize(r) for r in references],
+                                    TOKENIZER.tokenize(prediction), weights=weights,
+                                    smoothing_function=smoothing))
+    return score if score >= 1e-9 else 0.0
+
+
+def nltk_corpus(predictions, references, weights=(0.25,) * 4, smoothing=None) -> float:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return float(corpus_bleu([[TOKENIZER.tokenize(r) for r in refs] for refs in references],
+                                 [TOKENIZER.tokenize(p) for p in predictions], weights=weights,
+                                 smoothing_function=smoothing))
+
+
+def corpus(n: int, seed: int, multi: bool) -> tuple[list[str], list[list[str]]]:
+    """Predictions that share words with their references, so all n-gram orders occur."""
+    rng = random.Random(seed)
+    predictions, references = [], []
+    for _ in range(n):
+        base = [rng.choice(WORDS) for _ in range(rng.randint(0, 25))]
+        refs = []
+        for _ in range(rng.choice([1, 2, 3]) if multi else 1):
+            ref = list(base)
+            for _ in range(rng.randint(0, 5)):
+                ref.insert(rng.randint(0, len(ref)), rng.choice(WORDS))
+            refs.append(" ".join(ref) + " end")
+        predictions.append(" ".join(base))
+        references.append(refs)
+    return predictions, references
+
+
+@pytest.fixture(scope="module")
+def bleu() -> evaluate.EvaluationModule:
+    return evaluate.load(registry.metric_path("bleu"))
+
+
+@pytest.mark.parametrize("multi", [False, True])
+@pytest.mark.parametrize(
+    "weights", [(0.25, 0.25, 0.25, 0.25), (0.5, 0.5), (1.0,), (0.1, 0.2, 0.3, 0.2, 0.2), (0, 1)]
+)
+def test_identical_to_nltk(bleu, multi: bool, weights: tuple) -> None:
+    predictions, references = corpus(400, seed=len(weights) + multi, multi=multi)
+    result = bleu.compute(predictions=predictions, references=references, weights=list(weights))
+    expected = [valor_bleu(p, refs, weights)
+                for p, refs in zip(predictions, references, strict=True)]
+    assert result["scores"] == expected
+    assert 0 < sum(s == 0.0 for s in expected) < len(expected)  # both regimes are exercised
+    assert result["bleu"] == pytest.approx(sum(expected) / len(expected), abs=1e-15)
+    assert result["corpus_bleu"] == nltk_corpus(predictions, references, weights)
+
+
+@pytest.mark.parametrize("method", ["method1", "method2", "method3", "method4", "method7"])
+def test_smoothing_is_nltks(bleu, method: str) -> None:
+    predictions, references = corpus(60, seed=9, multi=True)
+    smoothing = getattr(SmoothingFunction(), method)
+    result = bleu.compute(predictions=predictions, references=references, smoothing=method)
+    assert result["scores"] == [valor_bleu(p, refs, smoothing=smoothing)
+                                for p, refs in zip(predictions, references, strict=True)]
+    assert result["corpus_bleu"] == nltk_corpus(predictions, references, smoothing=smoothing)
+
+
+def test_simple_cases(bleu) -> None:
+    result = bleu.compute(predictions=["the cat sat on the mat.", "", "..."],
+                          references=["The cat sat on the mat", "a b c d", ["x y z w"]])
+    assert result["scores"][1:] == [0.0, 0.0]
+    # "the" vs "The": case matters, so 4-gram precision is 2/3 and so on, as nltk computes it
+    assert result["scores"][0] == valor_bleu("the cat sat on the mat.", ["The cat sat on the mat"])
+    perfect = bleu.compute(predictions=["It costs $5. Really."], references=["It costs $5 Really"])
+    assert perfect["bleu"] == 1.0 and perfect["corpus_bleu"] == 1.0  # periods are ignored
+
+
+def test_below_floor_is_zero(bleu) -> None:
+    prediction, reference = "a b c d e", "a x y z w"  # unigram overlap only
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        raw = sentence_bleu([reference.split()], prediction.split())
+    assert 0 < raw < 1e-9
+    assert bleu.compute(predictions=[prediction], references=[reference])["scores"] == [0.0]
+
+
+def test_no_nltk_warnings(bleu) -> None:
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        bleu.compute(predictions=["a b c", "x"], references=["a b d", "y"])
+        bleu.compute(predictions=["a b c", "x"], references=["a b d", "y"], smoothing="method1")
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "error", "needle"),
+    [
+        ({"references": ["a", None]}, ValueError, "references[1]"),
+        ({"references": ["a", ["b", 5]]}, TypeError, "references[1][1]"),
+        ({"predictions": ["a", 1.5]}, TypeError, "predictions[1]"),
+        ({"weights": [0.5, -0.5]}, ValueError, "weights[1]"),
+        ({"weights": [0.5, float("nan")]}, TypeError, "weights[1]"),
+        ({"weights": []}, ValueError, "weights"),
+        ({"weights": [0, 0]}, ValueError, "weights"),
+        ({"weights": "0.25"}, TypeError, "weights"),
+        ({"smoothing": "method9"}, ValueError, "smoothing"),
+    ],
+)
+def test_bad_input(bleu, kwargs: dict, error: type, needle: str) -> None:
+    inputs = {"predictions": ["a", "b"], "references": ["a", "c"], **kwargs}
+    with pytest.raises(error) as info:
+        bleu.compute(**inputs)
+    assert needle in str(info.value)
+
+
+def test_huge_and_unusual_strings(bleu) -> None:
+    big = "one two three four " * 55_000  # ~1 MB
+    predictions = [big, "😀 \u202eمرحبا\x00 e\u0301", "\x00"]
+    references = [big, ["😀 مرحبا e\u0301", "x"], "\x00"]
+    result = bleu.compute(predictions=predictions, references=references)
+    assert result["scores"][0] == 1.0
+    assert result["scores"][1:] == [valor_bleu(predictions[1], references[1]),
+                                    valor_bleu(predictions[2], [references[2]])]
+
+
+def test_datasets_columns(bleu) -> None:
+    ds = Dataset.from_dict({"prediction": ["the cat sat on the mat"],
+                            "reference": [["the cat sat on the mat", "a cat"]]})
+    assert bleu.compute(predictions=ds["prediction"], references=ds["reference"])["bleu"] == 1.0
+
+
+@settings(
+    max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    st.lists(
+        st.tuples(st.text(max_size=40), st.text(min_size=1, max_size=40).filter(str.strip)),
+        min_size=1, max_size=6,
+    )
+)
+def test_output_ranges(bleu, pairs) -> None:
+    predictions, references = map(list, zip(*pairs, strict=True))
+    result = bleu.compute(predictions=predictions, references=references)
+    assert result["scores"] == [valor_bleu(p, [r]) for p, r in pairs]
+    assert all(0.0 <= s <= 1.0 for s in result["scores"])
+    assert 0.0 <= result["bleu"] <= 1.0 and 0.0 <= result["corpus_bleu"] <= 1.0
