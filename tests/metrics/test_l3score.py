@@ -10,19 +10,16 @@ from pathlib import Path
 
 import evaluate
 import pytest
+from faultproxy import FaultProxy
 
 from shared import exact_yes_probability, l3score_from_top_logprobs, prompts
 
 REPO = Path(__file__).resolve().parents[2]
 CARD = REPO / "metrics" / "l3score" / "README.md"
 
-QUESTIONS = [
-    "What is the capital of France?",
-    "What is the capital of Germany?",
-    "How many legs does a spider have?",
-]
-PREDICTIONS = ["Paris", "Moscow", "Eight legs."]
-REFERENCES = ["Paris", "Berlin", "8"]
+QUESTIONS = ["What is the capital of France?", "How many legs does a spider have?"]
+PREDICTIONS = ["Paris", "Six legs."]
+REFERENCES = ["Paris", "8"]
 
 
 @pytest.fixture(scope="module")
@@ -32,7 +29,8 @@ def l3score() -> evaluate.Metric:
 
 def _documented_keys() -> tuple[set[str], set[str]]:
     """(keys returned always, every documented key) from the card's Output Values table."""
-    section = CARD.read_text(encoding="utf-8").split("### Output Values", 1)[1].split("\n## ", 1)[0]
+    section = CARD.read_text(encoding="utf-8").split("\n## Output Values\n", 1)[1]
+    section = section.split("\n## ", 1)[0]
     always, documented = set(), set()
     for key, when in re.findall(r"^\| `([^`]+)` \| [^|]+ \| ([^|]+) \|", section, re.MULTILINE):
         documented.add(key)
@@ -79,11 +77,19 @@ def test_card_documents_the_prompt_verbatim() -> None:
 def test_server_run_scores_by_the_spiqa_rule_and_caches(
     l3score: evaluate.Metric, llama_server: str, cache_dir: str
 ) -> None:
-    options = dict(provider="openai-compatible", base_url=llama_server, model="smollm2",
-                   cache_dir=cache_dir, show_progress=False)
-    result = l3score.compute(
-        questions=QUESTIONS, predictions=PREDICTIONS, references=REFERENCES, **options
-    )
+    # a pass-through proxy in front of the real server records what was sent
+    with FaultProxy(llama_server, default="pass") as proxy:
+        options = dict(provider="openai-compatible", base_url=proxy.url, model="smollm2",
+                       cache_dir=cache_dir, show_progress=False)
+        result = l3score.compute(
+            questions=QUESTIONS, predictions=PREDICTIONS, references=REFERENCES, **options
+        )
+        sent = [seen.body for seen in proxy.seen]
+        again = l3score.compute(
+            questions=QUESTIONS, predictions=PREDICTIONS, references=REFERENCES, **options
+        )
+        assert proxy.count == len(sent)
+
     always, documented = _documented_keys()
     assert always <= set(result) <= documented
     assert {"L3Score", "Cost"} <= always
@@ -94,9 +100,17 @@ def test_server_run_scores_by_the_spiqa_rule_and_caches(
     assert result["usage"]["prompt_tokens"] > 0
     assert result["Cost"] is None  # "smollm2" is in no price table
 
-    again = l3score.compute(
-        questions=QUESTIONS, predictions=PREDICTIONS, references=REFERENCES, **options
-    )
+    # SPIQA's request: the card's prompt as one user message, one token, top-5 log-probabilities
+    assert len(sent) == len(QUESTIONS)
+    expected = [prompts.L3SCORE.render(question=q, gt=r, answer=p)
+                for q, p, r in zip(QUESTIONS, PREDICTIONS, REFERENCES, strict=True)]
+    assert sorted(body["messages"][0]["content"] for body in sent) == sorted(expected)
+    for body in sent:
+        assert [m["role"] for m in body["messages"]] == ["user"]
+        assert body["model"] == "smollm2"
+        assert (body["temperature"], body["top_p"]) == (0, 1)
+        assert (body["logprobs"], body["top_logprobs"], body["max_tokens"]) == (True, 5, 1)
+
     assert again["usage"]["calls"] == 0
     assert again["usage"]["cache_hits"] == len(QUESTIONS)
     assert again["scores"] == result["scores"]
@@ -122,24 +136,28 @@ def test_dry_run_sends_nothing(
 
 
 def test_local_judge_top5_and_exact(l3score: evaluate.Metric, cache_dir: str) -> None:
-    inputs = dict(questions=QUESTIONS[:2], predictions=PREDICTIONS[:2],
-                  references=REFERENCES[:2], cache_dir=cache_dir, show_progress=False)
+    inputs = dict(questions=QUESTIONS, predictions=PREDICTIONS, references=REFERENCES,
+                  cache_dir=cache_dir, show_progress=False)
     result = l3score.compute(**inputs)  # no provider, no api_key: the embedded local judge
     always, documented = _documented_keys()
     assert always <= set(result) <= documented
-    _check_top5_mechanics(result, 2)
+    _check_top5_mechanics(result, len(QUESTIONS))
+    assert result["usage"]["calls"] == len(QUESTIONS)
     assert result["Cost"] == 0.0
 
     exact = l3score.compute(**inputs, exact=True)
     assert always <= set(exact) <= documented
+    # one forward pass gives both the top-5 list and the exact probabilities: the exact run is
+    # answered from the cache of the top-5 run
+    assert exact["usage"]["calls"] == 0
+    assert exact["usage"]["cache_hits"] == len(QUESTIONS)
     assert exact["unmeasured"] == []
     for score, detail in zip(exact["scores"], exact["details"], strict=True):
         assert detail["mode"] == "exact"
         assert 0.0 <= score <= 1.0
         assert 0.0 <= detail["p_yes"] + detail["p_no"] <= 1.0 + 1e-6
         assert score == pytest.approx(exact_yes_probability(detail["p_yes"], detail["p_no"]))
-    assert exact["L3Score"] == pytest.approx(sum(exact["scores"]) / 2)
-    # the same forward pass: the top-5 list of the exact run gives the top-5 run's scores
+    assert exact["L3Score"] == pytest.approx(sum(exact["scores"]) / len(QUESTIONS))
     assert [d["top5_score"] for d in exact["details"]] == pytest.approx(result["scores"])
 
 
@@ -182,8 +200,9 @@ def test_bad_inputs_raise(l3score: evaluate.Metric, cache_dir: str, inputs: dict
         (dict(temperature=0.5), TypeError, "temperature"),
     ],
 )
-def test_bad_options_raise(l3score: evaluate.Metric, cache_dir: str, monkeypatch: pytest.MonkeyPatch,
-                           options: dict, error: type[Exception], match: str) -> None:
+def test_bad_options_raise(l3score: evaluate.Metric, cache_dir: str,
+                           monkeypatch: pytest.MonkeyPatch, options: dict,
+                           error: type[Exception], match: str) -> None:
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
     with pytest.raises(error, match=match):
         l3score.compute(questions=["q"], predictions=["a"], references=["r"],
