@@ -88,7 +88,8 @@ class L3Score(ValidatedMetric):
         self, questions: list[str], predictions: list[str], references: list[str], **options: Any
     ) -> dict[str, Any]:
         config, options = split_judge_options(options)
-        exact = validation.flag("exact", options.pop("exact", False))
+        exact = options.pop("exact", None)
+        exact = False if exact is None else validation.flag("exact", exact)
         if options:
             raise TypeError(f"l3score got unknown option(s): {', '.join(sorted(options))}")
         if exact and config.provider != "local":
