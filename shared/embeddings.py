@@ -76,7 +76,9 @@ def embed_texts(
     position: dict[str, int] = {}
     rows = [position.setdefault(t, len(position)) for t in texts]
     if not position:
-        dim = encoder.get_sentence_embedding_dimension() or 0
+        # sentence-transformers >= 5 renamed get_sentence_embedding_dimension
+        get_dimension = getattr(encoder, "get_embedding_dimension", None)
+        dim = (get_dimension or encoder.get_sentence_embedding_dimension)() or 0
         return np.zeros((0, dim), dtype=np.float32)
     unique = np.asarray(
         encoder.encode(

@@ -1,0 +1,177 @@
+"""semantic_list_contains: the seed's example as a golden test, Future AGI's algorithm run here
+with sentence-transformers on more cases, one batched encode per call, validation, odd inputs."""
+
+from __future__ import annotations
+
+import json
+import string
+
+import evaluate
+import numpy as np
+import pytest
+from datasets import Dataset
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from scipy.spatial.distance import cosine
+
+from shared import defaults, load_embedding_model, registry
+
+RESPONSE = "The quick brown fox jumps over the lazy dog."
+PHRASES = ["brown fox", "lazy dog", "dancing giraffe"]
+SEED_SIMILARITIES = {  # from the seed document
+    "brown fox": 0.6240062713623047,
+    "lazy dog": 0.5937517639250626,
+    "dancing giraffe": 0.28756572530065383,
+}
+
+
+@pytest.fixture(scope="module")
+def slc() -> evaluate.EvaluationModule:
+    return evaluate.load(registry.metric_path("semantic_list_contains"))
+
+
+@pytest.mark.parametrize("references", [[PHRASES], [json.dumps(PHRASES)]])
+def test_seed_example(slc, references) -> None:
+    result = slc.compute(predictions=[RESPONSE], references=references, similarity_threshold=0.6)
+    assert result["score"] == 1.0 and result["scores"] == [1.0]
+    detail = result["details"][0]
+    assert list(detail["similarities"]) == PHRASES
+    for phrase, value in SEED_SIMILARITIES.items():
+        assert detail["similarities"][phrase] == pytest.approx(value, abs=1e-6)
+    assert detail["matches"] == [True, False, False]
+    assert detail["threshold"] == 0.6 and detail["match_all"] is False
+
+
+def test_defaults_and_match_all(slc) -> None:
+    default = slc.compute(predictions=[RESPONSE], references=[PHRASES])  # threshold 0.7
+    assert default["scores"] == [0.0] and default["details"][0]["threshold"] == 0.7
+    every = slc.compute(predictions=[RESPONSE, RESPONSE], references=[PHRASES, PHRASES[:2]],
+                        similarity_threshold=0.55, match_all=True)
+    assert every["scores"] == [0.0, 1.0] and every["score"] == 0.5
+
+
+def test_empty_response_and_no_phrases(slc) -> None:
+    result = slc.compute(predictions=["", "  ", RESPONSE, RESPONSE],
+                         references=[PHRASES, PHRASES, [], "[]"])
+    assert result["scores"] == [0.0, 0.0, 0.0, 0.0]
+    reasons = [d.get("reason") for d in result["details"]]
+    assert reasons == ["Empty response", "Empty response", "No expected phrases to match",
+                       "No expected phrases to match"]
+
+
+def future_agi(response: str, phrases: list[str], threshold: float, match_all: bool,
+               model) -> tuple[float, dict[str, float], list[bool]]:
+    """Future AGI's SemanticListContains, case by case, as its package computes it."""
+    def prep(value: str) -> str:
+        return value.lower().translate(str.maketrans("", "", string.punctuation)).strip()
+
+    response_vector = model.encode(prep(response))
+    phrase_vectors = model.encode([prep(p) for p in phrases])
+    similarities = {
+        p: 1.0 - cosine(response_vector, v) for p, v in zip(phrases, phrase_vectors, strict=True)
+    }
+    matches = [similarities[p] >= threshold for p in phrases]
+    return (1.0 if (all(matches) if match_all else any(matches)) else 0.0), similarities, matches
+
+
+def test_matches_future_agi_case_by_case(slc) -> None:
+    model = load_embedding_model()
+    cases = [
+        ("Paris is the capital of France.", ["capital of France", "Berlin", "Eiffel tower"]),
+        ("I love eating apples and bananas!", ["fruit", "vegetables", "apples"]),
+        ("The meeting was moved to Tuesday.", "schedule change"),
+        ("Water boils at 100 degrees Celsius.", ["boiling point", "freezing", "water"]),
+        ("   Cats,   dogs & birds   ", ["pets", "animals", "CATS"]),
+    ]
+    predictions = [c[0] for c in cases]
+    references = [c[1] for c in cases]
+    for threshold, match_all in [(0.45, False), (0.3, True)]:
+        result = slc.compute(predictions=predictions, references=references,
+                             similarity_threshold=threshold, match_all=match_all)
+        for i, (response, phrases) in enumerate(cases):
+            phrases = [phrases] if isinstance(phrases, str) else phrases
+            score, sims, matches = future_agi(response, phrases, threshold, match_all, model)
+            detail = result["details"][i]
+            assert list(detail["similarities"]) == phrases
+            assert np.allclose(list(detail["similarities"].values()), list(sims.values()),
+                               atol=1e-5)
+            assert detail["matches"] == matches and result["scores"][i] == score
+
+
+def test_one_batched_encode_of_distinct_texts(slc, monkeypatch) -> None:
+    model = load_embedding_model()
+    calls: list[list[str]] = []
+    encode = model.encode
+
+    def counting(texts, **kwargs):
+        calls.append(list(texts))
+        return encode(texts, **kwargs)
+
+    monkeypatch.setattr(model, "encode", counting)
+    slc.compute(predictions=["A cat.", "a cat", "A dog!"],
+                references=[["cat", "Dog"], ["cat"], ["dog", "cat"]])
+    assert len(calls) == 1
+    assert sorted(calls[0]) == ["a cat", "a dog", "cat", "dog"]
+
+
+def test_options_and_local_folder(slc) -> None:
+    raw = slc.compute(predictions=["THE FOX!"], references=[["the fox"]],
+                      case_insensitive=False, remove_punctuation=False,
+                      embedding_model=str(defaults.embedding_model_dir()))
+    cleaned = slc.compute(predictions=["THE FOX!"], references=[["the fox"]])
+    assert cleaned["details"][0]["similarities"]["the fox"] == pytest.approx(1.0, abs=1e-5)
+    assert raw["details"][0]["similarities"]["the fox"] < 0.999
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "error", "needle"),
+    [
+        ({"similarity_threshold": 1.2}, ValueError, "similarity_threshold"),
+        ({"similarity_threshold": float("nan")}, ValueError, "similarity_threshold"),
+        ({"predictions": ["a", None]}, ValueError, "predictions[1]"),
+        ({"references": [["x"], 5]}, TypeError, "references[1]"),
+        ({"references": [["x"], ["y", None]]}, ValueError, "references[1][1]"),
+        ({"match_all": "no"}, TypeError, "match_all"),
+        ({"embedding_model": 5}, TypeError, "embedding_model"),
+    ],
+)
+def test_bad_input(slc, kwargs: dict, error: type, needle: str) -> None:
+    inputs = {"predictions": ["a", "b"], "references": [["x"], ["y"]], **kwargs}
+    with pytest.raises(error) as info:
+        slc.compute(**inputs)
+    assert needle in str(info.value)
+
+
+def test_huge_and_unusual_strings(slc) -> None:
+    big = "the quick brown fox " * 50_000  # 1 MB; the model reads its first 256 word pieces
+    result = slc.compute(
+        predictions=[big, "😀 \u202eمرحبا\x00 e\u0301", "!!!"],
+        references=[["quick fox"], ["שלום", "😀", ""], ["?"]],
+        similarity_threshold=0.5,
+    )
+    assert result["scores"][0] == 1.0
+    assert all(-1.0 <= v <= 1.0 + 1e-6 for d in result["details"]
+               for v in d["similarities"].values())
+
+
+def test_datasets_columns(slc) -> None:
+    ds = Dataset.from_dict({"prediction": [RESPONSE], "expected": [PHRASES]})
+    result = slc.compute(predictions=ds["prediction"], references=ds["expected"],
+                         similarity_threshold=0.6)
+    assert result["scores"] == [1.0]
+
+
+@settings(
+    max_examples=8, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(st.lists(st.tuples(st.text(max_size=30), st.lists(st.text(max_size=15), max_size=3)),
+                min_size=1, max_size=4), st.floats(0, 1), st.booleans())
+def test_output_ranges(slc, samples, threshold: float, match_all: bool) -> None:
+    predictions = [s[0] for s in samples]
+    references = [s[1] for s in samples]
+    result = slc.compute(predictions=predictions, references=references,
+                         similarity_threshold=threshold, match_all=match_all)
+    assert set(result["scores"]) <= {0.0, 1.0}
+    assert 0.0 <= result["score"] <= 1.0
+    for detail, phrases in zip(result["details"], references, strict=True):
+        assert len(detail["matches"]) in (0, len(phrases))

@@ -1,0 +1,72 @@
+"""shared.embeddings with the real embedded all-MiniLM-L6-v2."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from shared import defaults, embed_texts, load_embedding_model
+from shared.embeddings import cosine_similarity, paired_cosine_similarity
+
+
+class CountingEncoder:
+    """The real model, with a record of what it was asked to encode."""
+
+    def __init__(self, model) -> None:
+        self.model = model
+        self.calls: list[list[str]] = []
+
+    def encode(self, texts, **kwargs):
+        self.calls.append(list(texts))
+        return self.model.encode(texts, **kwargs)
+
+    def get_embedding_dimension(self) -> int:
+        return dimension(self.model)
+
+
+@pytest.fixture(scope="module")
+def model():
+    return load_embedding_model()
+
+
+def dimension(model) -> int:
+    return (getattr(model, "get_embedding_dimension", None)
+            or model.get_sentence_embedding_dimension)()
+
+
+def test_loaded_once_per_process(model) -> None:
+    assert load_embedding_model() is model
+    assert load_embedding_model(str(defaults.embedding_model_dir())) is model
+    assert str(model.device) == "cpu"
+
+
+def test_rows_are_unit_float32_and_deduplicated(model) -> None:
+    counting = CountingEncoder(model)
+    texts = ["a cat", "a dog", "a cat", "", "😀 مرحبا", "a dog"]
+    vectors = embed_texts(texts, model=counting, batch_size=2)
+    assert counting.calls == [["a cat", "a dog", "", "😀 مرحبا"]]
+    assert vectors.shape == (6, dimension(model))
+    assert vectors.dtype == np.float32
+    assert np.allclose(np.linalg.norm(vectors, axis=1), 1.0, atol=1e-5)
+    assert np.array_equal(vectors[0], vectors[2]) and np.array_equal(vectors[1], vectors[5])
+    single = model.encode("a dog", normalize_embeddings=True)
+    assert np.allclose(vectors[1], single, atol=1e-6)
+
+
+def test_names_and_helpers(model) -> None:
+    by_default = embed_texts(["brown fox", "lazy dog"])
+    by_folder = embed_texts(["brown fox", "lazy dog"], model=str(defaults.embedding_model_dir()))
+    assert np.array_equal(by_default, by_folder)
+    sims = cosine_similarity(by_default, by_default)
+    assert sims.shape == (2, 2) and np.allclose(np.diag(sims), 1.0, atol=1e-5)
+    assert np.allclose(paired_cosine_similarity(by_default, by_default[::-1]), sims[0, 1])
+    assert embed_texts([]).shape == (0, dimension(model))
+
+
+def test_bad_arguments() -> None:
+    with pytest.raises(OSError, match="not-a-real/model-xyz"):
+        load_embedding_model("not-a-real/model-xyz")
+    with pytest.raises(TypeError):
+        embed_texts("one string")
+    with pytest.raises(ValueError, match="batch_size"):
+        embed_texts(["x"], batch_size=0)
