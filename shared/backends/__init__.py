@@ -23,7 +23,8 @@ from .base import Backend, LogprobsUnavailable
 if TYPE_CHECKING:
     from ..config import JudgeConfig
 
-__all__ = ["Backend", "LogprobsUnavailable", "backend_key", "close_backends", "make_backend"]
+__all__ = ["Backend", "LogprobsUnavailable", "backend_key", "close_backends", "make_backend",
+           "release_backend"]
 
 _BACKENDS: dict[tuple[object, ...], Backend] = {}
 _LOCK = threading.Lock()
@@ -62,6 +63,18 @@ def make_backend(config: JudgeConfig) -> Backend:
             backend = _create(config)
             _BACKENDS[key] = backend
         return backend
+
+
+def release_backend(config: JudgeConfig) -> None:
+    """Forget and close ``config``'s backend, if one was made (the demo does this after a run
+    with a key typed into the page, so the process keeps no client holding that key)."""
+    with _LOCK:
+        backend = _BACKENDS.pop(backend_key(config), None)
+    if backend is not None:
+        try:
+            backend.close()
+        except Exception:  # closing is best effort
+            pass
 
 
 def _create(config: JudgeConfig) -> Backend:
