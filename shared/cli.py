@@ -97,6 +97,7 @@ def _score(args: argparse.Namespace) -> int:
     if args.chunk_size is not None and args.chunk_size < 1:
         raise BatchInputError(f"--chunk-size must be >= 1, got {args.chunk_size}")
     check_metric_names(args.metric)
+    check_input_path(Path(args.input))
     _quiet_libraries()
     dataset = read_input(Path(args.input))
     options: dict[str, Any] = {
@@ -145,6 +146,8 @@ def _quiet_libraries() -> None:
     import huggingface_hub.utils
 
     huggingface_hub.utils.disable_progress_bars()
+    if "transformers" in sys.modules:  # it read the setting when it was imported
+        sys.modules["transformers"].utils.logging.disable_progress_bar()
 
     datasets.disable_progress_bars()
     datasets.logging.set_verbosity_error()
@@ -170,19 +173,24 @@ def check_output_path(out: Path) -> None:
 # ---------------------------------------------------------------------------------- reading
 
 
-def read_input(path: Path) -> Any:
-    """The input file or saved-dataset folder as a ``datasets.Dataset``."""
+def check_input_path(path: Path) -> None:
+    """Fail early (before the slow imports) on a missing input or an unknown format."""
     if not path.exists():
         raise BatchInputError(f"INPUT {path}: no such file or folder")
+    if not path.is_dir() and path.suffix.lower() not in INPUT_SUFFIXES:
+        raise BatchInputError(
+            f"INPUT {path}: unsupported format {path.suffix or '(none)'}; use .jsonl, .csv, "
+            ".parquet, or a folder saved with Dataset.save_to_disk"
+        )
+
+
+def read_input(path: Path) -> Any:
+    """The input file or saved-dataset folder as a ``datasets.Dataset``."""
+    check_input_path(path)
     try:
         if path.is_dir():
             return _read_saved(path)
         suffix = path.suffix.lower()
-        if suffix not in INPUT_SUFFIXES:
-            raise BatchInputError(
-                f"INPUT {path}: unsupported format {suffix or '(none)'}; use .jsonl, .csv, "
-                ".parquet, or a folder saved with Dataset.save_to_disk"
-            )
         if suffix == ".parquet":
             return _read_parquet(path)
         records = _read_jsonl(path) if suffix == ".jsonl" else _read_csv(path)

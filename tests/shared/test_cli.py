@@ -1,0 +1,287 @@
+"""The score CLI (``python -m shared score`` / ``judge-metrics score``): file formats, output
+columns, summary, bad input, dry run, and resuming a run killed with SIGKILL against the real
+llama.cpp server. Expected scores come from the metrics' own ``compute`` on the same rows."""
+
+from __future__ import annotations
+
+import csv
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import datasets
+import evaluate
+import pyarrow.parquet as pq
+import pytest
+from faultproxy import FaultProxy
+
+from shared import registry
+from shared.cli import main
+
+REPO = Path(__file__).resolve().parents[2]
+
+ROWS = [
+    {"id": 1, "question": "What is the capital of France?", "prediction": "Paris",
+     "reference": "Paris", "expected": ["Paris", "France"]},
+    {"id": 2, "question": "Who wrote Hamlet?", "prediction": "Hamlet was written by Shakespeare",
+     "reference": ["William Shakespeare wrote Hamlet", "Shakespeare"],
+     "expected": ["Shakespeare"]},
+    {"id": 3, "question": "What is the largest planet?", "prediction": "Saturn",
+     "reference": "Jupiter is the largest planet", "expected": ["Jupiter"]},
+    {"id": 4, "question": "At what temperature does water boil?",
+     "prediction": "Water boils at 100 degrees Celsius at sea level",
+     "reference": "100 degrees Celsius at sea level", "expected": ["100 degrees", "sea level"]},
+]
+
+
+def _write_jsonl(path: Path, rows: list[dict]) -> Path:
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    return path
+
+
+def _read_jsonl(path: Path) -> list[dict]:
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+
+
+def _load(name: str) -> evaluate.EvaluationModule:
+    return evaluate.load(registry.metric_path(name))
+
+
+def _summary_row(stdout: str, metric: str) -> list[str]:
+    for line in stdout.splitlines():
+        cells = line.split()
+        if cells and cells[0] == metric:
+            return cells
+    raise AssertionError(f"no summary row for {metric} in:\n{stdout}")
+
+
+def _as_lists(references: list) -> list[list[str]]:
+    return [r if isinstance(r, list) else [r] for r in references]
+
+
+def test_jsonl_with_string_and_embedding_metrics(tmp_path: Path, capsys) -> None:
+    source = _write_jsonl(tmp_path / "in.jsonl", ROWS)
+    out = tmp_path / "sub" / "scored.jsonl"
+    code = main(["score", str(source), "--metric", "rouge", "--metric", "semantic_list_contains",
+                 "--metric", "accuracy", "--out", str(out), "--quiet", "--chunk-size", "3"])
+    captured = capsys.readouterr()
+    assert code == 0, captured.err
+    assert "%|" not in captured.err  # --quiet: no progress bar
+
+    scored = _read_jsonl(out)
+    assert [r["id"] for r in scored] == [1, 2, 3, 4]
+    assert list(scored[0]) == [
+        "id", "question", "prediction", "reference", "expected",
+        "semantic_list_contains", "semantic_list_contains_details", "accuracy",
+        "accuracy_details", "rouge1", "rouge2", "rougeL", "rougeLsum", "rouge_details",
+    ]
+    # a column mixing one and several references holds lists in the output
+    assert [r["reference"] for r in scored] == _as_lists([r["reference"] for r in ROWS])
+
+    predictions = [r["prediction"] for r in ROWS]
+    references = [r["reference"] for r in ROWS]
+    rouge = _load("rouge").compute(predictions=predictions, references=references)
+    for key in ("rouge1", "rouge2", "rougeL", "rougeLsum"):
+        assert [r[key] for r in scored] == pytest.approx([s[key] for s in rouge["scores"]])
+    slc = _load("semantic_list_contains").compute(
+        predictions=predictions, references=[r["expected"] for r in ROWS])
+    assert [r["semantic_list_contains"] for r in scored] == pytest.approx(slc["scores"])
+    for row, detail in zip(scored, slc["details"], strict=True):
+        written = json.loads(row["semantic_list_contains_details"])
+        assert written["matches"] == detail["matches"]
+        assert written["similarities"] == pytest.approx(detail["similarities"])
+    accuracy = _load("accuracy")
+    best = [
+        max(accuracy.compute(predictions=[p] * len(refs), references=refs)["individual_scores"])
+        for p, refs in zip(predictions, _as_lists(references), strict=True)
+    ]
+    assert [r["accuracy"] for r in scored] == best
+
+    table = captured.out
+    assert _summary_row(table, "accuracy")[1:4] == [f"accuracy={sum(best) / 4:.4f}", "4", "0"]
+    assert _summary_row(table, "rouge")[1] == f"rouge1={rouge['rouge1']:.4f}"
+    assert _summary_row(table, "rouge")[-3:] == ["-", "-", "-"]  # no judge calls, no cost
+    for header in ("metric", "aggregate(s)", "rows", "unmeasured", "calls", "cache hits", "cost"):
+        assert header in table.splitlines()[0]
+
+
+def test_csv_in_csv_out_keeps_json_list_cells(tmp_path: Path, capsys) -> None:
+    source = tmp_path / "in.csv"
+    with source.open("w", newline="", encoding="utf-8") as handle:
+        writer = csv.DictWriter(handle, fieldnames=["prediction", "reference"])
+        writer.writeheader()
+        for row in ROWS:
+            reference = row["reference"]
+            writer.writerow({"prediction": row["prediction"],
+                             "reference": json.dumps(reference) if isinstance(reference, list)
+                             else reference})
+    out = tmp_path / "scored.csv"
+    assert main(["score", str(source), "-m", "bleu", "--out", str(out), "-q"]) == 0, \
+        capsys.readouterr().err
+    with out.open(newline="", encoding="utf-8") as handle:
+        scored = list(csv.DictReader(handle))
+    assert list(scored[0]) == ["prediction", "reference", "bleu", "bleu_details"]
+    assert json.loads(scored[1]["reference"]) == ROWS[1]["reference"]
+    bleu = _load("bleu").compute(predictions=[r["prediction"] for r in ROWS],
+                                 references=[r["reference"] for r in ROWS])
+    assert [float(r["bleu"]) for r in scored] == pytest.approx(bleu["scores"])
+
+
+def test_saved_dataset_with_a_judge_metric_and_parquet_output(
+    tmp_path: Path, llama_server: str, cache_dir: str, capsys
+) -> None:
+    rows = [{k: r[k] for k in ("question", "prediction")} | {"reference": _as_lists(
+        [r["reference"]])[0][0]} for r in ROWS[:3]]
+    folder = tmp_path / "saved"
+    datasets.Dataset.from_list(rows).save_to_disk(str(folder))
+    out = tmp_path / "scored.parquet"
+    argv = ["score", str(folder), "--metric", "l3score", "--metric", "rouge", "--out", str(out),
+            "--provider", "openai-compatible", "--base-url", llama_server, "--model", "smollm2",
+            "--cache-dir", cache_dir, "--max-concurrency", "2", "--quiet"]
+    assert main(argv) == 0
+    first = capsys.readouterr().out
+    table = pq.read_table(out).to_pylist()
+    assert [r["question"] for r in table] == [r["question"] for r in rows]
+    for row in table:
+        assert set(row) >= {"l3score", "l3score_details", "rouge1", "rougeLsum", "rouge_details"}
+        assert 0.0 <= row["l3score"] <= 1.0
+        assert json.loads(row["l3score_details"])["mode"] == "top5"
+    l3 = _summary_row(first, "l3score")
+    mean = sum(r["l3score"] for r in table) / 3
+    assert l3[1:6] == [f"L3Score={mean:.4f}", "3", "0", "3", "0"]  # 3 calls sent, 0 cache hits
+
+    assert main(argv) == 0  # the same run again: every judge call comes from the cache
+    again = _summary_row(capsys.readouterr().out, "l3score")
+    assert again[1:6] == [f"L3Score={mean:.4f}", "3", "0", "0", "3"]
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["--metric", "nope"], "unknown metric 'nope'"),
+        (["--metric", "faithfulness"], "needs column(s) 'contexts'"),
+        (["--metric", "rouge", "--chunk-size", "0"], "--chunk-size must be >= 1"),
+        (["--metric", "rouge", "--provider", "openai-compatible", "--metric", "l3score"],
+         "needs base_url"),
+    ],
+)
+def test_bad_arguments_exit_2_with_a_clear_message(
+    tmp_path: Path, capsys, argv: list[str], message: str
+) -> None:
+    source = _write_jsonl(tmp_path / "in.jsonl", ROWS)
+    out = tmp_path / "out.jsonl"
+    assert main(["score", str(source), "--out", str(out), "-q", *argv]) == 2
+    err = capsys.readouterr().err
+    assert message in err and "Traceback" not in err
+    assert not out.exists()
+
+
+def test_bad_input_files_exit_2_naming_the_file_line_or_row(tmp_path: Path, capsys) -> None:
+    out = str(tmp_path / "out.jsonl")
+    cases = {}
+    cases[str(tmp_path / "missing.jsonl")] = "no such file or folder"
+    broken = tmp_path / "broken.jsonl"
+    broken.write_text(json.dumps(ROWS[0]) + "\n{not json\n")
+    cases[str(broken)] = "broken.jsonl, line 2: not valid JSON"
+    (tmp_path / "folder").mkdir()
+    cases[str(tmp_path / "folder")] = "not one saved with Dataset.save_to_disk"
+    binary = tmp_path / "binary.parquet"
+    binary.write_bytes(b"\x00\xff not parquet")
+    cases[str(binary)] = "not a readable Parquet file"
+    none_cell = _write_jsonl(tmp_path / "none.jsonl", [*ROWS[:2], {**ROWS[2], "prediction": None}])
+    cases[str(none_cell)] = "metric 'bleu': column 'prediction', row 2: is None"
+    wrong = tmp_path / "rows.txt"
+    wrong.write_text("x")
+    cases[str(wrong)] = "unsupported format .txt"
+    for path, message in cases.items():
+        assert main(["score", path, "--metric", "bleu", "--out", out, "-q"]) == 2, path
+        err = capsys.readouterr().err
+        assert message in err, err
+    assert main(["score", str(none_cell), "-m", "bleu", "--out", str(tmp_path / "x.xlsx")]) == 2
+    assert "unsupported format .xlsx" in capsys.readouterr().err
+
+
+def test_console_command_exits_2_without_a_traceback(tmp_path: Path) -> None:
+    command = Path(sys.executable).parent / "judge-metrics"
+    result = subprocess.run(
+        [str(command), "score", str(tmp_path / "missing.jsonl"), "--metric", "bleu",
+         "--out", str(tmp_path / "o.jsonl")],
+        capture_output=True, text=True, timeout=60,
+    )
+    assert result.returncode == 2
+    assert "missing.jsonl: no such file or folder" in result.stderr
+    assert "Traceback" not in result.stderr
+    usage = subprocess.run([str(command), "score", "x.jsonl"], capture_output=True, text=True,
+                           timeout=60)
+    assert usage.returncode == 2 and "--metric" in usage.stderr
+
+
+def test_dry_run_sends_no_request(tmp_path: Path, cache_dir: str, capsys) -> None:
+    source = _write_jsonl(tmp_path / "in.jsonl", ROWS)
+    with FaultProxy(None, default="status:500") as proxy:
+        code = main(["score", str(source), "--metric", "all", "--dry-run", "-q",
+                     "--provider", "openai-compatible", "--base-url", proxy.url,
+                     "--model", "gpt-4o-mini", "--cache-dir", cache_dir])
+        assert proxy.count == 0
+    captured = capsys.readouterr()
+    assert code == 0, captured.err
+    # l3score: one request per (row, reference): the second row has two references
+    assert _summary_row(captured.out, "l3score")[1] == "5"
+    assert "skipped faithfulness: needs column(s) contexts" in captured.err
+    assert "nothing was sent" in captured.out
+    assert _summary_row(captured.out, "total")[-1].startswith("$")  # gpt-4o-mini has a price
+    assert {p.name for p in tmp_path.iterdir()} == {"in.jsonl", "judge-cache"}  # no output
+
+
+def _completions(proxy: FaultProxy) -> int:
+    return sum(s.path.endswith("/chat/completions") for s in proxy.seen)
+
+
+def test_sigkill_then_rerun_sends_only_the_missing_calls(
+    tmp_path: Path, llama_server: str, cache_dir: str
+) -> None:
+    """Kill the CLI with SIGKILL after 2 of 6 judge answers arrived; the rerun sends the 4
+    calls that had not completed and writes the full output."""
+    rows = [{"question": f"What is {a} plus {b}?", "prediction": str(a + b + (i % 2)),
+             "reference": str(a + b)} for i, (a, b) in enumerate(
+                 [(1, 2), (3, 4), (5, 6), (7, 8), (9, 10), (11, 12)])]
+    source = _write_jsonl(tmp_path / "sums.jsonl", rows)
+    out = tmp_path / "scored.jsonl"
+    env = {**os.environ, "HF_HUB_OFFLINE": "1", "JUDGE_METRICS_CACHE_DIR": cache_dir}
+
+    def command(url: str) -> list[str]:
+        return [sys.executable, "-m", "shared", "score", str(source), "--metric", "l3score",
+                "--out", str(out), "--provider", "openai-compatible", "--base-url", url,
+                "--model", "smollm2", "--max-concurrency", "2", "--quiet"]
+
+    answered = 2
+    with FaultProxy(llama_server, schedule=["pass"] * answered, default="hang") as proxy:
+        process = subprocess.Popen(command(proxy.url), cwd=REPO, env=env,
+                                   stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        try:
+            deadline = time.monotonic() + 60
+            while _completions(proxy) <= answered and time.monotonic() < deadline:
+                assert process.poll() is None, process.communicate()
+                time.sleep(0.1)
+            assert _completions(proxy) > answered, "the CLI never got half-way"
+            time.sleep(1.0)  # the answers already delivered reach the cache
+        finally:
+            process.send_signal(signal.SIGKILL)
+            process.communicate(timeout=30)
+    assert process.returncode == -signal.SIGKILL
+    assert not out.exists() and not list(tmp_path.glob(".scored.jsonl*"))
+
+    with FaultProxy(llama_server) as proxy:
+        rerun = subprocess.run(command(proxy.url), cwd=REPO, env=env, capture_output=True,
+                               text=True, timeout=120)
+        sent = _completions(proxy)
+    assert rerun.returncode == 0, rerun.stderr
+    assert sent == len(rows) - answered
+    summary = _summary_row(rerun.stdout, "l3score")
+    assert summary[2:6] == ["6", "0", str(len(rows) - answered), str(answered)]
+    scored = _read_jsonl(out)
+    assert len(scored) == len(rows) and all(0 <= r["l3score"] <= 1 for r in scored)
