@@ -15,9 +15,11 @@ Gradio's run history) and :func:`launch` turns the run history off.
 from __future__ import annotations
 
 import ast
+import contextlib
 import csv
 import html
 import inspect
+import itertools
 import json
 import logging
 import math
@@ -25,7 +27,7 @@ import re
 import sys
 import threading
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -505,6 +507,11 @@ def _number(value: Any) -> float | None:
     return None
 
 
+def _rounded(value: Any) -> float | None:
+    number = _number(value)
+    return None if number is None else round(number, 4)
+
+
 def _is_pair_of_numbers(value: Any) -> bool:
     return isinstance(value, (list, tuple)) and len(value) == 2 and all(
         _number(v) is not None for v in value)
@@ -578,8 +585,9 @@ def aggregate_html(spec: MetricSpec, aggregates: Mapping[str, Any], measured: in
                 f'<div class="jm-value" data-key="{html.escape(key)}" '
                 f'style="font-size:2em;font-weight:700">{html.escape(scrub.text(shown))}</div></div>'
             )
-    others = [f"<b>{html.escape(k)}</b>: {html.escape(scrub.text(_show(v)))}"
-              for k, v in aggregates.items() if k not in spec.headline]
+    others = [f'<span style="opacity:0.7">{html.escape(k)}</span> '
+              f"{html.escape(scrub.text(_show(v)))}"
+              for k, v in aggregates.items() if k not in spec.headline and k != "Cost"]
     measured_text = f"{measured} of {total} rows measured"
     return (
         f'<div class="jm-aggregate">{"".join(cards)}'
@@ -589,11 +597,17 @@ def aggregate_html(spec: MetricSpec, aggregates: Mapping[str, Any], measured: in
     )
 
 
+_RUNS = itertools.count(1)
+
+
 def status_html(message: str, level: str) -> str:
+    """The status box; ``data-run`` differs on every call, so a repeated message still
+    re-renders (a browser test waits for the box to come back)."""
     colours = {"error": ("#fff1f0", "#cf222e"), "warning": ("#fff8c5", "#9a6700"),
                "ok": ("#dafbe1", "#1a7f37")}
     background, border = colours[level]
-    return (f'<div class="jm-status jm-{level}" role="{"alert" if level != "ok" else "status"}" '
+    return (f'<div class="jm-status jm-{level}" data-run="{next(_RUNS)}" '
+            f'role="{"alert" if level != "ok" else "status"}" '
             f'style="padding:10px 14px;border-radius:8px;background:{background};'
             f'border-left:5px solid {border};color:#1f2328">{html.escape(message)}</div>')
 
@@ -661,9 +675,9 @@ def results_frame(spec: MetricSpec, inputs: Mapping[str, list[Any]], rows: Seque
         if all(isinstance(v, Mapping) or v is None for v in values) and key == "scores":
             subkeys = list(dict.fromkeys(k for v in values if v for k in v))
             for sub in subkeys:
-                frame[sub] = [_number(v.get(sub)) if v else None for v in values]
+                frame[sub] = [_rounded(v.get(sub)) if v else None for v in values]
         elif all(v is None or _number(v) is not None for v in values):
-            frame[key] = [_number(v) for v in values]
+            frame[key] = [_rounded(v) for v in values]
         else:
             frame[key] = [scrub.text(_describe(v)) for v in values]
     reasons = {item.get("index"): scrub.text(str(item.get("reason", "")))
@@ -724,7 +738,8 @@ class MetricPanel:
 
         return {
             self.outputs["status"]: "", self.outputs["aggregate"]: "",
-            self.outputs["rows"]: pd.DataFrame(), self.outputs["unmeasured"]: "",
+            self.outputs["rows"]: gr.update(visible=False, value=pd.DataFrame()),
+            self.outputs["unmeasured"]: "",
             self.outputs["usage"]: "", self.outputs["raw"]: None,
             self.outputs["chart"]: gr.update(visible=False, value=pd.DataFrame(
                 {"score range": [], "rows": []})),
@@ -748,7 +763,7 @@ class MetricPanel:
             if progress is not None:
                 progress(0, desc=f"{self.name}: scoring {len(rows)} rows")
             started = time.monotonic()
-            with self._lock:
+            with self._lock, _page_key_backend(kwargs):
                 result = self.metric.compute(**kwargs)
             seconds = time.monotonic() - started
         except Exception as error:  # every fault is a message in the page
@@ -772,7 +787,8 @@ class MetricPanel:
         measured = n - len(unmeasured)
         out = self._empty_outputs()
         out[self.outputs["aggregate"]] = aggregate_html(self.spec, aggregates, measured, n, scrub)
-        out[self.outputs["rows"]] = results_frame(self.spec, inputs, rows, result, per_row, scrub)
+        out[self.outputs["rows"]] = gr.update(visible=True, value=results_frame(
+            self.spec, inputs, rows, result, per_row, scrub))
         out[self.outputs["unmeasured"]] = unmeasured_markdown(result, rows, scrub)
         out[self.outputs["usage"]] = usage_markdown(result)
         chart = row_scores(self.spec, per_row)
@@ -822,6 +838,40 @@ class MetricPanel:
         }
 
 
+_KEYED_RUNS: dict[tuple[object, ...], int] = {}
+_KEYED_LOCK = threading.Lock()
+
+
+@contextlib.contextmanager
+def _page_key_backend(kwargs: Mapping[str, Any]) -> Iterator[None]:
+    """Around a run with an API key typed into the page: when the last such run with that key
+    ends, drop the judge backend made for it, so the process keeps no client holding the key."""
+    if not kwargs.get("api_key"):
+        yield
+        return
+    from .backends import backend_key, release_backend
+    from .config import judge_config
+
+    try:
+        config = judge_config(**{k: v for k, v in kwargs.items() if k in JUDGE_OPTION_NAMES})
+    except (TypeError, ValueError):  # compute reports it
+        yield
+        return
+    key = backend_key(config)
+    with _KEYED_LOCK:
+        _KEYED_RUNS[key] = _KEYED_RUNS.get(key, 0) + 1
+    try:
+        yield
+    finally:
+        with _KEYED_LOCK:
+            _KEYED_RUNS[key] -= 1
+            last = _KEYED_RUNS[key] == 0
+            if last:
+                del _KEYED_RUNS[key]
+        if last:
+            release_backend(config)
+
+
 def _error_text(error: Exception, spec: MetricSpec, rows: Sequence[int]) -> str:
     if isinstance(error, DemoInputError):
         return f"Input error: {error}"
@@ -849,7 +899,8 @@ def _option_field(option: OptionSpec, value: Any, elem_id: str) -> Any:
         return gr.Checkbox(value=bool(value), label=option.name, info=info, elem_id=elem_id)
     if option.kind in ("int", "float"):
         return gr.Number(value=value, label=option.name, info=info, elem_id=elem_id,
-                         precision=0 if option.kind == "int" else None)
+                         precision=0 if option.kind == "int" else None,
+                         step=1 if option.kind == "int" else 0.01)
     placeholder = "empty: the default" if option.default is None else ""
     return gr.Textbox(value=_field_value(option, value), label=option.name, info=info,
                       placeholder=placeholder, elem_id=elem_id, max_lines=1)
@@ -934,7 +985,7 @@ def _build_panel(name: str, metric_dir: str | Path | None) -> MetricPanel:
             visible=False)
         panel.outputs["usage"] = gr.Markdown(elem_id=f"{name}-usage")
     panel.outputs["rows"] = gr.Dataframe(label="Per-row results", interactive=False, wrap=True,
-                                         elem_id=f"{name}-rows")
+                                         elem_id=f"{name}-rows", visible=False)
     panel.outputs["unmeasured"] = gr.Markdown(elem_id=f"{name}-unmeasured")
     with gr.Accordion("Raw output (JSON)", open=False):
         panel.outputs["raw"] = gr.JSON(elem_id=f"{name}-raw")
