@@ -13,6 +13,7 @@ Faults (strings):
 ``synthetic``       answer itself with a valid chat completion carrying top log-probabilities
                     (stress runs: the real server is too slow for thousands of completions)
 ``status:CODE``     answer ``CODE`` with an OpenAI-style error body (e.g. ``status:503``)
+``echo_auth:CODE``  answer ``CODE`` with an error message that quotes the Authorization header
 ``429``             answer 429 with ``Retry-After: RETRY_AFTER`` seconds
 ``reset``           drop the connection with a TCP reset, no answer
 ``hang``            never answer (until the client gives up or the proxy stops)
@@ -26,13 +27,17 @@ Faults (strings):
 
 from __future__ import annotations
 
+import argparse
 import hashlib
 import http.client
 import json
 import socket
 import struct
+import subprocess
+import sys
 import threading
 import time
+import urllib.request
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -42,9 +47,16 @@ from urllib.parse import urlparse
 
 RETRY_AFTER = 1  # seconds, sent with every 429
 HANG_SECONDS = 60.0
+STATS_PATH = "/__faultproxy/stats"
 SYNTHETIC_DELAY = 0.01  # seconds; lets concurrency build up during stress runs
 
 Rule = Callable[[int, dict[str, Any]], "str | None"]
+
+
+def messages_key(messages: Any) -> str:
+    """The key of a request's ``messages`` (the list of ``{"role", "content"}`` dicts)."""
+    text = json.dumps(messages, sort_keys=True)
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:16]
 
 
 @dataclass
@@ -61,8 +73,7 @@ class Seen:
     @property
     def key(self) -> str:
         """Identifies the logical request (its messages), so retries of it share a key."""
-        messages = json.dumps(self.body.get("messages"), sort_keys=True)
-        return hashlib.sha256(messages.encode("utf-8", "surrogatepass")).hexdigest()[:16]
+        return messages_key(self.body.get("messages"))
 
     @property
     def prompt(self) -> str:
@@ -77,6 +88,9 @@ class FaultProxy:
     schedule: Sequence[str] = ()
     default: str = "pass"
     rule: Rule | None = None
+    # optional memo of upstream answers, keyed by request body: a "pass" whose exact body was
+    # forwarded before (by any proxy sharing the dict) is answered with the recorded real answer
+    replay: dict[bytes, tuple[int, dict[str, str], bytes]] | None = None
     seen: list[Seen] = field(default_factory=list)
     max_in_flight: int = 0
     _in_flight: int = 0
@@ -137,6 +151,13 @@ class FaultProxy:
         with self._lock:
             return Counter(s.fault for s in self.seen)
 
+    def stats(self) -> dict[str, Any]:
+        """What :class:`SubprocessProxy` reads over HTTP: counts and each request's fault and
+        key, in arrival order."""
+        with self._lock:
+            return {"count": len(self.seen), "max_in_flight": self.max_in_flight,
+                    "seen": [[s.fault, s.key] for s in self.seen]}
+
     # ---- internals -------------------------------------------------------------------------
     def _admit(self, path: str, body: dict[str, Any], headers: dict[str, str]) -> Seen:
         with self._lock:
@@ -161,6 +182,9 @@ class FaultProxy:
     ) -> tuple[int, dict[str, str], bytes]:
         if not self.upstream:
             raise RuntimeError("no upstream configured for a 'pass' fault")
+        memo_key = method.encode() + path.encode() + b"\n" + raw
+        if self.replay is not None and memo_key in self.replay:
+            return self.replay[memo_key]
         target = urlparse(self.upstream)
         conn = http.client.HTTPConnection(target.hostname, target.port, timeout=300)
         try:
@@ -171,6 +195,8 @@ class FaultProxy:
             data = response.read()
             out = {k: v for k, v in response.getheaders()
                    if k.lower() not in ("content-length", "transfer-encoding", "connection")}
+            if self.replay is not None and response.status == 200:
+                self.replay[memo_key] = (response.status, out, data)
             return response.status, out, data
         finally:
             conn.close()
@@ -190,6 +216,9 @@ class _Handler(BaseHTTPRequestHandler):
         self._handle("POST")
 
     def _handle(self, method: str) -> None:
+        if self.path == STATS_PATH:
+            self._send(200, json.dumps(self.owner.stats()).encode())
+            return
         length = int(self.headers.get("Content-Length") or 0)
         raw = self.rfile.read(length) if length else b""
         try:
@@ -223,6 +252,10 @@ class _Handler(BaseHTTPRequestHandler):
         elif fault == "429":
             self._send(429, _error_body("Rate limit reached, slow down", "rate_limit_exceeded"),
                        extra={"Retry-After": str(RETRY_AFTER)})
+        elif fault.startswith("echo_auth:"):
+            code = int(fault.split(":", 1)[1])
+            auth = headers.get("Authorization") or headers.get("authorization") or ""
+            self._send(code, _error_body(f"Incorrect API key provided: {auth}", "invalid_api_key"))
         elif fault.startswith("status:"):
             code = int(fault.split(":", 1)[1])
             self._send(code, _error_body(f"injected fault {code}", "server_error"))
@@ -314,3 +347,69 @@ def bad_schema_completion(body: dict[str, Any]) -> dict[str, Any]:
     }]}
     return _envelope(body, {"role": "assistant", "content": '{"verdicts": "not a list", "x": 1}'},
                      logprobs)
+
+
+class SubprocessProxy:
+    """A :class:`FaultProxy` in a child process, for load tests: the proxy's work then does not
+    compete with the client under test for the GIL. Counters come from its stats endpoint; the
+    child stops when this object stops (or when the parent dies and closes its stdin)."""
+
+    def __init__(self, upstream: str | None = None, schedule: Sequence[str] = (),
+                 default: str = "pass") -> None:
+        self.args = ["--default", default, "--schedule", ",".join(schedule)]
+        if upstream:
+            self.args += ["--upstream", upstream]
+        self.process: subprocess.Popen[str] | None = None
+        self.url = ""
+
+    def start(self) -> SubprocessProxy:
+        self.process = subprocess.Popen(
+            [sys.executable, __file__, *self.args], stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE, text=True,
+        )
+        assert self.process.stdout is not None
+        self.url = self.process.stdout.readline().strip()
+        if not self.url.startswith("http://"):
+            self.stop()
+            raise RuntimeError("fault proxy subprocess did not start")
+        return self
+
+    def stats(self) -> dict[str, Any]:
+        root = self.url.split("/", 3)
+        with urllib.request.urlopen(f"{root[0]}//{root[2]}{STATS_PATH}", timeout=30) as response:
+            return json.loads(response.read())
+
+    def stop(self) -> None:
+        if self.process is None:
+            return
+        if self.process.stdin is not None:
+            self.process.stdin.close()
+        try:
+            self.process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait()
+        self.process = None
+
+    def __enter__(self) -> SubprocessProxy:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    """Run a proxy until stdin closes; print its URL first."""
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--upstream", default=None)
+    parser.add_argument("--schedule", default="")
+    parser.add_argument("--default", default="pass")
+    args = parser.parse_args(argv)
+    schedule = [f for f in args.schedule.split(",") if f]
+    with FaultProxy(args.upstream, schedule=schedule, default=args.default) as proxy:
+        print(proxy.url, flush=True)
+        sys.stdin.read()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,193 @@
+"""Secrets: an API key given as an argument or an environment variable appears in no cache file,
+log line, stderr/stdout, exception message, metric output or CLI output file.
+
+The judge is the real llama.cpp server (it ignores keys) behind a :class:`FaultProxy`, with
+``provider="openai"`` (a remote provider, so the key is required and sent) and ``base_url`` set to
+the proxy. Each test first checks that the key really was sent (the proxy saw it in the
+``Authorization`` header), so the "nowhere else" checks cannot pass vacuously. One fault makes
+the server quote the key back in its error message, as some proxies do.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import evaluate
+import pytest
+from faultproxy import FaultProxy
+
+from shared.backends.base import LogprobsUnavailable
+from shared.config import judge_config
+from shared.registry import metric_path
+
+pytestmark = pytest.mark.server
+
+KEY = "sk-test-SECRET-1234567890"
+FRAGMENTS = (KEY, "SECRET-1234567890", "1234567890")
+REPO = Path(__file__).resolve().parent.parent
+REPLAY: dict[bytes, Any] = {}
+
+L3_INPUTS = {"questions": ["What is the capital of France?", "How many legs does a spider have?"],
+             "predictions": ["Paris", "Eight"], "references": ["Paris", "Six"]}
+CR_INPUTS = {"questions": ["What is the capital of France?"],
+             "contexts": [["Paris is the capital of France."]]}
+
+
+def assert_no_key(where: str, text: str | bytes) -> None:
+    if isinstance(text, bytes):
+        text = text.decode("utf-8", "replace")
+    for fragment in FRAGMENTS:
+        assert fragment not in text, f"the API key ({fragment!r}) leaked into {where}"
+
+
+def assert_no_key_in_folder(folder: str | Path) -> None:
+    files = [p for p in Path(folder).rglob("*") if p.is_file()]
+    assert files, f"nothing was written under {folder}"
+    for path in files:
+        assert_no_key(str(path), path.read_bytes())
+
+
+@pytest.fixture(scope="module")
+def metrics() -> dict[str, evaluate.EvaluationModule]:
+    return {name: evaluate.load(metric_path(name)) for name in ("l3score", "context_relevance")}
+
+
+@pytest.fixture()
+def proxy(llama_server: str) -> Iterator[FaultProxy]:
+    with FaultProxy(llama_server, replay=REPLAY) as p:
+        yield p
+
+
+@pytest.fixture()
+def captured(caplog: pytest.LogCaptureFixture, capfd: pytest.CaptureFixture[str]) -> Iterator[Any]:
+    """Everything logged at DEBUG (any logger) and written to fd 1/2, as one text."""
+    caplog.set_level(logging.DEBUG)
+
+    def text() -> str:
+        out, err = capfd.readouterr()
+        records = []
+        for record in caplog.records:
+            records.append(record.getMessage())
+            if record.exc_info:
+                records.append(logging.Formatter().formatException(record.exc_info))
+        return "\n".join([caplog.text, *records, out, err])
+
+    yield text
+
+
+def options(proxy: FaultProxy, cache_dir: str, **more: Any) -> dict[str, Any]:
+    return {"provider": "openai", "base_url": proxy.url, "model": "smollm2",
+            "response_format": "json_object", "cache_dir": cache_dir, "max_retries": 0,
+            "show_progress": True, **more}
+
+
+def assert_key_was_sent(proxy: FaultProxy) -> None:
+    assert proxy.seen, "no request reached the proxy"
+    for seen in proxy.seen:
+        auth = seen.headers.get("Authorization") or seen.headers.get("authorization")
+        assert auth == f"Bearer {KEY}", "the key was not sent to the server"
+
+
+def run_everything(metrics: dict[str, Any], proxy: FaultProxy, cache_dir: str,
+                   key_option: dict[str, Any]) -> list[str]:
+    """Scored runs, failing runs and error paths; returns every text they produced."""
+    texts = []
+    for name, inputs in (("l3score", L3_INPUTS), ("context_relevance", CR_INPUTS)):
+        result = metrics[name].compute(**inputs, **options(proxy, cache_dir), **key_option)
+        assert result["unmeasured"] == [], result["unmeasured"]
+        texts.append(json.dumps(result, default=repr))
+    # a server that quotes the key in its 401, and one that fails with 500
+    for fault in ("echo_auth:401", "status:500"):
+        proxy.default = fault
+        for name, inputs in (("l3score", L3_INPUTS), ("context_relevance", CR_INPUTS)):
+            fresh = {k: [v + " (again)" if isinstance(v, str) else v for v in vs]
+                     for k, vs in inputs.items()}
+            result = metrics[name].compute(**fresh, **options(proxy, cache_dir), **key_option)
+            assert len(result["unmeasured"]) == len(fresh["questions"])
+            texts.append(json.dumps(result, default=repr))
+    assert any("Incorrect API key" in t for t in texts), "the echoing server was not reached"
+    # a configuration error raised out of compute
+    proxy.default = "no_logprobs"
+    with pytest.raises(LogprobsUnavailable) as info:
+        metrics["l3score"].compute(questions=["Q?"], predictions=["A"], references=["B"],
+                                   **options(proxy, cache_dir), **key_option)
+    texts += [str(info.value), repr(info.value)]
+    # input errors with the key in play
+    for bad in ({"max_concurrency": 0}, {"base_url": "not a url"}, {"timeout": -1}):
+        with pytest.raises((ValueError, TypeError)) as info:
+            metrics["l3score"].compute(**L3_INPUTS, **{**options(proxy, cache_dir), **bad},
+                                       **key_option)
+        texts += [str(info.value), repr(info.value)]
+    proxy.default = "pass"
+    return texts
+
+
+def test_key_as_argument(metrics: dict[str, Any], proxy: FaultProxy, cache_dir: str,
+                         captured: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    texts = run_everything(metrics, proxy, cache_dir, {"api_key": KEY})
+    assert_key_was_sent(proxy)
+    for i, text in enumerate(texts):
+        assert_no_key(f"output/exception {i}", text)
+    assert_no_key("logs, stdout or stderr", captured())
+    assert_no_key_in_folder(cache_dir)
+    config = judge_config(provider="openai", api_key=KEY, model="smollm2")
+    assert_no_key("repr(JudgeConfig)", repr(config) + str(config))
+
+
+def test_key_from_environment(metrics: dict[str, Any], proxy: FaultProxy, cache_dir: str,
+                              captured: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", KEY)
+    texts = run_everything(metrics, proxy, cache_dir, {})
+    assert_key_was_sent(proxy)
+    for i, text in enumerate(texts):
+        assert_no_key(f"output/exception {i}", text)
+    assert_no_key("logs, stdout or stderr", captured())
+    assert_no_key_in_folder(cache_dir)
+
+
+@pytest.mark.parametrize("how", ["flag"])
+def test_cli(proxy: FaultProxy, tmp_path: Path, how: str) -> None:
+    """``python -m shared score`` with the key in OPENAI_API_KEY or --api-key: not in its
+    output file, stdout, stderr (debug logging on) or cache folder."""
+    source = tmp_path / "input.jsonl"
+    rows = [{"question": q, "prediction": p, "reference": r}
+            for q, p, r in zip(*L3_INPUTS.values(), strict=True)]
+    rows.append({"question": "Fail?", "prediction": "A", "reference": "B"})
+    source.write_text("".join(json.dumps(row) + "\n" for row in rows))
+    proxy.rule = lambda _n, body: "echo_auth:401" if "Fail?" in str(body) else None
+    out = tmp_path / "scores.jsonl"
+    cache = tmp_path / "cache"
+    env = {**os.environ, "JUDGE_METRICS_CACHE_DIR": str(cache), "HF_HUB_OFFLINE": "1",
+           "PYTHONPATH": str(REPO)}
+    env.pop("OPENAI_API_KEY", None)
+    command = [sys.executable, "-c",
+               "import logging, sys, runpy; logging.basicConfig(level=logging.DEBUG); "
+               "sys.argv = ['shared'] + sys.argv[1:]; runpy.run_module('shared', "
+               "run_name='__main__')",
+               "score", str(source), "--metric", "l3score", "--out", str(out),
+               "--provider", "openai", "--base-url", proxy.url, "--model", "smollm2"]
+    if how == "env":
+        env["OPENAI_API_KEY"] = KEY
+    else:
+        command += ["--api-key", KEY]
+    done = subprocess.run(command, env=env, capture_output=True, text=True, timeout=300,
+                          cwd=tmp_path)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert_key_was_sent(proxy)
+    assert "DEBUG" in done.stderr  # debug logging was on
+    assert_no_key("CLI stdout", done.stdout)
+    assert_no_key("CLI stderr", done.stderr)
+    assert_no_key("CLI output file", out.read_bytes())
+    written = [json.loads(line) for line in out.read_text().splitlines()]
+    assert len(written) == 3
+    assert any("Incorrect API key" in json.dumps(row) for row in written) or (
+        "Incorrect API key" in done.stdout + done.stderr)
+    assert_no_key_in_folder(cache)
