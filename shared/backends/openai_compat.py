@@ -183,7 +183,7 @@ class OpenAICompatBackend(Backend):
         model = config.resolved_model()
         base_url = config.resolved_base_url()
         if not model:
-            raise ValueError(f"provider={config.provider!r} needs model=... (the judge model's name)")
+            raise ValueError(f"provider={config.provider!r} needs model=... (the judge model)")
         if not base_url:
             raise ValueError(f"provider={config.provider!r} needs base_url=...")
         style = config.resolved_response_format() or "none"
@@ -425,7 +425,8 @@ def is_strict_compatible(schema: Any) -> bool:
     if not isinstance(schema, dict):
         return True
     types = schema.get("type")
-    if types == "object" or "properties" in schema or (isinstance(types, list) and "object" in types):
+    is_object = types == "object" or (isinstance(types, list) and "object" in types)
+    if is_object or "properties" in schema:
         properties = schema.get("properties") or {}
         if schema.get("additionalProperties") is not False:
             return False

@@ -1,0 +1,224 @@
+"""The local transformers judge backend with the real embedded SmolLM2 model (loaded once per
+session), compared with the llama.cpp server running the same GGUF."""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Iterator
+
+import jsonschema
+import openai
+import pytest
+
+from shared.backends import make_backend
+from shared.backends.local import (
+    NO_WORDS,
+    YES_WORDS,
+    LocalBackend,
+    dequantized_dir,
+    load_model,
+)
+from shared.config import judge_config
+from shared.defaults import DEFAULT_JUDGE_MODEL, judge_gguf_path
+from shared.types import JudgeRequest, Outcome, YesNoAnswer
+
+YES_NO = "Answer in one word - Yes or No."
+# Largest |local - server| log-prob of a token in both top-5 lists, measured on 10 Yes/No prompts
+# (0.27 nats; see docs/BACKENDS.md): the server multiplies Q4_1 weights with 8-bit-quantized
+# activations, transformers the dequantized float32 weights with float32 activations.
+LOGPROB_TOLERANCE = 0.35
+
+STATEMENTS = {
+    "type": "object",
+    "properties": {
+        "statements": {
+            "type": "array",
+            "items": {"type": "string", "minLength": 1, "maxLength": 60},
+            "minItems": 1,
+            "maxItems": 3,
+        }
+    },
+    "required": ["statements"],
+    "additionalProperties": False,
+}
+VERDICTS = {
+    "type": "object",
+    "properties": {
+        "verdicts": {
+            "type": "array",
+            "items": {"type": "string", "enum": ["yes", "no"]},
+            "minItems": 3,
+            "maxItems": 3,
+        }
+    },
+    "required": ["verdicts"],
+    "additionalProperties": False,
+}
+SCORE = {
+    "type": "object",
+    "properties": {"score": {"type": "integer", "minimum": 1, "maximum": 5}},
+    "required": ["score"],
+    "additionalProperties": False,
+}
+
+
+def ask(text: str) -> JudgeRequest:
+    return JudgeRequest(messages=(("user", text),), prompt_id="test@1")
+
+
+def collect(call: object, *args: object) -> dict[int, Outcome]:
+    results: dict[int, Outcome] = {}
+
+    def on_result(index: int, outcome: Outcome) -> None:
+        assert index not in results, f"index {index} reported twice"
+        results[index] = outcome
+
+    call(*args, on_result)  # type: ignore[operator]
+    return results
+
+
+@pytest.fixture(scope="module", autouse=True)
+def one_torch_thread() -> Iterator[None]:
+    """A tiny model on a shared 2-core machine: one thread avoids OpenMP spin contention."""
+    import torch
+
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(before)
+
+
+@pytest.fixture(scope="session")
+def local() -> LocalBackend:
+    backend = make_backend(judge_config(provider="local"))
+    assert isinstance(backend, LocalBackend)
+    assert backend.loaded.model is not None  # load (or dequantize) once for the session
+    return backend
+
+
+def test_yes_no_gives_top_k_and_exact_yes_no_probabilities(local: LocalBackend) -> None:
+    requests = [ask(f"Is Paris the capital of France? {YES_NO}"),
+                ask(f"Question: Who wrote Hamlet?\nCandidate answer: Dickens\n"
+                    f"Is the candidate answer correct? {YES_NO}")]
+    results = collect(local.yes_no, requests, 5)
+    assert sorted(results) == [0, 1]
+    for outcome in results.values():
+        assert outcome.ok, outcome.error
+        answer = outcome.value
+        assert isinstance(answer, YesNoAnswer)
+        assert len(answer.top) == 5
+        logprobs = [lp for _, lp in answer.top]
+        assert logprobs == sorted(logprobs, reverse=True) and logprobs[0] <= 0.0
+        assert 0.0 <= answer.p_yes and 0.0 <= answer.p_no and answer.p_yes + answer.p_no <= 1.0
+        others = 0.0
+        for token, logprob in answer.top:
+            word = token.strip().lower()
+            if word in YES_WORDS:
+                assert answer.p_yes >= math.exp(logprob) - 1e-6
+            elif word in NO_WORDS:
+                assert answer.p_no >= math.exp(logprob) - 1e-6
+            else:
+                others += math.exp(logprob)
+        assert answer.p_yes + answer.p_no + others <= 1.0 + 1e-5
+        assert outcome.usage.prompt_tokens > 0 and outcome.usage.completion_tokens == 1
+
+
+def test_yes_no_variants_cover_every_spelling(local: LocalBackend) -> None:
+    lm = local.loaded
+    tokenizer = lm.tokenizer
+    yes_ids, no_ids = set(lm.yes_ids.tolist()), set(lm.no_ids.tolist())
+    for word, ids in (("Yes", yes_ids), (" Yes", yes_ids), ("yes", yes_ids), (" No", no_ids),
+                      ("No", no_ids), (" no", no_ids)):
+        encoded = tokenizer.encode(word, add_special_tokens=False)
+        assert len(encoded) == 1 and encoded[0] in ids, word
+        assert lm.token_texts[encoded[0]] == word  # tokens shown as an API shows them
+    assert not yes_ids & no_ids
+
+
+def test_left_padded_batches_match_single_requests(local: LocalBackend) -> None:
+    requests = [ask(f"Is ice cold? {YES_NO}"),
+                ask(f"Read this carefully. The Eiffel Tower is in Paris, which is in France. "
+                    f"Is the Eiffel Tower in Europe? {YES_NO}")]
+    batched = collect(local.yes_no, requests, 5)
+    single_backend = make_backend(judge_config(provider="local", batch_size=1))
+    assert single_backend is not local and single_backend.loaded is local.loaded
+    single = collect(single_backend.yes_no, requests, 5)
+    for index in range(2):
+        a, b = batched[index].value, single[index].value
+        assert [t for t, _ in a.top] == [t for t, _ in b.top]
+        assert max(abs(x - y) for (_, x), (_, y) in zip(a.top, b.top, strict=True)) < 1e-3
+        assert abs(a.p_yes - b.p_yes) < 1e-4 and abs(a.p_no - b.p_no) < 1e-4
+
+
+@pytest.mark.server
+def test_top_logprobs_agree_with_the_llama_server(local: LocalBackend, llama_server: str) -> None:
+    questions = ["Is Paris the capital of France?", "Do cats bark?", "Can fish fly?"]
+    local_answers = collect(local.yes_no, [ask(f"{q} {YES_NO}") for q in questions], 5)
+    client = openai.OpenAI(base_url=llama_server, api_key="none")
+    try:
+        for index, question in enumerate(questions):
+            response = client.chat.completions.create(
+                model="smollm2", messages=[{"role": "user", "content": f"{question} {YES_NO}"}],
+                temperature=0, top_p=1, max_tokens=1, logprobs=True, top_logprobs=5,
+            )
+            server = {e.token: e.logprob
+                      for e in response.choices[0].logprobs.content[0].top_logprobs}
+            mine = local_answers[index].value.top
+            assert mine[0][0] == max(server, key=server.get), (question, mine, server)
+            shared_tokens = [token for token, _ in mine if token in server]
+            assert len(shared_tokens) >= 3, (question, mine, server)
+            for token, logprob in mine:
+                if token in server:
+                    assert abs(logprob - server[token]) <= LOGPROB_TOLERANCE, (token, question)
+    finally:
+        client.close()
+
+
+@pytest.mark.parametrize(
+    ("schema", "prompts", "max_tokens"),
+    [
+        (STATEMENTS, ["Split into short statements, as JSON with a 'statements' list: Paris is "
+                      "the capital of France. It has 2 million inhabitants."], 80),
+        (VERDICTS, ["For each of the 3 statements say yes if it is true, else no: 1. Water is "
+                    "wet. 2. Fire is cold. 3. Ice is cold.",
+                    "Say yes or no for each: 1. Dogs bark. 2. Cats fly. 3. Snow is white."], 24),
+        (SCORE, ["Rate from 1 to 5 how well 'Paris' answers 'What is the capital of France?'."],
+         12),
+    ],
+    ids=["statements", "verdicts-batch", "score"],
+)
+def test_structured_answers_are_schema_valid(local: LocalBackend, schema: dict,
+                                             prompts: list[str], max_tokens: int) -> None:
+    results = collect(local.structured, [ask(p) for p in prompts], schema, max_tokens)
+    assert local.constrained
+    assert sorted(results) == list(range(len(prompts)))
+    for outcome in results.values():
+        assert outcome.ok, outcome.error
+        jsonschema.validate(json.loads(outcome.value), schema)
+        assert 0 < outcome.usage.completion_tokens <= max_tokens
+
+
+def test_schema_xgrammar_cannot_compile_falls_back_to_free_text(local: LocalBackend) -> None:
+    unsupported = {"type": "object", "properties": {"word": {"type": "string",
+                                                             "pattern": "\\p{L}+"}}}
+    results = collect(local.structured, [ask("Name a fruit, as JSON.")], unsupported, 6)
+    assert not local.constrained
+    assert results[0].ok and isinstance(results[0].value, str)
+    assert results[0].usage.completion_tokens <= 6
+    collect(local.structured, [ask("Rate 'ok' from 1 to 5.")], SCORE, 8)
+    assert local.constrained
+
+
+def test_model_is_loaded_once_and_its_dequantized_copy_cached(local: LocalBackend) -> None:
+    assert make_backend(judge_config(provider="local")) is local
+    assert load_model(None, local.device) is local.loaded
+    assert local.model == DEFAULT_JUDGE_MODEL and local.kind == "local" and local.host == ""
+    assert (dequantized_dir(judge_gguf_path()) / "config.json").is_file()
+
+
+def test_missing_models_are_named(tmp_path: object) -> None:
+    with pytest.raises(FileNotFoundError, match="no-such.gguf"):
+        load_model("/nonexistent/no-such.gguf", "cpu")
+    with pytest.raises(FileNotFoundError, match="nobody/no-such-model.*local cache"):
+        load_model("nobody/no-such-model", "cpu")
