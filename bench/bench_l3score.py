@@ -1,0 +1,307 @@
+"""L3Score against a real llama.cpp server: the seed's way vs our metric.
+
+The seed's way (the nhop/L3Score Space): one OpenAI-SDK chat completion per row, one at a time,
+``logprobs=True, top_logprobs=5, max_tokens=1``, scored with the SPIQA top-5 rule. Ours:
+``evaluate.load("metrics/l3score")`` with ``provider="openai-compatible"`` and
+``max_concurrency=16``, first with a fresh call cache, then a second run on that cache.
+
+Both sides send the same prompt (the card's, as one user message) with the same sampling
+parameters to the same server, alternating which side goes first in each repetition.
+
+Sizes: ``BENCH_L3SCORE_ROWS`` (default 200) and ``BENCH_L3SCORE_REPEATS`` (default 3).
+Run alone with ``python bench/bench_l3score.py``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import json
+import math
+import os
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parent.parent
+if str(REPO) not in sys.path:  # run as a script from anywhere: `shared` must be importable
+    sys.path.insert(0, str(REPO))
+
+ROWS = int(os.environ.get("BENCH_L3SCORE_ROWS", "200"))
+REPEATS = int(os.environ.get("BENCH_L3SCORE_REPEATS", "3"))
+MODEL_ALIAS = "smollm2"
+MAX_CONCURRENCY = 16
+TOP_K = 5
+#: The sampling parameters our backend sends; the seed's way sends the same, so the server does
+#: the same work for both.
+SAMPLING = {"temperature": 0, "top_p": 1, "seed": 1234}
+#: ours (max_concurrency 16), the seed's way, ours with max_concurrency 1
+SIDES = ("ours", "reference", "ours_seq")
+L3SCORE_PROMPT = (
+    "You are given a question, ground-truth answer, and a candidate answer.\n"
+    "Question: {question}\n"
+    "Ground-truth answer: {gt}\n"
+    "Candidate answer: {answer}\n"
+    "Is the semantic meaning of the ground-truth and candidate answers similar?\n"
+    "Answer in one word - Yes or No."
+)
+
+
+# ---------------------------------------------------------------- the llama.cpp server
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@contextlib.contextmanager
+def llama_server(n_ctx: int = 4096, ready_seconds: float = 300.0) -> Iterator[str]:
+    """``python -m llama_cpp.server`` with the embedded SmolLM2 GGUF on a free loopback port,
+    one thread (as the tests run it); yields the base URL and stops the server after.
+
+    llama-cpp-python's server has no parallel slots (``--n_parallel`` does not exist there): one
+    lock serialises requests, so client-side concurrency can only overlap HTTP and JSON work
+    with the model's compute.
+    """
+    from shared.defaults import judge_gguf_path
+
+    port = free_port()
+    log = tempfile.NamedTemporaryFile(prefix="bench-llama-", suffix=".log", delete=False)
+    command = [
+        sys.executable, "-m", "llama_cpp.server",
+        "--model", str(judge_gguf_path()),
+        "--host", "127.0.0.1", "--port", str(port),
+        "--n_threads", "1", "--n_ctx", str(n_ctx),
+        "--model_alias", MODEL_ALIAS,
+    ]
+    process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT)
+    base_url = f"http://127.0.0.1:{port}/v1"
+    try:
+        deadline = time.monotonic() + ready_seconds
+        while True:
+            if process.poll() is not None:
+                raise RuntimeError(f"llama.cpp server exited early:\n{_tail(log.name)}")
+            try:
+                with urllib.request.urlopen(f"{base_url}/models", timeout=2) as response:
+                    if response.status == 200:
+                        break
+            except OSError:
+                if time.monotonic() > deadline:
+                    raise RuntimeError(f"llama.cpp server not ready:\n{_tail(log.name)}") from None
+                time.sleep(0.3)
+        yield base_url
+    finally:
+        process.terminate()
+        try:
+            process.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+        log.close()
+        os.unlink(log.name)
+
+
+def _tail(path: str) -> str:
+    return Path(path).read_text(errors="replace")[-3000:]
+
+
+# ---------------------------------------------------------------- workload
+
+
+def make_rows(n: int) -> list[dict[str, str]]:
+    """``n`` distinct (question, prediction, reference) triples from examples/rag_sample.jsonl:
+    each question with its own reference, paired with the candidate answers of successive rows
+    (its own first, so there are matching and mismatching pairs)."""
+    lines = (REPO / "examples" / "rag_sample.jsonl").read_text(encoding="utf-8").splitlines()
+    source = [json.loads(line) for line in lines if line.strip()]
+
+    def first(value: Any) -> str:
+        return value[0] if isinstance(value, list) else value
+
+    rows = []
+    for k in range(n):
+        i, shift = k % len(source), k // len(source)
+        answer_row = source[(i + shift) % len(source)]
+        candidate = answer_row["prediction"] if shift % 2 == 0 else first(answer_row["reference"])
+        rows.append({
+            "question": source[i]["question"],
+            "reference": first(source[i]["reference"]),
+            "prediction": candidate if shift < len(source) else f"{candidate} ({shift})",
+        })
+    if len({tuple(r.values()) for r in rows}) != n:
+        raise RuntimeError("make_rows produced duplicate rows; the cache would hide calls")
+    return rows
+
+
+# ---------------------------------------------------------------- the seed's way
+
+
+def spiqa_score(top: list[tuple[str, float]]) -> float:
+    """The SPIQA top-5 rule as the L3Score card states it, written here independently of
+    ``shared.logprobs`` so the two implementations check each other."""
+    yes = next((lp for tok, lp in top if tok.strip().lower() in ("yes", "yeah")), None)
+    no = next((lp for tok, lp in top if tok.strip().lower() == "no"), None)
+    if yes is None and no is None:
+        return 0.0
+    if yes is None or no is None:
+        probabilities = [math.exp(lp) for _, lp in top]
+        missing = math.log(max(min(1.0 - sum(probabilities), probabilities[-1]), 1e-8))
+        yes, no = (yes, missing) if no is None else (missing, no)
+    return math.exp(yes) / (math.exp(yes) + math.exp(no))
+
+
+def seed_way(base_url: str, rows: list[dict[str, str]]) -> list[float]:
+    """One synchronous OpenAI-SDK chat completion per row, one at a time."""
+    import openai
+
+    client = openai.OpenAI(base_url=base_url, api_key="not-needed")
+    scores = []
+    try:
+        for row in rows:
+            prompt = L3SCORE_PROMPT.format(
+                question=row["question"], gt=row["reference"], answer=row["prediction"]
+            )
+            response = client.chat.completions.create(
+                model=MODEL_ALIAS,
+                messages=[{"role": "user", "content": prompt}],
+                logprobs=True,
+                top_logprobs=TOP_K,
+                max_tokens=1,
+                **SAMPLING,
+            )
+            entries = response.choices[0].logprobs.content[0].top_logprobs
+            scores.append(spiqa_score([(e.token, e.logprob) for e in entries]))
+    finally:
+        client.close()
+    return scores
+
+
+# ---------------------------------------------------------------- ours
+
+
+def load_metric() -> Any:
+    import evaluate
+
+    return evaluate.load(str(REPO / "metrics" / "l3score"))
+
+
+def ours(metric: Any, base_url: str, rows: list[dict[str, str]], cache_dir: str,
+         max_concurrency: int = MAX_CONCURRENCY) -> dict[str, Any]:
+    return metric.compute(
+        questions=[r["question"] for r in rows],
+        predictions=[r["prediction"] for r in rows],
+        references=[r["reference"] for r in rows],
+        provider="openai-compatible",
+        base_url=base_url,
+        model=MODEL_ALIAS,
+        max_concurrency=max_concurrency,
+        cache_dir=cache_dir,
+        show_progress=False,
+    )
+
+
+def timed(fn: Callable[[], Any]) -> tuple[float, Any]:
+    started = time.perf_counter()
+    result = fn()
+    return time.perf_counter() - started, result
+
+
+def max_difference(a: list[float | None], b: list[float]) -> float:
+    pairs = [(x, y) for x, y in zip(a, b, strict=True) if x is not None]
+    return max((abs(x - y) for x, y in pairs), default=math.nan)
+
+
+# ---------------------------------------------------------------- benchmark
+
+
+def main() -> list[dict]:
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    rows = make_rows(ROWS)
+    times: dict[str, list[float]] = {side: [] for side in (*SIDES, "cached")}
+    calls: dict[str, list[int]] = {side: [] for side in (*SIDES, "cached")}
+    cache_hits: list[int] = []
+    unmeasured = 0
+    differences: list[float] = []
+    with llama_server() as base_url, tempfile.TemporaryDirectory(prefix="bench-l3-") as tmp:
+        load_seconds, metric = timed(load_metric)
+        seed_way(base_url, rows[:2])  # warm-up: the first calls after start-up are slower
+        for rep in range(REPEATS):
+            scores: dict[str, list[float | None]] = {}
+            for side in SIDES[rep % 3:] + SIDES[:rep % 3]:  # rotate which side goes first
+                if side == "reference":
+                    seconds, scores[side] = timed(functools.partial(seed_way, base_url, rows))
+                    times[side].append(seconds)
+                    calls[side].append(len(rows))
+                    continue
+                cache_dir = os.path.join(tmp, f"{side}-{rep}")
+                concurrency = MAX_CONCURRENCY if side == "ours" else 1
+                seconds, result = timed(
+                    functools.partial(ours, metric, base_url, rows, cache_dir, concurrency)
+                )
+                times[side].append(seconds)
+                calls[side].append(result["usage"]["calls"])
+                unmeasured = max(unmeasured, len(result["unmeasured"]))
+                scores[side] = result["scores"]
+                if side == "ours":  # the second run, on the cache the first one filled
+                    again = functools.partial(ours, metric, base_url, rows, cache_dir)
+                    seconds, result = timed(again)
+                    times["cached"].append(seconds)
+                    calls["cached"].append(result["usage"]["calls"])
+                    cache_hits.append(result["usage"]["cache_hits"])
+            differences.append(max_difference(scores["ours"], scores["reference"]))
+
+    ref, first, cached, sequential = (
+        statistics.median(times[side]) for side in ("reference", "ours", "cached", "ours_seq")
+    )
+    reps = f"median of {REPEATS}"
+    return [
+        {
+            "workload": f"l3score, {ROWS} rows, llama.cpp server, first run (fresh cache)",
+            "ours": first,
+            "reference": ref,
+            "ratio": ref / first,
+            "note": (
+                f"seconds, {reps}; reference = the seed's way (one OpenAI-SDK call per row, one "
+                f"at a time); ours = evaluate.load + compute, max_concurrency={MAX_CONCURRENCY}; "
+                f"calls: ours {max(calls['ours'])}, reference {ROWS}; unmeasured: {unmeasured}; "
+                f"max |score difference| {max(differences):.2g}; evaluate.load {load_seconds:.1f} s"
+                " (once, not timed)"
+            ),
+        },
+        {
+            "workload": f"l3score, {ROWS} rows, second run (cache)",
+            "ours": cached,
+            "reference": ref,
+            "ratio": ref / cached,
+            "note": (
+                f"seconds, {reps}; calls: ours {max(calls['cached'])} ({min(cache_hits)} cache "
+                f"hits), reference {ROWS} (it has no cache)"
+            ),
+        },
+        {
+            "workload": f"l3score, {ROWS} rows, what concurrency buys (ours 16 vs ours 1)",
+            "ours": first,
+            "reference": sequential,
+            "ratio": sequential / first,
+            "note": (
+                f"seconds, {reps}; reference column = ours with max_concurrency=1. "
+                "llama-cpp-python's server has no parallel slots (no --n_parallel): it "
+                "serialises requests, so concurrency only overlaps client/HTTP work with the "
+                "model's compute on a 1-thread server"
+            ),
+        },
+    ]
+
+
+if __name__ == "__main__":
+    for row in main():
+        print(row)
