@@ -11,6 +11,7 @@ from __future__ import annotations
 import functools
 import importlib.util
 import math
+import os
 import re
 from collections.abc import Iterator
 from pathlib import Path
@@ -18,10 +19,13 @@ from typing import Any
 
 import evaluate
 import pytest
+from faultproxy import FaultProxy
 
 from shared.registry import METRICS, available, metric_path
 
-from faultproxy import FaultProxy
+# evaluate's temporary files are shared by every process using the same experiment id; a
+# private id keeps other processes' locks from delaying these tests
+EXPERIMENT = f"{Path(__file__).stem}-{os.getpid()}"
 
 NAMES = available()
 JUDGE = [n for n in NAMES if METRICS[n].judge]
@@ -46,7 +50,7 @@ ALLOWED = {("context_precision", "references", "empty-list")}
 
 @functools.cache
 def load(name: str) -> evaluate.EvaluationModule:
-    return evaluate.load(metric_path(name))
+    return evaluate.load(metric_path(name), experiment_id=EXPERIMENT)
 
 
 @functools.cache
@@ -266,8 +270,10 @@ def test_bad_judge_option(name: str, option: str, bad: Any, options: Any) -> Non
 # ---------------------------------------------------------------- long and unusual text
 
 UNICODE = [
-    "\U0001f600\U0001f44d\U0001f3fd \U0001f1eb\U0001f1f7 \U0001f468\u200d\U0001f469\u200d\U0001f467",
-    "\u0645\u0631\u062d\u0628\u0627 \u0628\u0627\u0644\u0639\u0627\u0644\u0645 \u05e9\u05dc\u05d5\u05dd",
+    "\U0001f600\U0001f44d\U0001f3fd \U0001f1eb\U0001f1f7 "
+    "\U0001f468\u200d\U0001f469\u200d\U0001f467",
+    "\u0645\u0631\u062d\u0628\u0627 \u0628\u0627\u0644\u0639\u0627\u0644\u0645 "
+    "\u05e9\u05dc\u05d5\u05dd",
     "\u202eevil RTL override\u202c \u200f\u200e",
     "e\u0301\u0302\u0303\u0304 a\u0308 Z\u0351\u0352\u0353\u0354\u0355\u0356",
     "nul \x00 inside \x00\x00",

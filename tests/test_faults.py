@@ -31,6 +31,10 @@ from shared.backends.base import LogprobsUnavailable
 from shared.logprobs import l3score_from_top_logprobs
 from shared.registry import metric_path
 
+# evaluate's temporary files are shared by every process using the same experiment id; a
+# private id keeps other processes' locks from delaying these tests
+EXPERIMENT = f"{Path(__file__).stem}-{os.getpid()}"
+
 pytestmark = pytest.mark.server
 
 MAX_RETRIES = 2
@@ -59,7 +63,7 @@ RETRIED = {"429": True, "status:500": True, "status:503": True, "reset": True,
 
 @pytest.fixture(scope="module")
 def metrics() -> dict[str, evaluate.EvaluationModule]:
-    return {name: evaluate.load(metric_path(name)) for name in METRICS}
+    return {name: evaluate.load(metric_path(name), experiment_id=EXPERIMENT) for name in METRICS}
 
 
 @pytest.fixture()

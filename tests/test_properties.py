@@ -5,8 +5,10 @@ from __future__ import annotations
 
 import functools
 import math
+import os
 import string
 from collections import Counter
+from pathlib import Path
 from typing import Any
 
 import evaluate
@@ -17,6 +19,10 @@ from nltk.tokenize import RegexpTokenizer
 
 from shared import logprobs, scoring, text
 from shared.registry import METRICS, available, metric_path
+
+# evaluate's temporary files are shared by every process using the same experiment id; a
+# private id keeps other processes' locks from delaying these tests
+EXPERIMENT = f"{Path(__file__).stem}-{os.getpid()}"
 
 # ---------------------------------------------------------------- text normalisation
 
@@ -90,7 +96,7 @@ NON_BLANK = WORDS.filter(lambda s: s.strip() != "")
 
 @functools.cache
 def load(name: str) -> evaluate.EvaluationModule:
-    return evaluate.load(metric_path(name))
+    return evaluate.load(metric_path(name), experiment_id=EXPERIMENT)
 
 
 def _numbers(value: Any) -> list[float]:

@@ -27,6 +27,10 @@ from shared.backends.base import LogprobsUnavailable
 from shared.config import judge_config
 from shared.registry import metric_path
 
+# evaluate's temporary files are shared by every process using the same experiment id; a
+# private id keeps other processes' locks from delaying these tests
+EXPERIMENT = f"{Path(__file__).stem}-{os.getpid()}"
+
 pytestmark = pytest.mark.server
 
 KEY = "sk-test-SECRET-1234567890"
@@ -56,7 +60,8 @@ def assert_no_key_in_folder(folder: str | Path) -> None:
 
 @pytest.fixture(scope="module")
 def metrics() -> dict[str, evaluate.EvaluationModule]:
-    return {name: evaluate.load(metric_path(name)) for name in ("l3score", "context_relevance")}
+    return {name: evaluate.load(metric_path(name), experiment_id=EXPERIMENT)
+            for name in ("l3score", "context_relevance")}
 
 
 @pytest.fixture()
