@@ -1,0 +1,110 @@
+"""bleu vs nltk sentence_bleu sentence by sentence (Valor's computation) on 10k pairs; plus 100k
+rows end to end.
+
+Ours is timed through ``evaluate`` (validation and evaluate's Arrow round trip included) and its
+scoring alone (``_compute``); the reference tokenises with nltk's RegexpTokenizer and calls
+``sentence_bleu`` per pair, as Valor does. Runs alternate, median of several.
+"""
+
+from __future__ import annotations
+
+import random
+import statistics
+import sys
+import time
+import warnings
+from collections.abc import Callable
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+if str(REPO) not in sys.path:
+    sys.path.insert(0, str(REPO))
+
+N = 10_000
+REPEATS = 3
+
+
+def alternate(ours: Callable[[], object], reference: Callable[[], object] | None,
+              repeats: int = REPEATS) -> tuple[float, float | None]:
+    """Median seconds of ``ours`` and ``reference``, run alternately ``repeats`` times each."""
+    mine, theirs = [], []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        ours()
+        mine.append(time.perf_counter() - start)
+        if reference is not None:
+            start = time.perf_counter()
+            reference()
+            theirs.append(time.perf_counter() - start)
+    return statistics.median(mine), (statistics.median(theirs) if theirs else None)
+
+
+def row(workload: str, ours: float, reference: float | None, note: str = "") -> dict:
+    ratio = reference / ours if reference is not None else None
+    cells = [workload, f"{ours:.3f}", "-" if reference is None else f"{reference:.3f}",
+             "-" if ratio is None else f"{ratio:.1f}x"]
+    print("| " + " | ".join(cells) + " |" + (f" {note}" if note else ""), flush=True)
+    return {"workload": workload, "ours": ours, "reference": reference, "ratio": ratio,
+            "note": note}
+
+
+def corpus(n: int, words: int = 25, seed: int = 0) -> tuple[list[str], list[str]]:
+    """Translation-like sentence pairs over a 3,000-word vocabulary (Zipf-like draws)."""
+    rng = random.Random(seed)
+    vocabulary = [f"w{i}" for i in range(3000)] + ["the", "a", "of", ",", "$5", "don't"]
+    weights = [1.0 / (rank + 1) for rank in range(len(vocabulary))]
+
+    def sentence(k: int) -> list[str]:
+        return rng.choices(vocabulary, weights, k=k)
+
+    predictions, references = [], []
+    for _ in range(n):
+        ref = sentence(rng.randint(words // 2, words * 3 // 2))
+        pred = [w if rng.random() < 0.7 else rng.choices(vocabulary, weights)[0] for w in ref]
+        predictions.append(" ".join(pred) + ".")
+        references.append(" ".join(ref) + ".")
+    return predictions, references
+
+
+def main() -> list[dict]:
+    import evaluate
+    from nltk.tokenize import RegexpTokenizer
+    from nltk.translate.bleu_score import sentence_bleu
+
+    metric = evaluate.load(str(REPO / "metrics" / "bleu"))
+    predictions, references = corpus(N)
+    tokenizer = RegexpTokenizer(r"\w+|\$[\d]+|[^\s\.]+")
+
+    def reference() -> float:
+        scores = []
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            for p, r in zip(predictions, references, strict=True):
+                s = float(sentence_bleu([tokenizer.tokenize(r)], tokenizer.tokenize(p)))
+                scores.append(s if s >= 1e-9 else 0.0)
+        return statistics.fmean(scores)
+
+    def ours() -> dict:
+        return metric.compute(predictions=predictions, references=references)
+
+    def ours_core() -> dict:
+        return metric._compute(predictions=predictions, references=[[r] for r in references])
+
+    rows = []
+    note = "reference: nltk RegexpTokenizer + sentence_bleu per pair (Valor)"
+    mine, theirs = alternate(ours, reference)
+    rows.append(row(f"bleu {N // 1000}k pairs (evaluate.compute)", mine, theirs, note))
+    mine, theirs = alternate(ours_core, reference)
+    rows.append(row(f"bleu {N // 1000}k pairs (scoring only)", mine, theirs, note))
+    big_p, big_r = corpus(100_000, seed=1)
+    mine, _ = alternate(
+        lambda: metric.compute(predictions=big_p, references=big_r), None, repeats=1
+    )
+    rows.append(row("bleu 100k rows (evaluate.compute, Arrow included)", mine, None,
+                    "time only; includes corpus_bleu"))
+    return rows
+
+
+if __name__ == "__main__":
+    print("| workload | ours (s) | reference (s) | ratio |\n|---|---|---|---|")
+    main()

@@ -1,0 +1,122 @@
+"""rouge vs Google's `rouge_score` (what Hugging Face evaluate's rouge runs) on 10k pairs, all four
+types, stemmer on; plus 100k rows end to end.
+
+Ours is timed through ``evaluate`` (validation and evaluate's Arrow round trip included) and its
+scoring alone (``_compute``); the reference is ``RougeScorer.score`` per pair, as evaluate's rouge
+calls it, with the mean taken. Runs alternate, median of several.
+"""
+
+from __future__ import annotations
+
+import random
+import statistics
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+if str(REPO) not in sys.path:
+    sys.path.insert(0, str(REPO))
+
+N = 10_000
+TYPES = ["rouge1", "rouge2", "rougeL", "rougeLsum"]
+REPEATS = 3
+
+
+def alternate(ours: Callable[[], object], reference: Callable[[], object] | None,
+              repeats: int = REPEATS) -> tuple[float, float | None]:
+    """Median seconds of ``ours`` and ``reference``, run alternately ``repeats`` times each."""
+    mine, theirs = [], []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        ours()
+        mine.append(time.perf_counter() - start)
+        if reference is not None:
+            start = time.perf_counter()
+            reference()
+            theirs.append(time.perf_counter() - start)
+    return statistics.median(mine), (statistics.median(theirs) if theirs else None)
+
+
+def row(workload: str, ours: float, reference: float | None, note: str = "") -> dict:
+    ratio = reference / ours if reference is not None else None
+    cells = [workload, f"{ours:.3f}", "-" if reference is None else f"{reference:.3f}",
+             "-" if ratio is None else f"{ratio:.1f}x"]
+    print("| " + " | ".join(cells) + " |" + (f" {note}" if note else ""), flush=True)
+    return {"workload": workload, "ours": ours, "reference": reference, "ratio": ratio,
+            "note": note}
+
+
+def corpus(n: int, words: int = 60, seed: int = 0) -> tuple[list[str], list[str]]:
+    """English-like summaries of about ``words`` words, sentences on separate lines, and
+    references that share most of their words with the prediction."""
+    rng = random.Random(seed)
+    stems = ["report", "market", "govern", "announc", "increas", "develop", "nation", "compan",
+             "research", "scien", "climat", "energ", "polic", "elect", "econom", "health",
+             "student", "teach", "build", "water", "citi", "court", "minist", "product"]
+    suffixes = ["", "s", "ed", "ing", "ment", "ation", "er", "ers", "al", "ly", "ies", "y"]
+    glue = ["the", "a", "of", "in", "to", "and", "on", "for", "with", "by", "was", "is"]
+
+    def text(k: int) -> list[str]:
+        return [
+            rng.choice(glue) if rng.random() < 0.35 else rng.choice(stems) + rng.choice(suffixes)
+            for _ in range(k)
+        ]
+
+    def lines(tokens: list[str]) -> str:
+        out, start = [], 0
+        while start < len(tokens):
+            stop = start + rng.randint(8, 20)
+            out.append(" ".join(tokens[start:stop]).capitalize() + ".")
+            start = stop
+        return "\n".join(out)
+
+    predictions, references = [], []
+    for _ in range(n):
+        ref = text(rng.randint(words // 2, words * 3 // 2))
+        kept = ref[: rng.randint(10, len(ref))]
+        pred = [w if rng.random() < 0.6 else rng.choice(ref) for w in kept]
+        predictions.append(lines(pred))
+        references.append(lines(ref))
+    return predictions, references
+
+
+def main() -> list[dict]:
+    import evaluate
+    from rouge_score import rouge_scorer
+
+    metric = evaluate.load(str(REPO / "metrics" / "rouge"))
+    predictions, references = corpus(N)
+    scorer = rouge_scorer.RougeScorer(TYPES, use_stemmer=True)
+
+    def reference() -> dict:
+        scores = [scorer.score(r, p) for p, r in zip(predictions, references, strict=True)]
+        return {k: statistics.fmean(s[k].fmeasure for s in scores) for k in TYPES}
+
+    def ours() -> dict:
+        return metric.compute(predictions=predictions, references=references, use_stemmer=True)
+
+    def ours_core() -> dict:
+        return metric._compute(predictions=predictions, references=[[r] for r in references],
+                               use_stemmer=True)
+
+    rows = []
+    mine, theirs = alternate(ours, reference)
+    rows.append(row(f"rouge {N // 1000}k pairs, 4 types, stemmer (evaluate.compute)", mine,
+                    theirs, "reference: rouge_score RougeScorer.score per pair"))
+    mine, theirs = alternate(ours_core, reference)
+    rows.append(row(f"rouge {N // 1000}k pairs, 4 types, stemmer (scoring only)", mine, theirs,
+                    "reference: rouge_score RougeScorer.score per pair"))
+    big_p, big_r = corpus(100_000, words=20, seed=1)
+    mine, _ = alternate(
+        lambda: metric.compute(predictions=big_p, references=big_r), None, repeats=1
+    )
+    rows.append(row("rouge 100k rows, ~20 words, 4 types (evaluate.compute, Arrow included)",
+                    mine, None, "time only"))
+    return rows
+
+
+if __name__ == "__main__":
+    print("| workload | ours (s) | reference (s) | ratio |\n|---|---|---|---|")
+    main()

@@ -1,0 +1,126 @@
+"""semantic_list_contains vs Future AGI's package (`ai-evaluation`, which encodes case by case) on
+500 cases x 3 phrases, and vs one batched encode of the distinct texts (the floor).
+
+Both sides use the embedded all-MiniLM-L6-v2 on the CPU, each model loaded before timing. Ours is
+timed through ``evaluate`` (validation and the Arrow round trip included). Runs alternate, median
+of several.
+"""
+
+from __future__ import annotations
+
+import os
+import random
+import statistics
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+if str(REPO) not in sys.path:
+    sys.path.insert(0, str(REPO))
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+
+N = 500
+REPEATS = 3
+
+
+def alternate(ours: Callable[[], object], reference: Callable[[], object] | None,
+              repeats: int = REPEATS) -> tuple[float, float | None]:
+    """Median seconds of ``ours`` and ``reference``, run alternately ``repeats`` times each."""
+    mine, theirs = [], []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        ours()
+        mine.append(time.perf_counter() - start)
+        if reference is not None:
+            start = time.perf_counter()
+            reference()
+            theirs.append(time.perf_counter() - start)
+    return statistics.median(mine), (statistics.median(theirs) if theirs else None)
+
+
+def row(workload: str, ours: float, reference: float | None, note: str = "") -> dict:
+    ratio = reference / ours if reference is not None else None
+    cells = [workload, f"{ours:.3f}", "-" if reference is None else f"{reference:.3f}",
+             "-" if ratio is None else f"{ratio:.2f}x"]
+    print("| " + " | ".join(cells) + " |" + (f" {note}" if note else ""), flush=True)
+    return {"workload": workload, "ours": ours, "reference": reference, "ratio": ratio,
+            "note": note}
+
+
+def corpus(n: int, seed: int = 0) -> tuple[list[str], list[list[str]]]:
+    rng = random.Random(seed)
+    nouns = ["fox", "dog", "river", "market", "election", "vaccine", "engine", "forest", "court",
+             "budget", "teacher", "storm", "satellite", "harvest", "museum", "bridge", "virus"]
+    verbs = ["jumps over", "crosses", "funds", "reports on", "repairs", "protects", "delays"]
+    adjectives = ["quick", "lazy", "new", "old", "national", "local", "heavy", "bright", "rural"]
+
+    def phrase() -> str:
+        return f"{rng.choice(adjectives)} {rng.choice(nouns)}"
+
+    responses, phrases = [], []
+    for _ in range(n):
+        words = []
+        for _ in range(rng.randint(2, 4)):
+            words += ["The", phrase(), rng.choice(verbs), "the", phrase() + rng.choice(",.;")]
+        responses.append(" ".join(words))
+        phrases.append([phrase() for _ in range(3)])
+    return responses, phrases
+
+
+def load_future_agi() -> tuple[type | None, str]:
+    try:
+        try:
+            from fi.evals.metrics import SemanticListContains
+        except ImportError:
+            from fi.evals.metrics.heuristics.similarity_metrics import SemanticListContains
+    except Exception as error:  # noqa: BLE001 - a missing peer is a result, reported in the row
+        return None, f"ai-evaluation unavailable: {type(error).__name__}: {error}"
+    return SemanticListContains, "ai-evaluation SemanticListContains.evaluate (per case)"
+
+
+def main() -> list[dict]:
+    import evaluate
+
+    from shared import defaults, load_embedding_model, text
+
+    metric = evaluate.load(str(REPO / "metrics" / "semantic_list_contains"))
+    responses, phrases = corpus(N)
+    model = load_embedding_model()
+
+    def ours() -> dict:
+        return metric.compute(predictions=responses, references=phrases)
+
+    distinct = list(dict.fromkeys(
+        text.preprocess_phrase(t) for t in [*responses, *(p for ps in phrases for p in ps)]
+    ))
+
+    def one_encode() -> object:
+        return model.encode(distinct, batch_size=64, normalize_embeddings=True,
+                            convert_to_numpy=True, show_progress_bar=False)
+
+    ours()  # warm-up: model load
+    rows = []
+    peer_class, note = load_future_agi()
+    if peer_class is None:
+        rows.append(row(f"semantic_list_contains {N} cases x 3 phrases vs ai-evaluation",
+                        alternate(ours, None)[0], None, note))
+    else:
+        peer = peer_class(config={"model_name": str(defaults.embedding_model_dir())})
+        cases = [{"response": r, "expected_response": p}
+                 for r, p in zip(responses, phrases, strict=True)]
+        mine, theirs = alternate(ours, lambda: peer.evaluate(cases))
+        rows.append(row(f"semantic_list_contains {N} cases x 3 phrases vs ai-evaluation",
+                        mine, theirs, note))
+    mine, floor = alternate(ours, one_encode)
+    rows.append(row(f"semantic_list_contains {N} cases x 3 phrases vs one batched encode",
+                    mine, floor,
+                    f"reference: one encode of the {len(distinct)} distinct texts; "
+                    f"ours / reference = {mine / floor:.2f} (target <= 1.3)"))
+    return rows
+
+
+if __name__ == "__main__":
+    print("| workload | ours (s) | reference (s) | ratio |\n|---|---|---|---|")
+    main()
