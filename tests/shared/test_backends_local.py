@@ -34,7 +34,7 @@ STATEMENTS = {
     "properties": {
         "statements": {
             "type": "array",
-            "items": {"type": "string", "minLength": 1, "maxLength": 60},
+            "items": {"type": "string", "minLength": 1, "maxLength": 40},
             "minItems": 1,
             "maxItems": 3,
         }
@@ -179,7 +179,7 @@ def test_top_logprobs_agree_with_the_llama_server(local: LocalBackend, llama_ser
     ("schema", "prompts", "max_tokens"),
     [
         (STATEMENTS, ["Split into short statements, as JSON with a 'statements' list: Paris is "
-                      "the capital of France. It has 2 million inhabitants."], 80),
+                      "the capital of France. It has 2 million inhabitants."], 64),
         (VERDICTS, ["For each of the 3 statements say yes if it is true, else no: 1. Water is "
                     "wet. 2. Fire is cold. 3. Ice is cold.",
                     "Say yes or no for each: 1. Dogs bark. 2. Cats fly. 3. Snow is white."], 24),
