@@ -786,25 +786,27 @@ class MetricPanel:
         unmeasured = result.get("unmeasured") or []
         measured = n - len(unmeasured)
         out = self._empty_outputs()
+        out[self.outputs["usage"]] = usage_markdown(result)
+        out[self.outputs["raw"]] = json.loads(json.dumps(result, default=str))
+        if result.get("dry_run") is not None:  # no scores: only the estimate
+            out[self.outputs["status"]] = status_html(
+                f"Dry run of {n} row{'s' if n != 1 else ''}: nothing was sent to the judge; "
+                "see the estimate below.", "ok")
+            return out
         out[self.outputs["aggregate"]] = aggregate_html(self.spec, aggregates, measured, n, scrub)
         out[self.outputs["rows"]] = gr.update(visible=True, value=results_frame(
             self.spec, inputs, rows, result, per_row, scrub))
         out[self.outputs["unmeasured"]] = unmeasured_markdown(result, rows, scrub)
-        out[self.outputs["usage"]] = usage_markdown(result)
         chart = row_scores(self.spec, per_row)
         if chart:
             bins = score_histogram(chart[1])
             out[self.outputs["chart"]] = gr.update(visible=True, value=pd.DataFrame(
                 {"score range": [b for b, _ in bins], "rows": [c for _, c in bins]}))
-        out[self.outputs["raw"]] = json.loads(json.dumps(result, default=str))
         if n and measured == 0:
             first = str(unmeasured[0].get("reason", "")) if unmeasured else ""
             message = f"No row could be measured. First reason: {first}" if first else (
                 "No row could be measured.")
             out[self.outputs["status"]] = status_html(scrub.text(message), "warning")
-        elif result.get("dry_run") is not None:
-            out[self.outputs["status"]] = status_html(
-                "Dry run: nothing was sent to the judge; see the estimate below.", "ok")
         else:
             skipped = f"; {len(unmeasured)} unmeasured (see below)" if unmeasured else ""
             out[self.outputs["status"]] = status_html(
@@ -1060,15 +1062,21 @@ def launch(demo: Any, **kwargs: Any) -> Any:
     return demo.launch(**kwargs)
 
 
+def caller_metric_dir(name: str, caller_file: str | None) -> Path | None:
+    """The folder of ``caller_file`` when it holds ``<name>.py`` (a standalone Space), else
+    None (load from the repo's ``metrics/<name>``)."""
+    if not caller_file:
+        return None
+    folder = Path(caller_file).resolve().parent
+    return folder if (folder / f"{name}.py").is_file() else None
+
+
 def launch_metric_demo(name: str, metric_dir: str | Path | None = None, **kwargs: Any) -> Any:
     """Serve the widget of one metric (a Space's ``app.py``).
 
     ``metric_dir``: the folder holding ``<name>.py``; default the calling script's folder when
     it holds ``<name>.py`` (a standalone Space), else the repo's ``metrics/<name>``."""
     if metric_dir is None:
-        caller = sys._getframe(1).f_globals.get("__file__")
-        folder = Path(caller).resolve().parent if caller else None
-        if folder is not None and (folder / f"{name}.py").exists():
-            metric_dir = folder
+        metric_dir = caller_metric_dir(name, sys._getframe(1).f_globals.get("__file__"))
     demo = build_demo([name], {name: metric_dir} if metric_dir is not None else None)
     return launch(demo, **kwargs)

@@ -263,3 +263,27 @@ def test_wrong_key_and_unreachable_server(demo: Any, key_echo_server: KeyEchoSer
                               "model": "judge", "use_cache": False})
     assert "jm-warning" in out["status"] and "No row could be measured" in out["status"]
     assert "table row 1" in out["unmeasured"] and "table row 2" in out["unmeasured"]
+
+
+def test_a_space_loads_its_metric_from_its_own_folder(tmp_path: Path) -> None:
+    from shared.demo import caller_metric_dir
+    from shared.registry import METRICS_DIR
+    from shared.spaces import BUNDLE_MODULE, build_space
+
+    space = build_space("l3score", tmp_path)
+    assert caller_metric_dir("l3score", str(space / "app.py")) == space.resolve()
+    assert caller_metric_dir("l3score", str(METRICS_DIR / "l3score" / "app.py")) == (
+        METRICS_DIR / "l3score").resolve()
+    assert caller_metric_dir("l3score", str(tmp_path / "app.py")) is None
+    assert caller_metric_dir("l3score", None) is None
+    assert f"from {BUNDLE_MODULE} import launch_metric_demo" in (space / "app.py").read_text()
+
+    demo = build_demo(["l3score"], {"l3score": space})
+    panel = demo.jm_panels["l3score"]
+    # the Space's metric runs on the vendored copy of shared, not on this repo's package
+    bases = {cls.__module__ for cls in type(panel.metric).__mro__}
+    assert any(m.startswith("_judge_shared_vendored") for m in bases), bases
+    assert not any(m.startswith("shared.") for m in bases), bases
+    out = run(panel, judge={"dry_run": True})
+    assert "Dry run of 2 rows" in out["status"] and "requests 2" in out["usage"]
+    assert out["aggregate"] == "" and out["unmeasured"] == ""
