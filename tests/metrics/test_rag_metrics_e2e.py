@@ -1,0 +1,189 @@
+"""The ten LLM-guided metrics end to end, on real judges: the llama.cpp OpenAI-compatible server
+and the embedded local model (xgrammar-constrained decoding).
+
+The tiny judge is not expected to be right; what must hold is the pipeline: documented keys,
+every sample measured (constrained decoding yields schema-valid answers), scores in range and
+equal to the card's formula applied to the returned verdicts, and the request budget: with one
+reference and two contexts, the ten metrics on one row send at most 14 requests through one
+shared cache, and a second run sends none.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import evaluate
+import numpy as np
+import pytest
+
+from shared import registry
+
+NAMES = (
+    "answer_correctness", "answer_relevance", "bias", "toxicity", "context_precision",
+    "context_recall", "context_relevance", "faithfulness", "hallucination", "summary_coherence",
+)
+ROWS = [
+    {
+        "question": "What is the capital of France?",
+        "prediction": "Paris is the capital of France.",
+        "reference": "The capital of France is Paris.",
+        "contexts": ["Paris is the capital of France.", "France is in Europe."],
+        "source": "Paris is the capital of France. France is in Europe.",
+    },
+    {
+        "question": "When did the park open?",
+        "prediction": "I think the lovely park opened in May.",
+        "reference": "The park opened in May.",
+        "contexts": ["The park opened in May.", "Parks have trees."],
+        "source": "The park opened in May. It has many trees.",
+    },
+]
+MAX_REQUESTS_PER_ROW = 14
+YES_NO = {"yes", "no"}
+
+
+@pytest.fixture(scope="module")
+def metrics() -> dict[str, evaluate.Metric]:
+    return {name: evaluate.load(registry.metric_path(name)) for name in NAMES}
+
+
+def inputs(name: str, rows: list[dict[str, Any]]) -> dict[str, list[Any]]:
+    spec = registry.METRICS[name]
+    columns = {**spec.columns, **spec.optional_columns}
+    return {arg: [row[column] for row in rows] for arg, column in columns.items()}
+
+
+def run_all(metrics: dict[str, evaluate.Metric], rows: list[dict[str, Any]],
+            options: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    return {name: metrics[name].compute(**inputs(name, rows), **options) for name in NAMES}
+
+
+def total_calls(results: dict[str, dict[str, Any]]) -> int:
+    return sum(result["usage"]["calls"] for result in results.values())
+
+
+def _share(verdicts: list[dict[str, str]], label: str, empty: float) -> float:
+    if not verdicts:
+        return empty
+    return sum(v["verdict"] == label for v in verdicts) / len(verdicts)
+
+
+def _check_verdicts(verdicts: list[dict[str, str]], items: list[str], labels: set[str]) -> None:
+    assert [v["item"] for v in verdicts] == items
+    for verdict in verdicts:
+        assert verdict["verdict"] in labels
+        assert isinstance(verdict["reason"], str)
+
+
+def expected_score(name: str, detail: dict[str, Any], row: dict[str, Any]) -> float:
+    """The card's formula applied to the verdicts the metric returned."""
+    if name == "answer_relevance":
+        _check_verdicts(detail["verdicts"], detail["statements"], YES_NO)
+        return _share(detail["verdicts"], "yes", 0.0)
+    if name in ("bias", "toxicity"):
+        _check_verdicts(detail["verdicts"], detail["opinions"], YES_NO)
+        return _share(detail["verdicts"], "yes", 0.0)
+    if name == "faithfulness":
+        _check_verdicts(detail["verdicts"], detail["claims"], YES_NO)
+        return _share(detail["verdicts"], "yes", 1.0)
+    if name in ("context_relevance", "hallucination"):
+        _check_verdicts(detail["verdicts"], row["contexts"], YES_NO)
+        return _share(detail["verdicts"], "yes", 0.0)
+    if name == "context_precision":
+        (verdicts,) = detail["verdicts"]  # one reference
+        _check_verdicts(verdicts, row["contexts"], YES_NO)
+        useful = [v["verdict"] == "yes" for v in verdicts]
+        assert detail["useful"] == useful
+        hits = [sum(useful[:k]) / k for k in range(1, len(useful) + 1) if useful[k - 1]]
+        return sum(hits) / len(hits) if hits else 0.0
+    if name == "context_recall":
+        (reference,) = detail["references"]
+        _check_verdicts(reference["verdicts"], reference["statements"], YES_NO)
+        return _share(reference["verdicts"], "yes", 0.0)
+    if name == "answer_correctness":
+        (reference,) = detail["references"]
+        answer = [v["item"] for v in reference["TP"] + reference["FP"]]
+        assert sorted(answer) == sorted(detail["prediction_statements"])
+        assert {v["item"] for v in reference["FN"]} <= set(reference["statements"])
+        tp, fp, fn = (len(reference[k]) for k in ("TP", "FP", "FN"))
+        f1 = tp / (tp + 0.5 * (fp + fn)) if tp else 0.0
+        assert reference["f1"] == pytest.approx(f1)
+        similarity = min(1.0, max(0.0, reference["similarity"]))
+        return 0.75 * f1 + 0.25 * similarity
+    raise AssertionError(name)
+
+
+def check(results: dict[str, dict[str, Any]], rows: list[dict[str, Any]]) -> None:
+    for name, result in results.items():
+        assert set(result) == {name, "scores", "details", "unmeasured", "usage", "Cost"}, name
+        assert result["unmeasured"] == [], (name, result["unmeasured"])
+        scores = result["scores"]
+        assert len(scores) == len(rows) == len(result["details"])
+        for score, detail, row in zip(scores, result["details"], rows, strict=True):
+            if name == "summary_coherence":
+                assert isinstance(score, int) and 1 <= score <= 5
+                assert isinstance(detail["reason"], str)
+            else:
+                assert 0.0 <= score <= 1.0 and not math.isnan(score)
+                assert score == pytest.approx(expected_score(name, detail, row)), name
+        assert result[name] == pytest.approx(sum(scores) / len(scores))
+
+
+def check_request_budget(metrics: dict[str, evaluate.Metric], options: dict[str, Any]) -> None:
+    first = run_all(metrics, ROWS[:1], options)
+    check(first, ROWS[:1])
+    assert total_calls(first) <= MAX_REQUESTS_PER_ROW, {n: r["usage"] for n, r in first.items()}
+
+    again = run_all(metrics, ROWS[:1], options)
+    assert total_calls(again) == 0
+    assert {n: r["scores"] for n, r in again.items()} == {n: r["scores"] for n, r in first.items()}
+
+    both = run_all(metrics, ROWS, options)  # only the second row is new
+    check(both, ROWS)
+    assert total_calls(both) <= MAX_REQUESTS_PER_ROW
+    assert {n: r["scores"][0] for n, r in both.items()} == {
+        n: r["scores"][0] for n, r in first.items()
+    }
+
+
+@pytest.mark.server
+def test_ten_metrics_on_the_llama_cpp_server(
+    metrics: dict[str, evaluate.Metric], llama_server: str, cache_dir: str
+) -> None:
+    options = {
+        "provider": "openai-compatible", "base_url": llama_server, "model": "smollm2",
+        "response_format": "json_object", "cache_dir": cache_dir, "show_progress": False,
+    }
+    check_request_budget(metrics, options)
+
+    # answer correctness: the similarity part against sentence-transformers itself, and the
+    # F1-only (Valor) definition with a threshold; both from the cache (no new request)
+    from sentence_transformers import SentenceTransformer
+
+    from shared.defaults import embedding_model_dir
+
+    row = ROWS[0]
+    correctness = metrics["answer_correctness"]
+    result = correctness.compute(**inputs("answer_correctness", [row]), **options)
+    reference = result["details"][0]["references"][0]
+    encoder = SentenceTransformer(str(embedding_model_dir()), device="cpu")
+    a, b = encoder.encode([row["prediction"], row["reference"]])
+    cosine = float(np.dot(a, b) / (np.linalg.norm(a) * np.linalg.norm(b)))
+    assert reference["similarity"] == pytest.approx(cosine, abs=1e-5)
+
+    f1_only = correctness.compute(**inputs("answer_correctness", [row]), weights=[1, 0],
+                                  threshold=0.5, **options)
+    assert f1_only["usage"]["calls"] == 0
+    detail = f1_only["details"][0]
+    assert detail["references"][0]["similarity"] is None
+    assert detail["score_before_threshold"] == reference["f1"]
+    assert f1_only["scores"] == [1.0 if reference["f1"] >= 0.5 else 0.0]
+
+
+@pytest.mark.slow
+def test_ten_metrics_on_the_local_judge(
+    metrics: dict[str, evaluate.Metric], cache_dir: str
+) -> None:
+    check_request_budget(metrics, {"cache_dir": cache_dir, "show_progress": False})
+
