@@ -226,7 +226,8 @@ class OpenAICompatBackend(Backend):
     def uses_api_key(self, api_key: str | None) -> bool:
         import hmac
 
-        return hmac.compare_digest(str(self._client.api_key), api_key or NO_KEY)
+        return hmac.compare_digest(str(self._client.api_key).encode("utf-8"),
+                                   (api_key or NO_KEY).encode("utf-8"))
 
     def sampling_params(self, operation: str) -> dict[str, Any]:
         params: dict[str, Any] = {"temperature": 0, "top_p": 1}
