@@ -39,6 +39,9 @@ REPEATS = int(os.environ.get("BENCH_L3SCORE_REPEATS", "3"))
 MODEL_ALIAS = "smollm2"
 MAX_CONCURRENCY = 16
 TOP_K = 5
+#: Per-request time-out of our judge. The server serialises requests, so with 16 in flight a
+#: request also waits for the 15 before it; the default 60 s is too short on a loaded machine.
+TIMEOUT = 600.0
 #: The sampling parameters our backend sends; the seed's way sends the same, so the server does
 #: the same work for both.
 SAMPLING = {"temperature": 0, "top_p": 1, "seed": 1234}
@@ -204,6 +207,7 @@ def ours(metric: Any, base_url: str, rows: list[dict[str, str]], cache_dir: str,
         base_url=base_url,
         model=MODEL_ALIAS,
         max_concurrency=max_concurrency,
+        timeout=TIMEOUT,
         cache_dir=cache_dir,
         show_progress=False,
     )
@@ -271,7 +275,8 @@ def main() -> list[dict]:
             "ratio": ref / first,
             "note": (
                 f"seconds, {reps}; reference = the seed's way (one OpenAI-SDK call per row, one "
-                f"at a time); ours = evaluate.load + compute, max_concurrency={MAX_CONCURRENCY}; "
+                f"at a time); ours = evaluate.load + compute, max_concurrency={MAX_CONCURRENCY}, "
+                f"timeout={TIMEOUT:.0f}; "
                 f"calls: ours {max(calls['ours'])}, reference {ROWS}; unmeasured: {unmeasured}; "
                 f"max |score difference| {max(differences):.2g}; evaluate.load {load_seconds:.1f} s"
                 " (once, not timed)"
