@@ -91,7 +91,8 @@ class Bleu(ValidatedMetric):
         weights = validation.weights("weights", list(weights), len(weights))
         if smoothing is not None and smoothing not in SMOOTHING_METHODS:
             raise ValueError(
-                f"smoothing must be None or one of {', '.join(SMOOTHING_METHODS)}, got {smoothing!r}"
+                f"smoothing must be None or one of {', '.join(SMOOTHING_METHODS)}, "
+                f"got {smoothing!r}"
             )
         tokenize = text.bleu_tokenizer()
         hypotheses = list(map(tokenize, predictions))
@@ -124,15 +125,21 @@ def _ngram_statistics(
     """Per sample: nltk ``modified_precision`` numerators for orders 1..max_n (columns
     0..max_n-1), the hypothesis length, and nltk's ``closest_ref_length``.
 
-    Vectorised over the corpus: tokens become integer ids, each n-gram gets an id (from the pair
-    of its (n-1)-gram id and its last token id), and the clipped counts
-    ``min(count in hypothesis, max count in any reference)`` are summed per sample with sorts and
-    searches instead of one ``Counter`` per text and order. Integer arithmetic, so exact.
+    Vectorised over the corpus: tokens become integer ids and every n-gram an integer id (from
+    its (n-1)-gram id and its last token id). Per order, one sort of the keys (sample, n-gram,
+    slot) - slot 0 for the hypothesis, 1..k for the sample's references - counts every n-gram
+    per text; within each (sample, n-gram) group the clipped count is
+    ``min(count in hypothesis, max count in any reference)``. Integer arithmetic, so exact.
     """
     n_samples = len(hypotheses)
     texts = [*hypotheses, *(ref for refs in references for ref in refs)]
     ref_counts = np.fromiter((len(refs) for refs in references), dtype=np.int64, count=n_samples)
+    ref_starts = np.cumsum(ref_counts) - ref_counts
+    n_refs = int(ref_counts.sum())
     owner = np.concatenate((np.arange(n_samples), np.repeat(np.arange(n_samples), ref_counts)))
+    ref_slot = np.arange(n_refs) - np.repeat(ref_starts, ref_counts) + 1
+    slot = np.concatenate((np.zeros(n_samples, dtype=np.int64), ref_slot))
+    n_slots = int(ref_counts.max()) + 1
     lengths = np.fromiter((len(t) for t in texts), dtype=np.int64, count=len(texts))
     hyp_len = lengths[:n_samples]
 
@@ -140,7 +147,6 @@ def _ngram_statistics(
     ref_len = lengths[n_samples:]
     big = int(lengths.max(initial=0)) + 1
     closeness = np.abs(ref_len - hyp_len[owner[n_samples:]]) * big + ref_len
-    ref_starts = np.concatenate(([0], np.cumsum(ref_counts)[:-1]))
     closest = np.minimum.reduceat(closeness, ref_starts) % big
 
     numerators = np.zeros((n_samples, max_n), dtype=np.int64)
@@ -151,49 +157,42 @@ def _ngram_statistics(
     vocabulary = dict(zip(dict.fromkeys(tokens), range(n_tokens), strict=False))
     token_ids = np.fromiter(map(vocabulary.__getitem__, tokens), dtype=np.int64, count=n_tokens)
     del tokens
-    text_of = np.repeat(np.arange(len(texts)), lengths)
-    starts = np.repeat(np.cumsum(lengths) - lengths, lengths)
-    remaining = lengths[text_of] - (np.arange(n_tokens) - starts)  # tokens from here to text end
     n_vocab = len(vocabulary)
+    text_of = np.repeat(np.arange(len(texts)), lengths)
+    remaining = np.repeat(np.cumsum(lengths), lengths) - np.arange(n_tokens)  # tokens left
+    # keys (sample * n_grams + gram) * n_slots + slot must fit in int64
+    limit = 2**62 // ((n_samples + 1) * n_slots)
     positions = np.arange(n_tokens)  # where the n-grams of the current order start
-    gram = token_ids  # gram[p]: id of the n-gram starting at p (for p in positions)
-    n_grams = n_vocab
+    gram = token_ids  # id of the n-gram starting at each position (valid at ``positions``)
+    n_grams = n_vocab  # ids are < n_grams
     for n in range(1, max_n + 1):
         if n > 1:
             positions = positions[remaining[positions] >= n]
             if positions.size == 0:
                 break
-            unique, inverse = np.unique(
-                gram[positions] * n_vocab + token_ids[positions + n - 1], return_inverse=True
-            )
+            previous = gram[positions]
+            if n_grams * n_vocab >= limit:
+                distinct, previous = np.unique(previous, return_inverse=True)
+                n_grams = distinct.size
+            combined = previous * n_vocab + token_ids[positions + n - 1]
+            n_grams *= n_vocab
+            if n_grams >= limit:
+                distinct, combined = np.unique(combined, return_inverse=True)
+                n_grams = distinct.size
             gram = np.empty(n_tokens, dtype=np.int64)
-            gram[positions] = inverse
-            n_grams = unique.size
+            gram[positions] = combined
         text = text_of[positions]
-        key = owner[text] * n_grams + gram[positions]  # (sample, n-gram)
-        is_hyp = text < n_samples
-        hyp_key, hyp_count = np.unique(key[is_hyp], return_counts=True)
-        # references: count per (reference text, n-gram), then the max over a sample's refs
-        ref_text_key, first, ref_count = np.unique(
-            text[~is_hyp] * n_grams + gram[positions[~is_hyp]],
-            return_index=True, return_counts=True,
+        keys, counts = np.unique(
+            (owner[text] * n_grams + gram[positions]) * n_slots + slot[text], return_counts=True
         )
-        del ref_text_key
-        ref_key = key[~is_hyp][first]
-        if hyp_key.size == 0 or ref_key.size == 0:
-            continue
-        if np.any(ref_key[1:] < ref_key[:-1]):  # only samples with several references
-            order = np.argsort(ref_key, kind="stable")
-            ref_key, ref_count = ref_key[order], ref_count[order]
-        group = np.flatnonzero(np.concatenate(([True], ref_key[1:] != ref_key[:-1])))
-        ref_max = np.maximum.reduceat(ref_count, group)
-        ref_key = ref_key[group]
-        where = np.minimum(np.searchsorted(ref_key, hyp_key), ref_key.size - 1)
-        clipped = np.where(
-            ref_key[where] == hyp_key, np.minimum(hyp_count, ref_max[where]), 0
-        )
+        group = keys // n_slots
+        first = np.flatnonzero(np.concatenate(([True], group[1:] != group[:-1])))
+        is_hyp = keys % n_slots == 0
+        ref_max = np.maximum.reduceat(np.where(is_hyp, 0, counts), first)
+        hyp_count = np.where(is_hyp[first], counts[first], 0)
+        clipped = np.minimum(hyp_count, ref_max)
         numerators[:, n - 1] = np.bincount(
-            hyp_key // n_grams, weights=clipped, minlength=n_samples
+            group[first] // n_grams, weights=clipped, minlength=n_samples
         ).astype(np.int64)
     return numerators, hyp_len, closest
 
