@@ -66,6 +66,19 @@ def metrics() -> dict[str, evaluate.EvaluationModule]:
     return {name: evaluate.load(metric_path(name), experiment_id=EXPERIMENT) for name in METRICS}
 
 
+@pytest.fixture(scope="module", autouse=True)
+def recorded(metrics: dict[str, Any], llama_server: str,
+             tmp_path_factory: pytest.TempPathFactory) -> None:
+    """Each metric's real answers, recorded once through a fault-free proxy (long time-out), so
+    every scenario's passing requests are answered at once and a short ``timeout`` only
+    measures the injected fault."""
+    with FaultProxy(llama_server, replay=REPLAY) as proxy:
+        for name in METRICS:
+            cache = str(tmp_path_factory.mktemp("record-cache"))
+            result = run(metrics, name, judge_options(proxy, cache, timeout=600.0))
+            assert result["unmeasured"] == [], result["unmeasured"]
+
+
 @pytest.fixture()
 def proxy_factory(llama_server: str) -> Iterator[Any]:
     proxies: list[FaultProxy] = []

@@ -132,7 +132,7 @@ def metric_inputs(draw: st.DrawFn, name: str) -> dict[str, Any]:
 
 @pytest.mark.parametrize("name", NON_JUDGE)
 def test_non_judge_metric_scores_are_in_unit_interval(name: str) -> None:
-    examples = 8 if METRICS[name].embeds else 25
+    examples = 5 if METRICS[name].embeds else 25
 
     @settings(max_examples=examples, deadline=None,
               suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
