@@ -166,3 +166,21 @@ def test_output_ranges(bleu, pairs) -> None:
     assert result["scores"] == [valor_bleu(p, [r]) for p, r in pairs]
     assert all(0.0 <= s <= 1.0 for s in result["scores"])
     assert 0.0 <= result["bleu"] <= 1.0 and 0.0 <= result["corpus_bleu"] <= 1.0
+
+
+def test_identical_to_nltk_with_a_large_vocabulary(bleu) -> None:
+    """Tens of thousands of distinct tokens: the n-gram ids are re-numbered to stay in int64."""
+    rng = random.Random(11)
+    predictions, references = [], []
+    for _ in range(1500):
+        base = [f"w{rng.randrange(200_000)}" for _ in range(rng.randint(4, 30))]
+        refs = []
+        for _ in range(rng.randint(1, 3)):
+            ref = [w if rng.random() < 0.8 else f"w{rng.randrange(200_000)}" for w in base]
+            refs.append(" ".join(ref))
+        predictions.append(" ".join(base))
+        references.append(refs)
+    result = bleu.compute(predictions=predictions, references=references)
+    assert result["scores"] == [valor_bleu(p, refs)
+                                for p, refs in zip(predictions, references, strict=True)]
+    assert result["corpus_bleu"] == nltk_corpus(predictions, references)
