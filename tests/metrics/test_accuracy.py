@@ -213,3 +213,8 @@ def test_output_ranges(accuracy, pairs, fuzzy_match: bool, threshold: float) -> 
     assert 0.0 <= low <= result["accuracy"] <= high <= 1.0
     assert all(0.0 <= s <= 1.0 for s in result["individual_scores"])
     assert set(result["match_types"]) <= {"exact", "fuzzy", "none"}
+
+
+def test_load_by_relative_path_from_repo_root(monkeypatch) -> None:
+    monkeypatch.chdir(registry.METRICS_DIR.parent)
+    assert evaluate.load("metrics/accuracy").name == "accuracy"

@@ -184,3 +184,8 @@ def test_identical_to_nltk_with_a_large_vocabulary(bleu) -> None:
     assert result["scores"] == [valor_bleu(p, refs)
                                 for p, refs in zip(predictions, references, strict=True)]
     assert result["corpus_bleu"] == nltk_corpus(predictions, references)
+
+
+def test_load_by_relative_path_from_repo_root(monkeypatch) -> None:
+    monkeypatch.chdir(registry.METRICS_DIR.parent)
+    assert evaluate.load("metrics/bleu").name == "bleu"

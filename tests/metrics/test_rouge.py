@@ -169,3 +169,8 @@ def test_output_ranges(rouge, pairs) -> None:
         expected = scorer.score(r, p)
         assert result["scores"][i] == {key: expected[key].fmeasure for key in TYPES}
         assert all(0.0 <= v <= 1.0 for v in result["scores"][i].values())
+
+
+def test_load_by_relative_path_from_repo_root(monkeypatch) -> None:
+    monkeypatch.chdir(registry.METRICS_DIR.parent)
+    assert evaluate.load("metrics/rouge").name == "rouge"

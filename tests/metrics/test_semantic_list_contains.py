@@ -187,3 +187,8 @@ def test_output_ranges(slc, samples, threshold: float, match_all: bool) -> None:
     assert 0.0 <= result["score"] <= 1.0
     for detail, phrases in zip(result["details"], references, strict=True):
         assert len(detail["matches"]) in (0, len(phrases))
+
+
+def test_load_by_relative_path_from_repo_root(monkeypatch) -> None:
+    monkeypatch.chdir(registry.METRICS_DIR.parent)
+    assert evaluate.load("metrics/semantic_list_contains").name == "semantic_list_contains"
