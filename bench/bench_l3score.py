@@ -8,7 +8,8 @@ The seed's way (the nhop/L3Score Space): one OpenAI-SDK chat completion per row,
 Both sides send the same prompt (the card's, as one user message) with the same sampling
 parameters to the same server, alternating which side goes first in each repetition.
 
-Sizes: ``BENCH_L3SCORE_ROWS`` (default 200) and ``BENCH_L3SCORE_REPEATS`` (default 3).
+Sizes: ``BENCH_L3SCORE_ROWS`` (default 200), ``BENCH_L3SCORE_REPEATS`` (default 3) and
+``BENCH_L3SCORE_BUDGET`` (seconds, default 600: no further repetition starts that would overrun).
 Run alone with ``python bench/bench_l3score.py``.
 """
 
@@ -36,6 +37,9 @@ if str(REPO) not in sys.path:  # run as a script from anywhere: `shared` must be
 
 ROWS = int(os.environ.get("BENCH_L3SCORE_ROWS", "200"))
 REPEATS = int(os.environ.get("BENCH_L3SCORE_REPEATS", "3"))
+#: Repetitions stop early when the next one would end after this many seconds (at least one
+#: runs), so `make bench` stays bounded on a slow or loaded machine; the note says so.
+BUDGET_SECONDS = float(os.environ.get("BENCH_L3SCORE_BUDGET", "600"))
 MODEL_ALIAS = "smollm2"
 MAX_CONCURRENCY = 16
 TOP_K = 5
@@ -238,6 +242,7 @@ def main() -> list[dict]:
     with llama_server() as base_url, tempfile.TemporaryDirectory(prefix="bench-l3-") as tmp:
         load_seconds, metric = timed(load_metric)
         seed_way(base_url, rows[:2])  # warm-up: the first calls after start-up are slower
+        started = time.perf_counter()
         for rep in range(REPEATS):
             scores: dict[str, list[float | None]] = {}
             for side in SIDES[rep % 3:] + SIDES[:rep % 3]:  # rotate which side goes first
@@ -262,11 +267,17 @@ def main() -> list[dict]:
                     calls["cached"].append(result["usage"]["calls"])
                     cache_hits.append(result["usage"]["cache_hits"])
             differences.append(max_difference(scores["ours"], scores["reference"]))
+            elapsed = time.perf_counter() - started
+            if elapsed / (rep + 1) * (rep + 2) > BUDGET_SECONDS:  # another one would overrun
+                break
 
     ref, first, cached, sequential = (
         statistics.median(times[side]) for side in ("reference", "ours", "cached", "ours_seq")
     )
-    reps = f"median of {REPEATS}"
+    done = len(times["ours"])
+    reps = f"median of {done}" + (
+        f" (of {REPEATS} asked: time budget {BUDGET_SECONDS:.0f} s)" if done < REPEATS else ""
+    )
     return [
         {
             "workload": f"l3score, {ROWS} rows, llama.cpp server, first run (fresh cache)",
