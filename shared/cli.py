@@ -111,6 +111,7 @@ def _score(args: argparse.Namespace) -> int:
         options["use_cache"] = False
     if args.dry_run:
         options["dry_run"] = True
+    _note_local_judge(args)
     from .backends.base import LogprobsUnavailable
 
     try:
@@ -136,6 +137,18 @@ def _score(args: argparse.Namespace) -> int:
     write_output(scored, out)
     print(f"wrote {out} ({len(scored):,} rows)", file=sys.stderr)
     return 0
+
+
+def _note_local_judge(args: argparse.Namespace) -> None:
+    from .registry import METRICS, available
+
+    names = available() if "all" in args.metric else args.metric
+    local = args.provider == "local" or (args.provider is None and not args.api_key)
+    if local and not args.model and not args.dry_run and any(
+            METRICS[n].judge for n in names):
+        print("judge: the embedded SmolLM2-135M-Instruct on this CPU (tiny and slow: a demo, "
+              "not a real evaluation; point --provider/--model/--base-url at a strong judge)",
+              file=sys.stderr)
 
 
 def _quiet_libraries() -> None:

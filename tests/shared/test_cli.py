@@ -20,6 +20,7 @@ import pytest
 from faultproxy import FaultProxy
 
 from shared import registry
+from shared.cache import CallCache
 from shared.cli import main
 
 REPO = Path(__file__).resolve().parents[2]
@@ -237,6 +238,14 @@ def test_dry_run_sends_no_request(tmp_path: Path, cache_dir: str, capsys) -> Non
     assert {p.name for p in tmp_path.iterdir()} == {"in.jsonl", "judge-cache"}  # no output
 
 
+def _cached(cache_dir: str) -> int:
+    cache = CallCache(cache_dir)
+    try:
+        return len(cache)
+    finally:
+        cache.close()
+
+
 def _completions(proxy: FaultProxy) -> int:
     return sum(s.path.endswith("/chat/completions") for s in proxy.seen)
 
@@ -256,29 +265,32 @@ def test_sigkill_then_rerun_sends_only_the_missing_calls(
     def command(url: str) -> list[str]:
         return [sys.executable, "-m", "shared", "score", str(source), "--metric", "l3score",
                 "--out", str(out), "--provider", "openai-compatible", "--base-url", url,
-                "--model", "smollm2", "--max-concurrency", "2", "--quiet"]
+                "--model", "smollm2", "--max-concurrency", "2", "--timeout", "600", "--quiet"]
 
     answered = 2
+    # one proxy for both runs: the call cache key includes the server's address
     with FaultProxy(llama_server, schedule=["pass"] * answered, default="hang") as proxy:
         process = subprocess.Popen(command(proxy.url), cwd=REPO, env=env,
                                    stdout=subprocess.PIPE, stderr=subprocess.PIPE)
         try:
-            deadline = time.monotonic() + 60
-            while _completions(proxy) <= answered and time.monotonic() < deadline:
+            # half-way: the first answers are in the call cache and later requests are in flight
+            deadline = time.monotonic() + 300  # generous: a loaded machine starts slowly
+            while time.monotonic() < deadline and not (
+                    _completions(proxy) > answered and _cached(cache_dir) >= answered):
                 assert process.poll() is None, process.communicate()
                 time.sleep(0.1)
-            assert _completions(proxy) > answered, "the CLI never got half-way"
-            time.sleep(1.0)  # the answers already delivered reach the cache
+            assert _cached(cache_dir) == answered, "the CLI never got half-way"
         finally:
             process.send_signal(signal.SIGKILL)
             process.communicate(timeout=30)
-    assert process.returncode == -signal.SIGKILL
-    assert not out.exists() and not list(tmp_path.glob(".scored.jsonl*"))
+        assert process.returncode == -signal.SIGKILL
+        assert not out.exists() and not list(tmp_path.glob(".scored.jsonl*"))
 
-    with FaultProxy(llama_server) as proxy:
+        proxy.default = "pass"
+        before = _completions(proxy)
         rerun = subprocess.run(command(proxy.url), cwd=REPO, env=env, capture_output=True,
-                               text=True, timeout=120)
-        sent = _completions(proxy)
+                               text=True, timeout=600)
+        sent = _completions(proxy) - before
     assert rerun.returncode == 0, rerun.stderr
     assert sent == len(rows) - answered
     summary = _summary_row(rerun.stdout, "l3score")
