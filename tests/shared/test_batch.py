@@ -67,7 +67,7 @@ def test_accuracy_takes_the_best_of_several_references() -> None:
     for row in ROWS:
         per_reference = accuracy.compute(
             predictions=[row["prediction"]] * len(row["reference"]), references=row["reference"]
-        )["individual_scores"]
+        )["scores"]
         expected.append(max(per_reference))
     assert scored["accuracy"] == expected
     assert summary.metrics[0].aggregates["accuracy"] == pytest.approx(sum(expected) / len(ROWS))

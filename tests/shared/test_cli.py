@@ -97,7 +97,7 @@ def test_jsonl_with_string_and_embedding_metrics(tmp_path: Path, capsys) -> None
         assert written["similarities"] == pytest.approx(detail["similarities"])
     accuracy = _load("accuracy")
     best = [
-        max(accuracy.compute(predictions=[p] * len(refs), references=refs)["individual_scores"])
+        max(accuracy.compute(predictions=[p] * len(refs), references=refs)["scores"])
         for p, refs in zip(predictions, _as_lists(references), strict=True)
     ]
     assert [r["accuracy"] for r in scored] == best
