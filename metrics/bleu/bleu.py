@@ -129,7 +129,9 @@ def _ngram_statistics(
     its (n-1)-gram id and its last token id). Per order, one sort of the keys (sample, n-gram,
     slot) - slot 0 for the hypothesis, 1..k for the sample's references - counts every n-gram
     per text; within each (sample, n-gram) group the clipped count is
-    ``min(count in hypothesis, max count in any reference)``. Integer arithmetic, so exact.
+    ``min(count in hypothesis, max count in any reference)``. An n-gram can only be shared by a
+    hypothesis and a reference when its (n-1)-gram prefix is, so each order keeps only the
+    positions whose prefix was shared. Integer arithmetic, so exact.
     """
     n_samples = len(hypotheses)
     texts = [*hypotheses, *(ref for refs in references for ref in refs)]
@@ -165,9 +167,13 @@ def _ngram_statistics(
     positions = np.arange(n_tokens)  # where the n-grams of the current order start
     gram = token_ids  # id of the n-gram starting at each position (valid at ``positions``)
     n_grams = n_vocab  # ids are < n_grams
+    shared = np.empty(0, dtype=np.int64)  # (sample, n-gram) keys of the previous order's matches
     for n in range(1, max_n + 1):
         if n > 1:
             positions = positions[remaining[positions] >= n]
+            prefix = owner[text_of[positions]] * n_grams + gram[positions]
+            where = np.minimum(np.searchsorted(shared, prefix), shared.size - 1)
+            positions = positions[shared[where] == prefix]
             if positions.size == 0:
                 break
             previous = gram[positions]
@@ -194,6 +200,9 @@ def _ngram_statistics(
         numerators[:, n - 1] = np.bincount(
             group[first] // n_grams, weights=clipped, minlength=n_samples
         ).astype(np.int64)
+        shared = group[first][clipped > 0]  # sorted (sample, n-gram) keys in both sides
+        if shared.size == 0:
+            break
     return numerators, hyp_len, closest
 
 
