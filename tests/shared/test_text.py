@@ -13,7 +13,7 @@ from shared import text
 # ASCII punctuation, Unicode whitespace and letters, emoji, RTL, combining marks, NUL
 ALPHABET = st.sampled_from(
     list(string.printable) + ["\u00a0", "\u2003", "\u3000", "\x1c", "\u0301", "é", "ß", "İ",
-                              "😀", "\u05d0", "\u0627", "\x00", "$", ".", "日"]
+                              "😀", "\u05d0", "\u0627", "\x00", "$", ".", "日", "Σ", "ΑΣ"]
 )
 TEXTS = st.text(alphabet=ALPHABET, max_size=60)
 
@@ -78,3 +78,17 @@ def test_large_and_unusual_strings() -> None:
     assert len(text.bleu_tokenize(big)) == 1000
     weird = "\u202eabc\u202c 😀\x00 e\u0301 مرحبا"
     assert text.bleu_tokenize(weird) == RegexpTokenizer(text.BLEU_TOKEN_PATTERN).tokenize(weird)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(TEXTS, max_size=6), st.booleans(), st.booleans())
+def test_comparison_forms_match_one_by_one(values: list[str], case_sensitive: bool,
+                                           normalize: bool) -> None:
+    """The joined fast path (and its NUL fallback) equals normalising each text on its own."""
+    expected = [
+        text.normalize_text(v, lowercase=not case_sensitive) if normalize
+        else (v if case_sensitive else v.lower()).strip()
+        for v in values
+    ]
+    assert text.comparison_forms(values, case_sensitive=case_sensitive,
+                                 normalize=normalize) == expected
