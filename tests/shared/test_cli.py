@@ -132,6 +132,7 @@ def test_csv_in_csv_out_keeps_json_list_cells(tmp_path: Path, capsys) -> None:
     assert [float(r["bleu"]) for r in scored] == pytest.approx(bleu["scores"])
 
 
+@pytest.mark.server
 def test_saved_dataset_with_a_judge_metric_and_parquet_output(
     tmp_path: Path, llama_server: str, cache_dir: str, capsys
 ) -> None:
@@ -250,6 +251,8 @@ def _completions(proxy: FaultProxy) -> int:
     return sum(s.path.endswith("/chat/completions") for s in proxy.seen)
 
 
+@pytest.mark.server
+@pytest.mark.slow
 def test_sigkill_then_rerun_sends_only_the_missing_calls(
     tmp_path: Path, llama_server: str, cache_dir: str
 ) -> None:
