@@ -85,21 +85,22 @@ def peer_runner(peer: object, cases: list[dict], note: str) -> tuple[Callable, s
     run up to the error (the encodes and similarities are done by then), noted in the row."""
     try:
         peer.evaluate(cases[:1])
+        return (lambda: peer.evaluate(cases)), note
     except Exception as error:  # noqa: BLE001 - the peer's own bug, reported in the row
-        inputs = [peer.input_model.model_validate(case) for case in cases]
+        failure, message = type(error), f"{type(error).__name__}: {error}"
+    inputs = [peer.input_model.model_validate(case) for case in cases]
 
-        def per_case() -> None:
-            for item in inputs:
-                try:
-                    peer.compute_one(item)
-                except type(error):
-                    pass
+    def per_case() -> None:
+        for item in inputs:
+            try:
+                peer.compute_one(item)
+            except failure:
+                pass
 
-        return per_case, (
-            f"{note}; evaluate() fails here ({type(error).__name__}: {error}), so its "
-            "compute_one is timed per case up to that error, after its two encodes"
-        )
-    return (lambda: peer.evaluate(cases)), note
+    return per_case, (
+        f"{note}; evaluate() fails here ({message}), so its compute_one is timed per case "
+        "up to that error, after its two encodes"
+    )
 
 
 def main() -> list[dict]:
