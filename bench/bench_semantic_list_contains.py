@@ -105,9 +105,13 @@ def peer_runner(peer: object, cases: list[dict], note: str) -> tuple[Callable, s
 
 def main() -> list[dict]:
     import evaluate
+    import torch
 
     from shared import defaults, load_embedding_model, text
 
+    # one thread for both sides: on a shared machine OpenMP spin-waiting makes small multi-
+    # threaded encodes erratic (seconds instead of milliseconds)
+    torch.set_num_threads(1)
     metric = evaluate.load(str(REPO / "metrics" / "semantic_list_contains"))
     responses, phrases = corpus(N)
     model = load_embedding_model()
