@@ -31,12 +31,12 @@ ROWS = [
         "contexts": ["Paris is the capital of France.", "France is in Europe."],
         "source": "Paris is the capital of France. France is in Europe.",
     },
-    {
-        "question": "When did the park open?",
-        "prediction": "I think the lovely park opened in May.",
-        "reference": "The park opened in May.",
-        "contexts": ["The park opened in May.", "Parks have trees."],
-        "source": "The park opened in May. It has many trees.",
+    {  # same reference, contexts and source as the first row: fewer new requests, same checks
+        "question": "Which city is the capital of France?",
+        "prediction": "I think lovely Paris is the French capital.",
+        "reference": "The capital of France is Paris.",
+        "contexts": ["Paris is the capital of France.", "France is in Europe."],
+        "source": "Paris is the capital of France. France is in Europe.",
     },
 ]
 MAX_REQUESTS_PER_ROW = 14
