@@ -68,6 +68,13 @@ def llama_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
             process.kill()
 
 
+@pytest.fixture(scope="session")
+def examples_cache_dir(tmp_path_factory: pytest.TempPathFactory) -> str:
+    """One call cache for the per-metric examples (tests/metric_examples.py), shared by the card
+    and Space tests: the same requests to the same server are answered once per session."""
+    return str(tmp_path_factory.mktemp("examples-cache"))
+
+
 @pytest.fixture()
 def cache_dir(tmp_path: Path) -> str:
     """A fresh call-cache folder, so no test shares cached answers with another or with a user."""

@@ -44,12 +44,12 @@ def test_front_matter(name: str) -> None:
 
 @pytest.mark.parametrize("name", registry.available())
 def test_documented_output_keys_match_compute(
-    name: str, cache_dir: str, request: pytest.FixtureRequest
+    name: str, examples_cache_dir: str, request: pytest.FixtureRequest
 ) -> None:
     documented = documented_keys(card(name))
     inputs = dict(EXAMPLES[name])
     if registry.METRICS[name].judge:
-        inputs.update(judge_options(request.getfixturevalue("llama_server"), cache_dir))
+        inputs.update(judge_options(request.getfixturevalue("llama_server"), examples_cache_dir))
     result = evaluate.load(registry.metric_path(name)).compute(**inputs)
     always = {key for key, when in documented.items() if when == "always"}
     assert always <= set(result), f"documented but not returned: {always - set(result)}"

@@ -62,12 +62,13 @@ def test_space_folder_holds_everything(spaces_dir: Path, name: str) -> None:
 @pytest.mark.server
 @pytest.mark.parametrize("name", registry.available())
 def test_space_loads_standalone(
-    spaces_dir: Path, name: str, tmp_path: Path, request: pytest.FixtureRequest
+    spaces_dir: Path, name: str, tmp_path: Path, examples_cache_dir: str,
+    request: pytest.FixtureRequest,
 ) -> None:
     inputs = dict(EXAMPLES[name])
     if registry.METRICS[name].judge:
         base_url = request.getfixturevalue("llama_server")
-        inputs.update(judge_options(base_url, str(tmp_path / "cache")))
+        inputs.update(judge_options(base_url, examples_cache_dir))
     env = dict(os.environ, HF_MODULES_CACHE=str(tmp_path / "modules"), PYTHONPATH="")
     completed = subprocess.run(
         [sys.executable, "-c", STANDALONE, str(REPO), str(spaces_dir / name), json.dumps(inputs)],
