@@ -18,7 +18,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from . import prompts
+from . import prompts, scoring
 from .prompts import PromptTemplate
 
 MAX_ITEMS = 10  # statements / opinions extracted from one text
@@ -340,6 +340,26 @@ class SampleResults:
                 self.fail(index, step.error or "judge step failed")
                 return True
         return False
+
+
+def flagged_opinion_share(judge: Any, predictions: Sequence[str], template: PromptTemplate,
+                          desc: str) -> SampleResults:
+    """Bias and toxicity: the opinions of each prediction (one shared extraction), the judge's
+    verdict on each, and the share flagged; no opinions scores 0.0."""
+    opinions = extract_opinions(judge, predictions)
+    jobs = []
+    for prediction, step in zip(predictions, opinions, strict=True):
+        items = items_or_estimate(judge, step, prediction)
+        jobs.append(None if items is None else VerdictJob(items))
+    verdicts = judge_items(judge, template, "opinions", jobs, desc)
+    results = SampleResults(len(predictions))
+    for i, (step, judged) in enumerate(zip(opinions, verdicts, strict=True)):
+        if results.first_error(i, step, judged):
+            continue
+        flags = [v.yes for v in judged.value]
+        results.score(i, scoring.proportion(flags, empty=0.0), opinions=step.value,
+                      verdicts=verdict_dicts(judged.value))
+    return results
 
 
 def reject_unknown_options(metric: str, options: dict[str, Any]) -> None:

@@ -15,7 +15,6 @@ from shared import (
     mean_measured,
     prompts,
     rag_judge,
-    scoring,
     split_judge_options,
 )
 
@@ -68,18 +67,6 @@ class Bias(ValidatedMetric):
         config, options = split_judge_options(options)
         rag_judge.reject_unknown_options("bias", options)
         judge = get_judge(config)
-        opinions = rag_judge.extract_opinions(judge, predictions)
-        jobs = []
-        for prediction, step in zip(predictions, opinions, strict=True):
-            items = rag_judge.items_or_estimate(judge, step, prediction)
-            jobs.append(None if items is None else rag_judge.VerdictJob(items))
-        verdicts = rag_judge.judge_items(judge, prompts.BIAS, "opinions", jobs, "bias")
-        results = rag_judge.SampleResults(len(predictions))
-        for i, (step, judged) in enumerate(zip(opinions, verdicts, strict=True)):
-            if results.first_error(i, step, judged):
-                continue
-            flags = [v.yes for v in judged.value]
-            results.score(i, scoring.proportion(flags, empty=0.0), opinions=step.value,
-                          verdicts=rag_judge.verdict_dicts(judged.value))
+        results = rag_judge.flagged_opinion_share(judge, predictions, prompts.BIAS, "bias")
         return judge_output({"bias": mean_measured(results.scores)}, results.scores,
                             results.details, results.unmeasured, judge)
