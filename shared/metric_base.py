@@ -86,7 +86,9 @@ class ValidatedMetric(evaluate.Metric):
         if references is not None:
             kwargs["references"] = references
         declared = {spec.name for spec in self.INPUTS}
-        unknown_inputs = [k for k in ("predictions", "references") if k in kwargs and k not in declared]
+        unknown_inputs = [
+            k for k in ("predictions", "references") if k in kwargs and k not in declared
+        ]
         if unknown_inputs:
             raise TypeError(f"{self.name} takes no {', '.join(unknown_inputs)}")
         columns = self.validate_inputs(kwargs)

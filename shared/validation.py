@@ -13,12 +13,16 @@ def as_list(name: str, values: Any) -> list[Any]:
     if values is None:
         raise ValueError(f"{name} is required")
     if isinstance(values, (str, bytes, Mapping)):
-        raise TypeError(f"{name} must be a list (one entry per sample), got {type(values).__name__}")
+        raise TypeError(
+            f"{name} must be a list (one entry per sample), got {type(values).__name__}"
+        )
     if hasattr(values, "tolist") and not isinstance(values, list):
         values = values.tolist()
     if not isinstance(values, list):
         if not isinstance(values, Iterable):
-            raise TypeError(f"{name} must be a list (one entry per sample), got {type(values).__name__}")
+            raise TypeError(
+                f"{name} must be a list (one entry per sample), got {type(values).__name__}"
+            )
         values = list(values)
     return values
 
@@ -64,7 +68,9 @@ def text_or_texts(
         items = as_list(f"{name}[{i}]", value)
         if not items and not allow_no_items:
             raise ValueError(f"{name}[{i}] is an empty list")
-        out.append([text(f"{name}[{i}]", j, v, allow_empty=allow_empty) for j, v in enumerate(items)])
+        out.append(
+            [text(f"{name}[{i}]", j, v, allow_empty=allow_empty) for j, v in enumerate(items)]
+        )
     return out
 
 

@@ -16,7 +16,10 @@ EXAMPLES: dict[str, dict[str, Any]] = {
         "predictions": ["The quick brown fox jumps over the lazy dog."],
         "references": [["brown fox", "lazy dog", "dancing giraffe"]],
     },
-    "accuracy": {"predictions": ["Paris", "London", "Tokyo"], "references": ["Paris", "London", "Berlin"]},
+    "accuracy": {
+        "predictions": ["Paris", "London", "Tokyo"],
+        "references": ["Paris", "London", "Berlin"],
+    },
     "answer_correctness": {
         "predictions": ["Paris is the capital of France."],
         "references": ["The capital of France is Paris."],

@@ -53,4 +53,5 @@ def test_documented_output_keys_match_compute(
     result = evaluate.load(registry.metric_path(name)).compute(**inputs)
     always = {key for key, when in documented.items() if when == "always"}
     assert always <= set(result), f"documented but not returned: {always - set(result)}"
-    assert set(result) <= set(documented), f"returned but not documented: {set(result) - set(documented)}"
+    undocumented = set(result) - set(documented)
+    assert not undocumented, f"returned but not documented: {undocumented}"
