@@ -37,6 +37,7 @@ run: $(RUNTIME_STAMP)
 	$(PY) -m shared score examples/rag_sample.jsonl --metric all --out out/rag_sample_scores.jsonl
 
 test: $(TEST_STAMP)
+	$(PY) -m ruff check shared metrics tests app.py bench
 	$(PY) -m pytest tests
 
 app: $(RUNTIME_STAMP)
