@@ -10,6 +10,7 @@ export HF_HUB_OFFLINE := 1
 export TRANSFORMERS_OFFLINE := 1
 export HF_HUB_DISABLE_TELEMETRY := 1
 export TOKENIZERS_PARALLELISM := false
+export OMP_WAIT_POLICY := PASSIVE
 
 .PHONY: setup setup-test run test app spaces bench lint clean
 
