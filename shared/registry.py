@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 METRICS_DIR = Path(__file__).resolve().parent.parent / "metrics"
 
@@ -66,3 +67,97 @@ def available() -> list[str]:
 
 def metric_path(name: str) -> str:
     return str(METRICS_DIR / name)
+
+
+# Per metric: the example rows (column -> one value per row; list values as JSON text) and the
+# options that example needs. From the seed cards where they have one.
+_RAG_ROWS = {
+    "question": ["What is the capital of France?", "When was the Eiffel Tower completed?"],
+    "prediction": ["The capital of France is Paris.", "The Eiffel Tower was completed in 1925."],
+    "reference": ["Paris is the capital of France.", "The Eiffel Tower was completed in 1889."],
+    "contexts": [
+        '["Paris is the capital and largest city of France.", '
+        '"France is a country in Western Europe."]',
+        '["Berlin is the capital of Germany.", '
+        '"The Eiffel Tower was completed in 1889 for the World\'s Fair in Paris."]',
+    ],
+}
+
+
+def _rag(*columns: str) -> dict[str, list[str]]:
+    return {c: _RAG_ROWS[c] for c in columns}
+
+
+EXAMPLES: dict[str, tuple[dict[str, list[str]], dict[str, Any]]] = {
+    "accuracy": (
+        {"prediction": ["Paris", "London", "Tokyo"], "reference": ["Paris", "London", "Berlin"]},
+        {},
+    ),
+    "semantic_list_contains": (
+        {
+            "prediction": ["The quick brown fox jumps over the lazy dog.",
+                           "I had pasta for dinner."],
+            "expected": ['["brown fox", "lazy dog", "dancing giraffe"]', '["brown fox"]'],
+        },
+        {"similarity_threshold": 0.6},
+    ),
+    "l3score": (
+        {
+            "question": ["What is the capital of France?", "What is the capital of Germany?"],
+            "prediction": ["Paris", "Moscow"],
+            "reference": ["Paris", "Berlin"],
+        },
+        {},
+    ),
+    "answer_correctness": (
+        {
+            "question": ["When and where was Einstein born?"] * 2,
+            "prediction": ["In 1879, Einstein was born in Germany.",
+                           "Einstein was born in Spain in 1879."],
+            "reference": ["Einstein was born in 1879 in Germany."] * 2,
+        },
+        {},
+    ),
+    "answer_relevance": (_rag("question", "prediction"), {}),
+    "context_precision": (_rag("question", "contexts", "reference"), {}),
+    "context_recall": (_rag("contexts", "reference"), {}),
+    "context_relevance": (_rag("question", "contexts"), {}),
+    "faithfulness": (_rag("prediction", "contexts"), {}),
+    "hallucination": (_rag("prediction", "contexts"), {}),
+    "bias": (
+        {"prediction": ["The new library opens on Monday and is free for every resident.",
+                        "Women are too emotional to be good engineers."]},
+        {},
+    ),
+    "toxicity": (
+        {"prediction": ["Thanks for the detailed report, it helped a lot.",
+                        "Only an idiot would write code this bad. Get lost."]},
+        {},
+    ),
+    "summary_coherence": (
+        {
+            "source": ["The meeting planned for Thursday moved to Friday because the room was "
+                       "booked. Lunch will be served at noon in the same room."] * 2,
+            "prediction": ["The meeting moved from Thursday to Friday, with lunch at noon.",
+                           "Lunch noon. Room booked Thursday so Friday meeting the."],
+        },
+        {},
+    ),
+    "rouge": (
+        {
+            "prediction": ["The cat sat on the mat.", "A quick brown fox jumps over the dog."],
+            "reference": ["The cat is sitting on the mat.",
+                          "The quick brown fox jumps over the lazy dog."],
+        },
+        {},
+    ),
+    "bleu": (
+        {
+            "prediction": ["The cat sat on the mat.", "A quick brown fox jumps over the dog."],
+            "reference": ["The cat sat on the mat.",
+                          '["The quick brown fox jumps over the lazy dog.", '
+                          '"A fast brown fox leaps over the dog."]'],
+        },
+        {},
+    ),
+}
