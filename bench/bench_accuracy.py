@@ -7,10 +7,8 @@ included) and, separately, its scoring alone (``_compute``). Runs alternate, med
 from __future__ import annotations
 
 import random
-import statistics
 import string
 import sys
-import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -18,32 +16,9 @@ REPO = Path(__file__).resolve().parent.parent
 if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
+from _timing import alternate, row  # noqa: E402
+
 N = 100_000
-REPEATS = 3
-
-
-def alternate(ours: Callable[[], object], reference: Callable[[], object] | None,
-              repeats: int = REPEATS) -> tuple[float, float | None]:
-    """Median seconds of ``ours`` and ``reference``, run alternately ``repeats`` times each."""
-    mine, theirs = [], []
-    for _ in range(repeats):
-        start = time.perf_counter()
-        ours()
-        mine.append(time.perf_counter() - start)
-        if reference is not None:
-            start = time.perf_counter()
-            reference()
-            theirs.append(time.perf_counter() - start)
-    return statistics.median(mine), (statistics.median(theirs) if theirs else None)
-
-
-def row(workload: str, ours: float, reference: float | None, note: str = "") -> dict:
-    ratio = reference / ours if reference is not None else None
-    cells = [workload, f"{ours:.3f}", "-" if reference is None else f"{reference:.3f}",
-             "-" if ratio is None else f"{ratio:.1f}x"]
-    print("| " + " | ".join(cells) + " |" + (f" {note}" if note else ""), flush=True)
-    return {"workload": workload, "ours": ours, "reference": reference, "ratio": ratio,
-            "note": note}
 
 
 def corpus(n: int, seed: int = 0) -> tuple[list[str], list[str]]:

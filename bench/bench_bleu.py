@@ -11,41 +11,16 @@ from __future__ import annotations
 import random
 import statistics
 import sys
-import time
 import warnings
-from collections.abc import Callable
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
 if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
+from _timing import alternate, row  # noqa: E402
+
 N = 10_000
-REPEATS = 3
-
-
-def alternate(ours: Callable[[], object], reference: Callable[[], object] | None,
-              repeats: int = REPEATS) -> tuple[float, float | None]:
-    """Median seconds of ``ours`` and ``reference``, run alternately ``repeats`` times each."""
-    mine, theirs = [], []
-    for _ in range(repeats):
-        start = time.perf_counter()
-        ours()
-        mine.append(time.perf_counter() - start)
-        if reference is not None:
-            start = time.perf_counter()
-            reference()
-            theirs.append(time.perf_counter() - start)
-    return statistics.median(mine), (statistics.median(theirs) if theirs else None)
-
-
-def row(workload: str, ours: float, reference: float | None, note: str = "") -> dict:
-    ratio = reference / ours if reference is not None else None
-    cells = [workload, f"{ours:.3f}", "-" if reference is None else f"{reference:.3f}",
-             "-" if ratio is None else f"{ratio:.1f}x"]
-    print("| " + " | ".join(cells) + " |" + (f" {note}" if note else ""), flush=True)
-    return {"workload": workload, "ours": ours, "reference": reference, "ratio": ratio,
-            "note": note}
 
 
 def corpus(n: int, words: int = 25, seed: int = 0) -> tuple[list[str], list[str]]:
