@@ -342,6 +342,19 @@ class SampleResults:
         return False
 
 
+def verdict_share(verdicts: Sequence[Step | None], empty: float = 0.0) -> SampleResults:
+    """Per sample, the share of "yes" verdicts (``empty`` when nothing was judged), with the
+    verdicts and reasons as details; a failed step makes that sample unmeasured."""
+    results = SampleResults(len(verdicts))
+    for i, judged in enumerate(verdicts):
+        if results.first_error(i, judged):
+            continue
+        flags = [v.yes for v in judged.value]
+        results.score(i, scoring.proportion(flags, empty=empty),
+                      verdicts=verdict_dicts(judged.value))
+    return results
+
+
 def flagged_opinion_share(judge: Any, predictions: Sequence[str], template: PromptTemplate,
                           desc: str) -> SampleResults:
     """Bias and toxicity: the opinions of each prediction (one shared extraction), the judge's

@@ -15,7 +15,6 @@ from shared import (
     mean_measured,
     prompts,
     rag_judge,
-    scoring,
     split_judge_options,
 )
 
@@ -76,12 +75,6 @@ class ContextRelevance(ValidatedMetric):
                 for q, c in zip(questions, contexts, strict=True)]
         verdicts = rag_judge.judge_items(judge, prompts.CONTEXT_RELEVANCE, "contexts", jobs,
                                          "context_relevance")
-        results = rag_judge.SampleResults(len(questions))
-        for i, judged in enumerate(verdicts):
-            if results.first_error(i, judged):
-                continue
-            flags = [v.yes for v in judged.value]
-            results.score(i, scoring.proportion(flags, empty=0.0),
-                          verdicts=rag_judge.verdict_dicts(judged.value))
+        results = rag_judge.verdict_share(verdicts, empty=0.0)
         return judge_output({"context_relevance": mean_measured(results.scores)}, results.scores,
                             results.details, results.unmeasured, judge)

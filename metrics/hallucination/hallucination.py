@@ -15,7 +15,6 @@ from shared import (
     mean_measured,
     prompts,
     rag_judge,
-    scoring,
     split_judge_options,
 )
 
@@ -82,12 +81,6 @@ class Hallucination(ValidatedMetric):
                 for p, c in zip(predictions, contexts, strict=True)]
         verdicts = rag_judge.judge_items(judge, prompts.HALLUCINATION, "contexts", jobs,
                                          "hallucination")
-        results = rag_judge.SampleResults(len(predictions))
-        for i, judged in enumerate(verdicts):
-            if results.first_error(i, judged):
-                continue
-            flags = [v.yes for v in judged.value]
-            results.score(i, scoring.proportion(flags),
-                          verdicts=rag_judge.verdict_dicts(judged.value))
+        results = rag_judge.verdict_share(verdicts)
         return judge_output({"hallucination": mean_measured(results.scores)}, results.scores,
                             results.details, results.unmeasured, judge)
