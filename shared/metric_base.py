@@ -4,6 +4,13 @@ A metric declares its per-sample inputs once (``INPUTS``); this class derives th
 ``datasets.Features`` evaluate needs from them, and its ``compute`` validates and normalises every
 input (lists, ``datasets`` columns, numpy arrays, pandas Series) before evaluate sees it, so a bad
 input fails with an error that names the argument and the sample index, before any judge call.
+
+A single-process ``compute`` that is given all its inputs hands the validated columns straight to
+``_compute``. evaluate would write them to an Arrow cache file and read them back, which is how
+it gathers ``add_batch`` calls and distributed workers' shares, and which costs more than the
+scoring itself for the string metrics (0.25 s of 0.35 s for accuracy on 100k pairs). The columns
+are already in the form that round trip returns (lists of ``str``, lists of lists of ``str``), so
+the result is the same; ``add_batch`` and ``num_process > 1`` still go through evaluate.
 """
 
 from __future__ import annotations
@@ -14,6 +21,7 @@ from typing import Any, ClassVar, Literal
 
 import datasets
 import evaluate
+from datasets.utils.py_utils import temp_seed
 
 from . import validation
 
@@ -77,10 +85,58 @@ class ValidatedMetric(evaluate.Metric):
         return columns
 
     def compute(self, *, predictions: Any = None, references: Any = None, **kwargs: Any) -> Any:
-        """Validate and normalise the declared inputs, then run evaluate's ``compute``.
+        """Validate and normalise the declared inputs, then score them (after any ``add`` or
+        ``add_batch`` calls, ``compute()`` without inputs scores what they added).
 
         (evaluate appends the metric's inputs description to this docstring.)
         """
+        kwargs = self._named_inputs(predictions, references, kwargs)
+        declared = {spec.name for spec in self.INPUTS}
+        options = {k: v for k, v in kwargs.items() if k not in declared}
+        if self._has_added_samples() and not any(
+            kwargs.get(spec.name) is not None for spec in self.INPUTS if spec.required
+        ):
+            optional = {
+                spec.name: spec.validate(kwargs[spec.name])
+                for spec in self.INPUTS
+                if not spec.required and kwargs.get(spec.name) is not None
+            }
+            return self._evaluate_compute(**optional, **options)
+        columns = self.validate_inputs(kwargs)
+        optional = {
+            spec.name: columns.get(spec.name) for spec in self.INPUTS if not spec.required
+        }
+        features = {k: v for k, v in columns.items() if k not in optional}
+        if self._gathers_nothing():
+            with temp_seed(self.seed):
+                return self._compute(**features, **optional, **options)
+        return self._evaluate_compute(**features, **optional, **options)
+
+    def add_batch(self, *, predictions: Any = None, references: Any = None, **kwargs: Any) -> None:
+        """Validate a batch as ``compute`` does, then add it to evaluate's stack."""
+        kwargs = self._named_inputs(predictions, references, kwargs)
+        features = {spec.name for spec in self.INPUTS if spec.required}
+        not_added = sorted(set(kwargs) - features)
+        if not_added:
+            raise TypeError(
+                f"{self.name}.add_batch takes only {', '.join(sorted(features))}; give "
+                f"{', '.join(not_added)} to compute"
+            )
+        super().add_batch(**self.validate_inputs(kwargs))
+
+    def add(self, *, prediction: Any = None, reference: Any = None, **kwargs: Any) -> None:
+        """Validate one sample as ``compute`` does, then add it to evaluate's stack."""
+        batch = {name: [value] for name, value in kwargs.items()}
+        if prediction is not None:
+            batch["predictions"] = [prediction]
+        if reference is not None:
+            batch["references"] = [reference]
+        self.add_batch(**batch)
+
+    def _named_inputs(self, predictions: Any, references: Any, kwargs: dict[str, Any]
+                      ) -> dict[str, Any]:
+        """``kwargs`` with ``predictions``/``references`` in it; a TypeError for an input the
+        metric does not declare."""
         if predictions is not None:
             kwargs["predictions"] = predictions
         if references is not None:
@@ -91,17 +147,22 @@ class ValidatedMetric(evaluate.Metric):
         ]
         if unknown_inputs:
             raise TypeError(f"{self.name} takes no {', '.join(unknown_inputs)}")
-        columns = self.validate_inputs(kwargs)
-        options = {k: v for k, v in kwargs.items() if k not in declared}
-        optional = {
-            spec.name: columns.get(spec.name) for spec in self.INPUTS if not spec.required
-        }
-        features = {k: v for k, v in columns.items() if k not in optional}
+        return kwargs
+
+    def _evaluate_compute(self, **kwargs: Any) -> Any:
         try:
-            return super().compute(**features, **optional, **options)
+            return super().compute(**kwargs)
         except BaseException:
             self._release_evaluate_files()
             raise
+
+    def _has_added_samples(self) -> bool:
+        return any(getattr(self, name, None) is not None for name in ("writer", "buf_writer"))
+
+    def _gathers_nothing(self) -> bool:
+        """True when evaluate's cache file would hold only this call's inputs: one process, no
+        ``add_batch`` pending, python-object format."""
+        return self.num_process == 1 and not self._has_added_samples() and self.info.format is None
 
     def _release_evaluate_files(self) -> None:
         """evaluate keeps its cache-file locks and files when ``_compute`` raises (a bad option,

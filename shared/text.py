@@ -8,9 +8,11 @@ whitespace), and BLEU must tokenise exactly as nltk does.
 
 from __future__ import annotations
 
+import gc
 import string
 from collections import Counter
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from functools import lru_cache
 
 ASCII_PUNCTUATION = string.punctuation
@@ -19,6 +21,24 @@ _DROP_PUNCTUATION = str.maketrans("", "", ASCII_PUNCTUATION)
 # Valor's BLEU tokeniser (nltk ``RegexpTokenizer`` with this pattern): words, "$<digits>", and any
 # other run of characters that are neither whitespace nor a period. Periods are ignored.
 BLEU_TOKEN_PATTERN = r"\w+|\$[\d]+|[^\s\.]+"
+
+
+@contextmanager
+def paused_gc() -> Iterator[None]:
+    """Pause CPython's cyclic garbage collector while a metric tokenises a corpus.
+
+    Tokenising builds hundreds of thousands of lists that hold no cycles, and every 700 new
+    lists trigger a collection that walks the young objects, now and then all of them: on 10k
+    BLEU pairs that made one run 0.4 s and the next 0.7 s. Reference counting still frees
+    everything; the collector is switched back on afterwards (if it was on).
+    """
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
 
 
 def remove_punctuation(text: str) -> str:

@@ -90,6 +90,8 @@ class AnswerCorrectness(ValidatedMetric):
 
     def _compute(self, predictions: list[str], references: list[list[str]],
                  questions: list[str] | None = None, **options: Any) -> dict[str, Any]:
+        if questions is not None:  # given to compute() after add_batch, it is checked here
+            validation.same_length(predictions=predictions, questions=questions)
         config, options = split_judge_options(options)
         weights = validation.weights("weights", options.pop("weights", DEFAULT_WEIGHTS), 2)
         threshold = options.pop("threshold", None)

@@ -95,12 +95,13 @@ class Bleu(ValidatedMetric):
                 f"got {smoothing!r}"
             )
         tokenize = text.bleu_tokenizer()
-        hypotheses = list(map(tokenize, predictions))
-        refs = [list(map(tokenize, sample)) for sample in references]
-        if smoothing not in (None, "method0"):
-            return _nltk_scores(hypotheses, refs, weights, smoothing)
-        max_n = len(weights)
-        numerators, hyp_len, ref_len = _ngram_statistics(hypotheses, refs, max_n)
+        with text.paused_gc():
+            hypotheses = list(map(tokenize, predictions))
+            refs = [list(map(tokenize, sample)) for sample in references]
+            if smoothing not in (None, "method0"):
+                return _nltk_scores(hypotheses, refs, weights, smoothing)
+            max_n = len(weights)
+            numerators, hyp_len, ref_len = _ngram_statistics(hypotheses, refs, max_n)
         denominators = np.maximum(1, hyp_len[:, None] - np.arange(max_n)[None, :])
         scores: list[float] = []
         for num, den, h, r in zip(

@@ -10,7 +10,7 @@ from typing import Any
 import evaluate
 import numpy as np
 
-from shared import Input, ValidatedMetric, validation
+from shared import Input, ValidatedMetric, text, validation
 
 _CITATION = """\
 @inproceedings{lin-2004-rouge,
@@ -132,20 +132,21 @@ class Rouge(ValidatedMetric):
         else:
             targets = [t for refs in references for t in refs]
             paired = [p for p, n in zip(predictions, sizes.tolist(), strict=True) for _ in range(n)]
-        raw = _score_pairs(scorer, targets, paired)
-        per_type: dict[str, np.ndarray] = {}
-        starts = np.concatenate(([0], np.cumsum(sizes)[:-1]))
-        for key in types:
-            values = np.fromiter((s[key].fmeasure for s in raw), dtype=np.float64, count=len(raw))
-            per_type[key] = values if len(raw) == n else np.maximum.reduceat(values, starts)
-
-        columns = {key: values.tolist() for key, values in per_type.items()}
-        result: dict[str, Any] = {
-            key: (float(values.mean()) if use_aggregator else columns[key])
-            for key, values in per_type.items()
-        }
-        rows = zip(*columns.values(), strict=True)
-        result["scores"] = [dict(zip(types, row, strict=True)) for row in rows]
+        with text.paused_gc():
+            raw = _score_pairs(scorer, targets, paired)
+            starts = np.concatenate(([0], np.cumsum(sizes)[:-1]))
+            per_type: dict[str, np.ndarray] = {}
+            for key in types:
+                values = np.fromiter((s[key].fmeasure for s in raw), dtype=np.float64,
+                                     count=len(raw))
+                per_type[key] = values if len(raw) == n else np.maximum.reduceat(values, starts)
+            columns = {key: values.tolist() for key, values in per_type.items()}
+            result: dict[str, Any] = {
+                key: (float(values.mean()) if use_aggregator else columns[key])
+                for key, values in per_type.items()
+            }
+            rows = zip(*columns.values(), strict=True)
+            result["scores"] = [dict(zip(types, row, strict=True)) for row in rows]
         return result
 
 

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import gc
 import string
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from nltk.tokenize import RegexpTokenizer
@@ -92,3 +94,18 @@ def test_comparison_forms_match_one_by_one(values: list[str], case_sensitive: bo
     ]
     assert text.comparison_forms(values, case_sensitive=case_sensitive,
                                  normalize=normalize) == expected
+
+
+def test_paused_gc_restores_the_collector_state() -> None:
+    assert gc.isenabled()
+    with pytest.raises(RuntimeError), text.paused_gc():
+        assert not gc.isenabled()
+        raise RuntimeError("a metric's error")
+    assert gc.isenabled()
+    gc.disable()
+    try:
+        with text.paused_gc():
+            pass
+        assert not gc.isenabled()  # a caller's own choice is left alone
+    finally:
+        gc.enable()
