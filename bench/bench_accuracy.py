@@ -1,6 +1,6 @@
 """accuracy vs the `benchwise` package's `accuracy` on 100k pairs, fuzzy matching on.
 
-Ours is timed end to end through ``evaluate`` (input validation and evaluate's Arrow round trip
+Ours is timed end to end through ``evaluate`` (``compute`` as a user calls it, input validation
 included) and, separately, its scoring alone (``_compute``). Runs alternate, median of several.
 """
 
@@ -85,7 +85,7 @@ def main() -> list[dict]:
     mine, _ = alternate(
         lambda: metric.compute(predictions=predictions, references=references), None
     )
-    rows.append(row(f"accuracy {N // 1000}k rows, exact (evaluate.compute, Arrow included)",
+    rows.append(row(f"accuracy {N // 1000}k rows, exact (evaluate.compute)",
                     mine, None, "time only"))
     return rows
 

@@ -1,7 +1,7 @@
 """bleu vs nltk sentence_bleu sentence by sentence (Valor's computation) on 10k pairs; plus 100k
 rows end to end.
 
-Ours is timed through ``evaluate`` (validation and evaluate's Arrow round trip included) and its
+Ours is timed through ``evaluate`` (``compute`` as a user calls it, validation included) and its
 scoring alone (``_compute``); the reference tokenises with nltk's RegexpTokenizer and calls
 ``sentence_bleu`` per pair, as Valor does. Runs alternate, median of several.
 """
@@ -75,7 +75,7 @@ def main() -> list[dict]:
     mine, _ = alternate(
         lambda: metric.compute(predictions=big_p, references=big_r), None, repeats=1
     )
-    rows.append(row("bleu 100k rows (evaluate.compute, Arrow included)", mine, None,
+    rows.append(row("bleu 100k rows (evaluate.compute)", mine, None,
                     "time only; includes corpus_bleu"))
     return rows
 
