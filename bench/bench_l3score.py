@@ -9,7 +9,7 @@ Both sides send the same prompt (the card's, as one user message) with the same 
 parameters to the same server, alternating which side goes first in each repetition.
 
 Sizes: ``BENCH_L3SCORE_ROWS`` (default 200), ``BENCH_L3SCORE_REPEATS`` (default 3) and
-``BENCH_L3SCORE_BUDGET`` (seconds, default 420: no further repetition starts that would overrun).
+``BENCH_L3SCORE_BUDGET`` (seconds, default 480: no further repetition starts that would overrun).
 Run alone with ``python bench/bench_l3score.py``.
 """
 
@@ -39,7 +39,7 @@ ROWS = int(os.environ.get("BENCH_L3SCORE_ROWS", "200"))
 REPEATS = int(os.environ.get("BENCH_L3SCORE_REPEATS", "3"))
 #: Repetitions stop early when the next one would end after this many seconds (at least one
 #: runs), so `make bench` stays bounded on a slow or loaded machine; the note says so.
-BUDGET_SECONDS = float(os.environ.get("BENCH_L3SCORE_BUDGET", "420"))
+BUDGET_SECONDS = float(os.environ.get("BENCH_L3SCORE_BUDGET", "480"))
 MODEL_ALIAS = "smollm2"
 MAX_CONCURRENCY = 16
 TOP_K = 5
