@@ -31,9 +31,13 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
-REPO = Path(__file__).resolve().parent.parent
-if str(REPO) not in sys.path:  # run as a script from anywhere: `shared` must be importable
-    sys.path.insert(0, str(REPO))
+BENCH_DIR = Path(__file__).resolve().parent
+REPO = BENCH_DIR.parent
+for path in (str(REPO), str(BENCH_DIR)):  # run from anywhere: `shared` and `_timing` importable
+    if path not in sys.path:
+        sys.path.insert(0, path)
+
+from _timing import budgeted, repetitions_note  # noqa: E402
 
 ROWS = int(os.environ.get("BENCH_L3SCORE_ROWS", "200"))
 REPEATS = int(os.environ.get("BENCH_L3SCORE_REPEATS", "3"))
@@ -242,8 +246,7 @@ def main() -> list[dict]:
     with llama_server() as base_url, tempfile.TemporaryDirectory(prefix="bench-l3-") as tmp:
         load_seconds, metric = timed(load_metric)
         seed_way(base_url, rows[:2])  # warm-up: the first calls after start-up are slower
-        started = time.perf_counter()
-        for rep in range(REPEATS):
+        for rep in budgeted(REPEATS, BUDGET_SECONDS):
             scores: dict[str, list[float | None]] = {}
             for side in SIDES[rep % 3:] + SIDES[:rep % 3]:  # rotate which side goes first
                 if side == "reference":
@@ -267,17 +270,11 @@ def main() -> list[dict]:
                     calls["cached"].append(result["usage"]["calls"])
                     cache_hits.append(result["usage"]["cache_hits"])
             differences.append(max_difference(scores["ours"], scores["reference"]))
-            elapsed = time.perf_counter() - started
-            if elapsed / (rep + 1) * (rep + 2) > BUDGET_SECONDS:  # another one would overrun
-                break
 
     ref, first, cached, sequential = (
         statistics.median(times[side]) for side in ("reference", "ours", "cached", "ours_seq")
     )
-    done = len(times["ours"])
-    reps = f"median of {done}" + (
-        f" (of {REPEATS} asked: time budget {BUDGET_SECONDS:.0f} s)" if done < REPEATS else ""
-    )
+    reps = repetitions_note(len(times["ours"]), REPEATS, BUDGET_SECONDS)
     return [
         {
             "workload": f"l3score, {ROWS} rows, llama.cpp server, first run (fresh cache)",

@@ -10,8 +10,9 @@ server would then generate until the context is full): a transport adds ``max_to
 ``VALOR_MAX_TOKENS`` to requests that lack it, and counts requests. Everything else is valor's
 code path: its prompts, its JSON parsing, its errors (counted per metric, never hidden).
 
-Sizes: ``BENCH_LLM_ROWS`` (default 5, from examples/rag_sample.jsonl) and ``BENCH_LLM_REPEATS``
-(default 1: one pass of both sides takes minutes on the embedded judge).
+Sizes: ``BENCH_LLM_ROWS`` (default 5, from examples/rag_sample.jsonl), ``BENCH_LLM_REPEATS``
+(default 3) and ``BENCH_LLM_BUDGET`` (seconds, default 400: one pass of both sides takes about
+three minutes on the embedded judge, so no further pass starts that would overrun).
 Run alone with ``python bench/bench_llm_metrics.py``.
 """
 
@@ -33,10 +34,12 @@ for path in (str(REPO), str(BENCH_DIR)):
     if path not in sys.path:
         sys.path.insert(0, path)
 
+from _timing import budgeted, repetitions_note  # noqa: E402
 from bench_l3score import MODEL_ALIAS, TIMEOUT, llama_server  # noqa: E402
 
 ROWS = int(os.environ.get("BENCH_LLM_ROWS", "5"))
-REPEATS = int(os.environ.get("BENCH_LLM_REPEATS", "1"))
+REPEATS = int(os.environ.get("BENCH_LLM_REPEATS", "3"))
+BUDGET_SECONDS = float(os.environ.get("BENCH_LLM_BUDGET", "400"))
 VALOR_MAX_TOKENS = 1024  # above our largest completion limit (904, a list of 10 items)
 VALOR_SEED = 1234
 METRICS = (
@@ -205,7 +208,7 @@ def main() -> list[dict]:
     load_seconds = time.perf_counter() - started
     with llama_server() as base_url, tempfile.TemporaryDirectory(prefix="bench-llm-") as tmp:
         evaluator, transport = valor_evaluator(base_url) if valor_problem is None else (None, None)
-        for rep in range(REPEATS):
+        for rep in budgeted(REPEATS, BUDGET_SECONDS):
             cache_dir = os.path.join(tmp, f"cache-{rep}")
             for i, name in enumerate(METRICS):
                 sides = ["ours", "valor"] if (i + rep) % 2 == 0 else ["valor", "ours"]
@@ -246,7 +249,8 @@ def main() -> list[dict]:
         "workload": f"ten LLM-guided metrics, {ROWS} RAG rows: total",
         "ours": totals["ours"],
         "note": (
-            f"seconds, {'median of ' + str(REPEATS) if REPEATS > 1 else 'one pass'} per metric; "
+            f"seconds, {repetitions_note(len(ours[METRICS[0]]), REPEATS, BUDGET_SECONDS)} "
+            "passes per metric, each pass alternating which side goes first; "
             f"ours {counts['ours_requests'] / ROWS:.1f} req/row, "
             f"{counts['ours_failed']}/{samples} unmeasured; evaluate.load of the ten: "
             f"{load_seconds:.1f} s (not timed)"
