@@ -723,7 +723,8 @@ class MetricPanel:
 
     def load_example(self) -> dict[Any, Any]:
         _, options = example_for(self.name, self.spec)
-        out = {self.table: self.example_frame(), self.outputs["status"]: ""}
+        out = {self.table: self.example_frame(),
+               self.outputs["status"]: status_html("Example loaded; press Run.", "ok")}
         for option in self.options:
             value = options.get(option.name, option.default)
             out[self.option_fields[option.name]] = _field_value(option, value)

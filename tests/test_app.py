@@ -219,6 +219,16 @@ def test_upload_fills_the_table(demo: Any, tmp_path: Path) -> None:
     assert "jm-error" in status and "'reference'" in status and rouge.table not in loaded
 
 
+def test_load_example_restores_the_example_and_its_options(demo: Any) -> None:
+    accuracy = demo.jm_panels["accuracy"]
+    loaded = accuracy.load_example()
+    rows, _ = EXAMPLES["accuracy"]
+    assert loaded[accuracy.table].to_dict("list") == rows
+    threshold = accuracy.option_fields["fuzzy_threshold"]
+    assert loaded[threshold] == accuracy.initial[threshold]
+    assert "Example loaded" in loaded[accuracy.outputs["status"]]
+
+
 @pytest.mark.server
 def test_judge_metric_against_llama_server(demo: Any, llama_server: str) -> None:
     l3score = demo.jm_panels["l3score"]

@@ -55,12 +55,25 @@ def page(app_url: str) -> Iterator[Any]:
         browser.close()
 
 
-def run_and_wait(page: Any, name: str) -> None:
-    """Click Run and wait until the status box shows this run's outcome."""
+def mark_status_stale(page: Any, name: str) -> None:
     page.evaluate(f"document.querySelectorAll('#{name}-status .jm-status')"
                   ".forEach(e => e.setAttribute('data-stale', ''))")
+
+
+def run_and_wait(page: Any, name: str) -> None:
+    """Click Run and wait until the status box shows this run's outcome."""
+    mark_status_stale(page, name)
     page.click(f"#{name}-run")
     page.wait_for_selector(f"#{name}-status .jm-status:not([data-stale])")
+
+
+def load_example(page: Any, name: str) -> None:
+    """Click "Load example" and wait for its values to arrive, so that a field filled next is
+    not overwritten by the example's defaults landing after it."""
+    mark_status_stale(page, name)
+    page.click(f"#{name}-example")
+    page.wait_for_selector(f"#{name}-status .jm-status:not([data-stale])")
+    assert "Example loaded" in status(page, name)
 
 
 def status(page: Any, name: str) -> str:
@@ -73,7 +86,7 @@ def headline(page: Any, name: str, key: str) -> str:
 
 def test_accuracy_example_runs_and_screenshot(page: Any, tmp_path: Path) -> None:
     page.get_by_role("tab", name="accuracy", exact=True).click()
-    page.click("#accuracy-example")
+    load_example(page, "accuracy")
     run_and_wait(page, "accuracy")
     # benchwise's card: Paris/London/Tokyo vs Paris/London/Berlin -> 66.67%
     assert headline(page, "accuracy", "accuracy") == f"{2 / 3:.4f}"
@@ -91,14 +104,14 @@ def test_accuracy_example_runs_and_screenshot(page: Any, tmp_path: Path) -> None
 
 def test_bad_input_shows_a_message(page: Any, tmp_path: Path) -> None:
     page.get_by_role("tab", name="accuracy", exact=True).click()
-    page.click("#accuracy-example")
+    load_example(page, "accuracy")
     page.fill("#accuracy-option-fuzzy_threshold input", "1.5")
     run_and_wait(page, "accuracy")
     message = status(page, "accuracy")
     assert "fuzzy_threshold" in message and "[0, 1]" in message
     assert page.inner_text("#accuracy-aggregate").strip() == ""
 
-    page.click("#accuracy-example")  # back to the defaults
+    load_example(page, "accuracy")  # back to the defaults
     batch = tmp_path / "batch.csv"
     batch.write_text("prediction,reference\nParis,Paris\nRome,\n")
     page.set_input_files("#accuracy-upload input[type=file]", str(batch))
@@ -110,7 +123,7 @@ def test_bad_input_shows_a_message(page: Any, tmp_path: Path) -> None:
     page.screenshot(path=str(tmp_path / "demo-bad-input.png"), full_page=True)
 
     # the app is still up: the example runs again
-    page.click("#accuracy-example")
+    load_example(page, "accuracy")
     run_and_wait(page, "accuracy")
     assert headline(page, "accuracy", "accuracy") == f"{2 / 3:.4f}"
 
@@ -140,7 +153,7 @@ def test_judge_metric_with_a_key_that_never_comes_back(page: Any, llama_server: 
                                                        tmp_path: Path) -> None:
     with FaultProxy(llama_server) as proxy:
         choose_judge(page, "l3score", proxy.url, FAKE_KEY)
-        page.click("#l3score-example")
+        load_example(page, "l3score")
         run_and_wait(page, "l3score")
         sent = [v for s in proxy.seen for k, v in s.headers.items()
                 if k.lower() == "authorization"]
