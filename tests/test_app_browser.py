@@ -55,24 +55,22 @@ def page(app_url: str) -> Iterator[Any]:
         browser.close()
 
 
-def mark_status_stale(page: Any, name: str) -> None:
+def click_and_wait(page: Any, name: str, button: str) -> None:
+    """Click one of the panel's buttons and wait until the status box shows what it did."""
     page.evaluate(f"document.querySelectorAll('#{name}-status .jm-status')"
                   ".forEach(e => e.setAttribute('data-stale', ''))")
+    page.click(f"#{name}-{button}")
+    page.wait_for_selector(f"#{name}-status .jm-status:not([data-stale])")
 
 
 def run_and_wait(page: Any, name: str) -> None:
-    """Click Run and wait until the status box shows this run's outcome."""
-    mark_status_stale(page, name)
-    page.click(f"#{name}-run")
-    page.wait_for_selector(f"#{name}-status .jm-status:not([data-stale])")
+    click_and_wait(page, name, "run")
 
 
 def load_example(page: Any, name: str) -> None:
-    """Click "Load example" and wait for its values to arrive, so that a field filled next is
-    not overwritten by the example's defaults landing after it."""
-    mark_status_stale(page, name)
-    page.click(f"#{name}-example")
-    page.wait_for_selector(f"#{name}-status .jm-status:not([data-stale])")
+    """Load the example and wait for its values to arrive, so that a field filled next is not
+    overwritten by the example's defaults landing after it."""
+    click_and_wait(page, name, "example")
     assert "Example loaded" in status(page, name)
 
 
