@@ -56,6 +56,12 @@ _EXPORTS: dict[str, str] = {
     # batch scoring of a datasets.Dataset
     "score_dataset": "batch",
     "BatchSummary": "batch",
+    # paired comparison of two runs, HTML reports
+    "compare": "comparison",
+    "CompareReport": "comparison",
+    "write_score_html": "report",
+    "write_compare_html": "report",
+    "write_agreement_html": "report",
     # demo (gradio is imported only when these are used)
     "build_demo": "demo",
     "launch_metric_demo": "demo",

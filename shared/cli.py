@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from .batch import BatchInputError, check_metric_names, score_dataset, total_plan
+from .compare_cli import add_compare_parser, check_report_path, run_compare
 from .config import PROVIDERS
 
 INPUT_SUFFIXES = (".jsonl", ".csv", ".parquet")
@@ -45,7 +46,22 @@ def build_parser() -> argparse.ArgumentParser:
                        help="a metric name (repeat for several), or 'all'")
     score.add_argument("--out", "-o", metavar="OUTPUT",
                        help="where to write the scored rows (.jsonl, .csv or .parquet)")
-    judge = score.add_argument_group("judge (metrics that call an LLM judge)")
+    add_judge_arguments(score)
+    score.add_argument("--embedding-model",
+                       help="sentence-transformers model for the embedding metrics "
+                       "(default: the embedded all-MiniLM-L6-v2)")
+    score.add_argument("--chunk-size", type=int, metavar="N",
+                       help="rows per compute call (default 1000; judge metrics 32, local 8)")
+    score.add_argument("--quiet", "-q", action="store_true", help="no progress bars")
+    score.add_argument("--html", metavar="REPORT",
+                       help="also write a self-contained HTML report of the run (opens offline)")
+    add_compare_parser(commands)
+    return parser
+
+
+def add_judge_arguments(parser: argparse.ArgumentParser) -> None:
+    """The judge options, shared by `score` and `agree`."""
+    judge = parser.add_argument_group("judge (metrics that call an LLM judge)")
     judge.add_argument("--provider", choices=list(PROVIDERS),
                        help="judge provider (default: local, the embedded SmolLM2 judge)")
     judge.add_argument("--model", help="judge model name (local: a folder, Hub id or .gguf)")
@@ -65,20 +81,29 @@ def build_parser() -> argparse.ArgumentParser:
     judge.add_argument("--dry-run", action="store_true",
                        help="print the number of judge requests and the estimated cost; send "
                        "nothing, write nothing")
-    score.add_argument("--embedding-model",
-                       help="sentence-transformers model for the embedding metrics "
-                       "(default: the embedded all-MiniLM-L6-v2)")
-    score.add_argument("--chunk-size", type=int, metavar="N",
-                       help="rows per compute call (default 1000; judge metrics 32, local 8)")
-    score.add_argument("--quiet", "-q", action="store_true", help="no progress bars")
-    return parser
+
+
+def judge_options(args: argparse.Namespace) -> dict[str, Any]:
+    """The judge and embedding options given on the command line, for ``score_dataset``."""
+    options: dict[str, Any] = {
+        "provider": args.provider, "model": args.model, "base_url": args.base_url,
+        "api_key": args.api_key, "response_format": args.response_format,
+        "max_concurrency": args.max_concurrency, "timeout": args.timeout,
+        "cache_dir": args.cache_dir, "embedding_model": getattr(args, "embedding_model", None),
+    }
+    options = {k: v for k, v in options.items() if v is not None}
+    if args.no_cache:
+        options["use_cache"] = False
+    if args.dry_run:
+        options["dry_run"] = True
+    return options
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     try:
-        return _score(args)
+        return run_compare(args) if args.command == "compare" else _score(args)
     except BatchInputError as error:
         print(f"judge-metrics: error: {error}", file=sys.stderr)
         return 2
@@ -96,6 +121,8 @@ def _score(args: argparse.Namespace) -> int:
         check_output_path(out)
     if args.chunk_size is not None and args.chunk_size < 1:
         raise BatchInputError(f"--chunk-size must be >= 1, got {args.chunk_size}")
+    if args.html:
+        check_report_path(Path(args.html), "--html")
     check_metric_names(args.metric)
     check_input_path(Path(args.input))
     _quiet_libraries()
@@ -136,6 +163,11 @@ def _score(args: argparse.Namespace) -> int:
     assert out is not None
     write_output(scored, out)
     print(f"wrote {out} ({len(scored):,} rows)", file=sys.stderr)
+    if args.html:
+        from .report import write_score_html
+
+        write_score_html(scored, summary, args.html, judge=judge_options(args))
+        print(f"wrote {args.html}", file=sys.stderr)
     return 0
 
 

@@ -60,6 +60,10 @@ METRICS: dict[str, MetricSpec] = {
 }
 
 
+# metrics whose score is better when lower (compare counts B's wins in this direction)
+LOWER_IS_BETTER = frozenset({"bias", "toxicity", "hallucination"})
+
+
 def available() -> list[str]:
     """Names of the metrics whose folder exists (the project grows metric by metric)."""
     return [name for name in METRICS if (METRICS_DIR / name / f"{name}.py").exists()]

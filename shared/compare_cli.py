@@ -1,0 +1,128 @@
+"""``python -m shared compare A B``: the subparser and its runner (``cli.py`` registers them).
+
+A and B are per-row outputs of ``score``, or inputs scored first when ``--metric`` is given
+(through ``shared.batch.score_dataset``, with the judge options of ``score``). Exit codes as
+``score``: 0 done, 2 a usage or input error in one line.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+
+def add_compare_parser(commands: Any) -> argparse.ArgumentParser:
+    from .cli import add_judge_arguments
+
+    compare = commands.add_parser(
+        "compare",
+        help="is run B better than run A? paired comparison with intervals and p-values",
+        description=(
+            "Pair the rows of A and B (outputs of `score`) by --key and compare every score "
+            "column both have: mean A, mean B, delta B-A with a seeded paired-bootstrap "
+            "interval, an exact McNemar test (0/1 scores) or a Wilcoxon signed-rank test "
+            "(graded scores), B's wins/ties/losses and Holm-adjusted p-values. Rows in one "
+            "run only and rows unmeasured in either are counted and excluded. With --metric, A "
+            "and B are inputs and are scored first."
+        ),
+    )
+    compare.add_argument("a", metavar="A", help="run A: .jsonl, .csv, .parquet or a saved "
+                         "Dataset folder (the baseline)")
+    compare.add_argument("b", metavar="B", help="run B, compared against A")
+    compare.add_argument("--metric", "-m", action="append", metavar="NAME",
+                         help="score A and B with this metric first (repeat, or 'all'); "
+                         "without it A and B must already hold score columns")
+    compare.add_argument("--key", metavar="COLUMN",
+                         help="column pairing the rows (default: id, else a hash of the task "
+                         "columns both runs share)")
+    compare.add_argument("--json", metavar="REPORT", help="write the comparison as JSON")
+    compare.add_argument("--html", metavar="REPORT",
+                         help="write a self-contained HTML report (opens offline)")
+    compare.add_argument("--seed", type=int, default=0, metavar="S",
+                         help="seed of the paired bootstrap (default 0)")
+    compare.add_argument("--resamples", type=int, default=2000, metavar="N",
+                         help="bootstrap resamples (default 2000)")
+    add_judge_arguments(compare)
+    compare.add_argument("--embedding-model",
+                         help="sentence-transformers model for the embedding metrics")
+    compare.add_argument("--chunk-size", type=int, metavar="N",
+                         help="rows per compute call when scoring (default as in score)")
+    compare.add_argument("--quiet", "-q", action="store_true", help="no progress bars")
+    return compare
+
+
+def check_report_path(path: Path, option: str) -> None:
+    """Fail early on a report path that is a folder or whose folder cannot be made."""
+    from .batch import BatchInputError
+
+    if path.is_dir():
+        raise BatchInputError(f"{option} {path} is a folder; give a file name")
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as error:
+        raise BatchInputError(f"{option} {path}: cannot create its folder: {error}") from None
+    if not os.access(path.parent, os.W_OK):
+        raise BatchInputError(f"{option} {path}: folder {path.parent} is not writable")
+
+
+def run_compare(args: argparse.Namespace) -> int:
+    from .batch import BatchInputError, check_metric_names
+    from .cli import _quiet_libraries, check_input_path, judge_options
+
+    if args.resamples < 1:
+        raise BatchInputError(f"--resamples must be >= 1, got {args.resamples}")
+    if args.chunk_size is not None and args.chunk_size < 1:
+        raise BatchInputError(f"--chunk-size must be >= 1, got {args.chunk_size}")
+    if args.dry_run:
+        raise BatchInputError("compare cannot dry-run: use `score --dry-run` on each input")
+    for option, value in (("--json", args.json), ("--html", args.html)):
+        if value:
+            check_report_path(Path(value), option)
+    options = judge_options(args)
+    if args.metric:
+        check_metric_names(args.metric)
+    elif options:
+        raise BatchInputError(
+            f"judge options ({', '.join('--' + k.replace('_', '-') for k in sorted(options))}) "
+            "apply only with --metric (scoring A and B first)")
+    for path in (args.a, args.b):
+        check_input_path(Path(path))
+    _quiet_libraries()
+    from .backends.base import LogprobsUnavailable
+    from .comparison import compare
+
+    try:
+        report = compare(args.a, args.b, metrics=args.metric, key=args.key, seed=args.seed,
+                         n_resamples=args.resamples, chunk_size=args.chunk_size,
+                         show_progress=not args.quiet, **options)
+    except LogprobsUnavailable as error:
+        raise BatchInputError(f"the judge model returns no log-probabilities: {error}") from None
+    print(report.table())
+    if args.json:
+        write_json(report.as_dict(), Path(args.json))
+        print(f"wrote {args.json}", file=sys.stderr)
+    if args.html:
+        from .report import write_compare_html
+
+        write_compare_html(report, args.html)
+        print(f"wrote {args.html}", file=sys.stderr)
+    return 0
+
+
+def write_json(data: dict[str, Any], path: Path) -> None:
+    """Write atomically (a temporary file, then ``os.replace``); NaN is refused."""
+    from .batch import BatchInputError
+
+    temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    try:
+        temporary.write_text(json.dumps(data, indent=2, allow_nan=False) + "\n",
+                             encoding="utf-8")
+        os.replace(temporary, path)
+    except OSError as error:
+        raise BatchInputError(f"{path}: cannot write it: {error}") from None
+    finally:
+        temporary.unlink(missing_ok=True)
