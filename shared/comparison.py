@@ -362,18 +362,19 @@ def compare(
     labels = list(names) if names else [_label(a, "A"), _label(b, "B")]
     if labels[0] == labels[1]:
         labels = [f"A: {labels[0]}", f"B: {labels[1]}"]
-    frames = [load_run(a, "A"), load_run(b, "B")]
-    runs: dict[str, Any] = {}
-    wanted: set[str] | None = None
-    if metrics is not None:
-        frames, runs, wanted = _score_runs(frames, metrics, chunk_size, show_progress, options)
-    elif options:
+    frame_a, frame_b = load_run(a, "A"), load_run(b, "B")
+    if metrics is None and options:
         raise BatchInputError(f"judge options ({', '.join(sorted(options))}) need metrics: the "
                               "runs are compared as scored unless metrics are given")
-    frame_a, frame_b = frames
+    # the keys are checked before any scoring: a duplicated id fails before the judge runs
     key_column, hashed, key_label = _choose_key(frame_a, frame_b, key)
     keys_a = row_keys(frame_a, key_column, hashed, "A")
     keys_b = row_keys(frame_b, key_column, hashed, "B")
+    runs: dict[str, Any] = {}
+    wanted: set[str] | None = None
+    if metrics is not None:
+        (frame_a, frame_b), runs, wanted = _score_runs(
+            [frame_a, frame_b], metrics, chunk_size, show_progress, options)
     index_b = {k: i for i, k in enumerate(keys_b)}
     pair_a = [i for i, k in enumerate(keys_a) if k in index_b]
     pair_b = [index_b[keys_a[i]] for i in pair_a]
