@@ -459,7 +459,11 @@ def _score_runs(
             raise BatchInputError(f"run {label.upper()}: {error}") from None
         if summary.dry_run:
             raise BatchInputError("compare cannot dry-run: use `score --dry-run` on each input")
-        runs[label] = {**summary.as_dict(), "judge": judge_description(options)}
+        cost: float | None = 0.0
+        for m in summary.metrics:
+            cost = None if cost is None or m.cost is None else cost + (m.cost if m.judge else 0)
+        runs[label] = {**summary.as_dict(), "judge": judge_description(options), "cost": cost,
+                       "seconds": sum(m.seconds for m in summary.metrics)}
         names.update(m.metric for m in summary.metrics)
         scored.append(result.to_pandas())
     return scored, runs, names

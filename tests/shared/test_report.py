@@ -1,0 +1,195 @@
+"""shared.report: the self-contained HTML reports, opened offline in headless Chromium with
+hostile predictions (markup must show as text and never run, no request may leave the page)."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from shared.comparison import compare
+from shared.report import script_json, write_agreement_html, write_compare_html, write_score_html
+
+CHROMIUM = "/usr/bin/chromium"
+CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+                 "--disable-component-update", "--no-first-run"]
+SCRIPT = "</script><script>window.__pwned = 1</script>"
+IMG = '<img src=x onerror="window.__pwned = 2">'
+COMMENT = "<!-- <script>window.__pwned = 3</script>"
+HOSTILE = [SCRIPT, IMG, COMMENT, "line\u2028separator\u2029end", "plain answer"]
+
+
+def _rows(prediction_of: Any, accuracy_of: Any) -> list[dict[str, Any]]:
+    rows = []
+    for i in range(12):
+        faithful = None if i == 3 else round(0.1 * (i % 5), 2)
+        details = ({"unmeasured": f"judge error: {IMG}"} if faithful is None else
+                   {"statements": [f"claim {i}", SCRIPT], "verdicts": [
+                       {"verdict": "yes", "reason": IMG}, {"verdict": "no", "reason": "r"}]})
+        rows.append({
+            "id": f"r{i}", "question": f"question {i} {COMMENT}",
+            "prediction": prediction_of(i), "reference": "plain answer",
+            "contexts": [f"context {i}", SCRIPT],
+            "accuracy": accuracy_of(i), "accuracy_details": json.dumps({"match_types": "exact"}),
+            "faithfulness": faithful, "faithfulness_details": json.dumps(details),
+        })
+    return rows
+
+
+@pytest.fixture(scope="module")
+def reports(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    folder = tmp_path_factory.mktemp("reports")
+    a = _rows(lambda i: HOSTILE[i % len(HOSTILE)], lambda i: float(i % 2))
+    b = _rows(lambda i: f"{HOSTILE[(i + 1) % len(HOSTILE)]} B", lambda i: float(i % 3 == 0))
+    paths = {"score": folder / "score.html", "compare": folder / "compare.html",
+             "agreement": folder / "agreement.html"}
+    write_score_html(a, None, paths["score"], judge={"provider": "local"})
+    write_compare_html(compare(a, b, n_resamples=200), paths["compare"])
+    write_agreement_html({
+        "metric": "faithfulness", "score_key": "faithfulness", "label": f"human {IMG}",
+        "label_kind": "boolean", "n": 11, "unmeasured": 1, "unlabelled": 0,
+        "judge": {"provider": "local", "model": None},
+        "statistics": [{"name": "auroc", "value": 0.7, "low": 0.5, "high": 0.9, "note": SCRIPT},
+                       {"name": "kappa", "value": None, "low": None, "high": None,
+                        "note": "undefined"}],
+        "confidence": 0.95, "seed": 0, "n_resamples": 1000,
+    }, paths["agreement"], rows=a)
+    return paths
+
+
+def test_script_json_cannot_close_its_element() -> None:
+    values = {"a": SCRIPT, "b": COMMENT, "c": "x\u2028y\u2029z", "d": "a & b > c"}
+    text = script_json(values)
+    assert "</" not in text and "<!--" not in text and "\u2028" not in text
+    assert "\u2029" not in text and "<" not in text
+    assert json.loads(text) == values
+
+
+def test_html_escapes_every_text_from_the_data(reports: dict[str, Path]) -> None:
+    for path in reports.values():
+        html = path.read_text(encoding="utf-8")
+        # no hostile markup survives as markup anywhere in the file
+        for hostile in (SCRIPT, IMG, "<script>window.__pwned"):
+            assert hostile not in html
+        # the page's only scripts are ours: the JSON data and the report script
+        assert len(re.findall(r"<script\b", html)) == 2
+        assert "http://" not in html.replace("http://www.w3.org/", "")
+        assert "https://" not in html
+
+
+def test_big_runs_sample_the_row_table(tmp_path: Path) -> None:
+    rows = [{"id": i, "prediction": "p", "accuracy": float(i % 2)} for i in range(3000)]
+    html = write_score_html(rows, None, tmp_path / "big.html", max_rows=500, n_resamples=100)
+    data = json.loads(re.search(r'id="report-data">(.*?)</script>', html, re.S).group(1))
+    assert len(data["rows"]) == 500
+    assert "random sample of 500" in html and "3,000 rows" in html
+    # the aggregate still covers every row
+    assert "0.5000" in html
+
+
+# ------------------------------------------------------------------------------ browser
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Any]:
+    if not Path(CHROMIUM).exists():
+        pytest.fail(f"{CHROMIUM} is missing: apt-get install -y chromium (make setup-test does)")
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        launched = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        yield launched
+        launched.close()
+
+
+def _open(browser: Any, path: Path) -> tuple[Any, list[str], list[str]]:
+    """The report in a fresh page; every request that is not the file itself is aborted and
+    recorded, and so is every console error or page error."""
+    page = browser.new_page(viewport={"width": 1280, "height": 900})
+    page.set_default_timeout(20_000)
+    errors: list[str] = []
+    requests: list[str] = []
+    page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    page.on("request", lambda r: requests.append(r.url))
+
+    def guard(route: Any) -> None:
+        if route.request.url == path.as_uri():
+            route.continue_()
+        else:
+            route.abort()
+
+    page.route("**/*", guard)
+    page.goto(path.as_uri())
+    page.wait_for_selector("#rows-table tbody tr")
+    return page, errors, requests
+
+
+@pytest.mark.browser
+def test_compare_report_offline_drill_down_and_inert_markup(browser: Any,
+                                                            reports: dict[str, Path]) -> None:
+    page, errors, requests = _open(browser, reports["compare"])
+    # the rows where A and B differ most open the same drill-down as the table
+    page.click("table.top tbody tr >> nth=0")
+    detail = page.locator("#detail")
+    assert detail.is_visible()
+    text = detail.inner_text()
+    assert "A: output" in text and "B: output" in text and "faithfulness details" in text
+    # open the pair whose prediction holds <script> and <img onerror>: shown as text
+    row = page.locator("#rows-table tbody tr", has_text="r0").first
+    row.click()
+    text = page.inner_text("#detail")
+    assert SCRIPT in text and IMG in text
+    assert page.evaluate("window.__pwned") is None
+    assert page.evaluate("document.querySelectorAll('img').length") == 0
+    assert page.evaluate("document.querySelectorAll('script').length") == 2
+    # sorting by a delta column puts the largest first; filtering narrows the rows
+    header = "#rows-table th:has-text('Δ accuracy')"
+    cell = "#rows-table tbody tr >> nth=0 >> td >> nth=2"
+    page.click(header)  # numbers sort largest first
+    assert page.inner_text(cell) == "1"
+    page.click(header)
+    assert page.inner_text(cell) == "-1"
+    page.fill("#rows-filter", "question 11")
+    assert page.locator("#rows-table tbody tr").count() == 1
+    assert page.evaluate("document.querySelectorAll('svg.plot').length") >= 3
+    page.close()
+    assert errors == []
+    assert [u for u in requests if u != reports["compare"].as_uri()] == []
+
+
+@pytest.mark.browser
+def test_score_report_shows_unmeasured_reason_and_judge_details(
+        browser: Any, reports: dict[str, Path]) -> None:
+    page, errors, requests = _open(browser, reports["score"])
+    body = page.inner_text("body")
+    assert "embedded default" in body  # the local judge is named next to the judge metrics
+    page.check("#rows-unmeasured")
+    assert page.locator("#rows-table tbody tr").count() == 1
+    page.click("#rows-table tbody tr >> nth=0")
+    text = page.inner_text("#detail")
+    assert f"judge error: {IMG}" in text
+    page.uncheck("#rows-unmeasured")
+    page.locator("#rows-table tbody tr", has_text="r1").first.click()
+    text = page.inner_text("#detail")
+    assert "statements" in text and "verdicts" in text and SCRIPT in text
+    assert page.evaluate("window.__pwned") is None
+    assert page.evaluate("document.querySelectorAll('img').length") == 0
+    page.close()
+    assert errors == []
+    assert [u for u in requests if u != reports["score"].as_uri()] == []
+
+
+@pytest.mark.browser
+def test_agreement_report_from_a_plain_dict(browser: Any, reports: dict[str, Path]) -> None:
+    page, errors, requests = _open(browser, reports["agreement"])
+    body = page.inner_text("body")
+    assert "auroc" in body and "0.7000" in body and "[0.5000, 0.9000]" in body
+    assert f"human {IMG}" in body and "embedded default" in body
+    assert page.evaluate("window.__pwned") is None
+    page.close()
+    assert errors == [] and [u for u in requests if u != reports["agreement"].as_uri()] == []
