@@ -958,6 +958,10 @@ def build_demo(metric_names: list[str] | None = None,
                 for name in names:
                     with gr.Tab(name, id=name, elem_id=f"tab-{name}"):
                         panels[name] = _build_panel(name, dirs.get(name))
+                with gr.Tab("Compare", id="compare", elem_id="tab-compare"):
+                    from .compare_tab import build_compare_tab
+
+                    demo.jm_compare = build_compare_tab()
     demo.jm_panels = panels
     return demo
 

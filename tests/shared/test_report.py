@@ -193,3 +193,28 @@ def test_agreement_report_from_a_plain_dict(browser: Any, reports: dict[str, Pat
     assert page.evaluate("window.__pwned") is None
     page.close()
     assert errors == [] and [u for u in requests if u != reports["agreement"].as_uri()] == []
+
+
+def test_demo_compare_tab(tmp_path: Path) -> None:
+    """The demo's Compare tab: two uploaded outputs in, the table and the report out."""
+    import gradio as gr
+
+    from shared.compare_tab import TABLE_COLUMNS, build_compare_tab, handle
+
+    a = _rows(lambda i: HOSTILE[i % len(HOSTILE)], lambda i: float(i % 2))
+    b = _rows(lambda i: "other", lambda i: 1.0)
+    for name, rows in (("a.jsonl", a), ("b.jsonl", b)):
+        (tmp_path / name).write_text("".join(json.dumps(r) + "\n" for r in rows),
+                                     encoding="utf-8")
+    status, table, report = handle(str(tmp_path / "a.jsonl"), str(tmp_path / "b.jsonl"), "",
+                                   folder=tmp_path)
+    assert "12 pairs by id" in status
+    assert list(table.columns) == TABLE_COLUMNS and list(table["score"]) == ["accuracy",
+                                                                             "faithfulness"]
+    assert table.loc[0, "B wins/ties/losses"] == "6/6/0"
+    assert Path(report).is_file() and SCRIPT not in Path(report).read_text(encoding="utf-8")
+    status, _, report = handle(str(tmp_path / "a.jsonl"), str(tmp_path / "b.jsonl"), "nope")
+    assert "jm-error" in status and "--key &#x27;nope&#x27;" in status and report is None
+    with gr.Blocks():
+        parts = build_compare_tab()
+    assert {"a", "b", "run", "table", "report"} <= set(parts)
