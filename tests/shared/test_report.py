@@ -218,3 +218,24 @@ def test_demo_compare_tab(tmp_path: Path) -> None:
     with gr.Blocks():
         parts = build_compare_tab()
     assert {"a", "b", "run", "table", "report"} <= set(parts)
+
+
+def test_score_html_from_the_cli(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    """`score --html`: the report of a real run (accuracy on the shipped example)."""
+    from conftest import REPO
+
+    from shared.cli import main
+
+    out, report = tmp_path / "scored.jsonl", tmp_path / "run.html"
+    assert main(["score", str(REPO / "examples/rag_sample.jsonl"), "-m", "accuracy", "-o",
+                 str(out), "--html", str(report), "-q"]) == 0, capsys.readouterr().err
+    html = report.read_text(encoding="utf-8")
+    data = json.loads(re.search(r'id="report-data">(.*?)</script>', html, re.S).group(1))
+    scored = [json.loads(line) for line in out.open(encoding="utf-8")]
+    assert len(data["rows"]) == len(scored) == 20
+    assert [r["c"]["accuracy"] for r in data["rows"]] == [r["accuracy"] for r in scored]
+    mean = sum(r["accuracy"] for r in scored) / len(scored)
+    assert f"{mean:.4f}" in html and "<svg" in html
+    assert main(["score", str(REPO / "examples/rag_sample.jsonl"), "-m", "accuracy", "-o",
+                 str(out), "--html", str(tmp_path)]) == 2
+    assert "is a folder" in capsys.readouterr().err
