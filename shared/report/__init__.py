@@ -204,7 +204,7 @@ def write_score_html(
                                            n_resamples=n_resamples, seed=seed)
         aggregates.append({
             "metric": metric, "column": column, "mean": mean, "low": low, "high": high,
-            "aggregate": m.aggregates.get(key) if m is not None else mean,
+            "aggregate": m.aggregates.get(key) if m is not None else None,
             "measured": int(measured.size), "unmeasured": int(v.size - measured.size),
             "judge": METRICS[metric].judge, "calls": m.calls if m is not None else 0,
             "seconds": m.seconds if m is not None else None})
@@ -258,8 +258,10 @@ def write_score_html(
         "score.html.j2", path, {"columns": columns, "rows": rows},
         title="judge-metrics run report", source=source, n=len(frame), metrics=metrics,
         skipped=dict(summary.skipped) if summary is not None else {},
-        judge=judge_info, prompts=_prompts_of(metrics), seconds=sum(
-            m.seconds for m in summaries.values()), cost=cost if summaries else None,
+        judge=judge_info, prompts=_prompts_of(metrics),
+        seconds=f"{sum(m.seconds for m in summaries.values()):.1f} s" if summaries else "—",
+        cost="—" if not summaries else (
+            "unknown (no price for this model)" if cost is None else f"${cost:.4f}"),
         unmeasured_total=sum(reasons.values()), aggregates=aggregates,
         reasons=[{"metric": m, "reason": r, "count": c} for (m, r), c in reasons.most_common()],
         plots=_svgs(svgs), n_resamples=n_resamples, seed=seed, confidence=confidence,
