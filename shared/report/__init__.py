@@ -147,12 +147,33 @@ def _prompts_of(metrics: Sequence[str]) -> list[str]:
     return sorted(found)
 
 
-def _judge(judge: Mapping[str, Any] | None) -> dict[str, Any] | None:
+def _judge(judge: Mapping[str, Any] | None,
+           metrics: Sequence[str] = ()) -> dict[str, Any] | None:
     if judge is None:
         return None
     from ..comparison import judge_description
 
-    return judge_description(judge) if "embedded_default" not in judge else dict(judge)
+    info = judge_description(judge) if "embedded_default" not in judge else dict(judge)
+    if info.get("embedded_default") and "agreement" not in info:
+        notes = _agreement_notes(metrics)
+        if notes:
+            info["agreement"] = "; ".join(notes)
+    return info
+
+
+def _agreement_notes(metrics: Sequence[str]) -> list[str]:
+    """The embedded judge's measured agreement with people per judge metric, from
+    ``shared.agreement`` when that module is present (the agreement issue); else nothing."""
+    from ..registry import METRICS
+
+    try:
+        from .. import agreement  # type: ignore[attr-defined]
+
+        figures = agreement.embedded_judge_figures()
+        return [agreement.embedded_judge_note(m, figures) for m in metrics
+                if m in METRICS and METRICS[m].judge]
+    except Exception:  # noqa: BLE001 - absent or changed: the report says less, never fails
+        return []
 
 
 # ------------------------------------------------------------------------------ score
@@ -188,8 +209,8 @@ def write_score_html(
     found = score_columns(frame.columns)
     summaries = {m.metric: m for m in (summary.metrics if summary is not None else [])}
     metrics = list(dict.fromkeys([*summaries, *found.values()]))
-    judge_info = _judge(judge) if judge is not None else (
-        _judge({}) if any(METRICS[m].judge for m in metrics if m in METRICS) else None)
+    judge_info = _judge(judge, metrics) if judge is not None else (
+        _judge({}, metrics) if any(METRICS[m].judge for m in metrics if m in METRICS) else None)
     values = {c: numeric_scores(frame, c, "scored") for c in found}
     aggregates, svgs = [], []
     for column, metric in found.items():
@@ -370,7 +391,8 @@ def write_compare_html(
         rows.append({"id": p, "c": cells, "u": unmeasured, "d": sections,
                      "title": f"pair {pairs.keys[p]}"})
     runs = [(label.upper(), report.runs[label]) for label in ("a", "b") if label in report.runs]
-    embedded = next((run["judge"] for _, run in runs if run["judge"].get("embedded_default")
+    embedded = next((_judge(run["judge"], metrics) for _, run in runs
+                     if run["judge"].get("embedded_default")
                      and any(_is_judge(m["metric"]) for m in run["metrics"])), None)
     return _render(
         "compare.html.j2", path, {"columns": columns, "rows": rows},
@@ -421,7 +443,7 @@ def write_agreement_html(
     if isinstance(judge, Mapping):
         header.insert(1, ("judge", f"provider {judge.get('provider') or 'local'}, model "
                                    f"{judge.get('model') or 'default'}"))
-    embedded = _judge(judge) if isinstance(judge, Mapping) else None
+    embedded = _judge(judge, [report.get("metric") or ""]) if isinstance(judge, Mapping) else None
     if embedded is not None and not embedded.get("embedded_default"):
         embedded = None
     plotted = [s for s in statistics if isinstance(s["value"], (int, float))]
