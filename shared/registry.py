@@ -62,6 +62,12 @@ METRICS: dict[str, MetricSpec] = {
 
 # metrics whose score is better when lower (compare counts B's wins in this direction)
 LOWER_IS_BETTER = frozenset({"bias", "toxicity", "hallucination"})
+# the shared extraction prompts of shared.rag_judge -> the metrics that send them (the reports'
+# prompt versions)
+EXTRACTION_USERS = {
+    "statements": ("faithfulness", "answer_correctness", "answer_relevance", "context_recall"),
+    "opinions": ("bias", "toxicity"),
+}
 
 
 def available() -> list[str]:

@@ -33,10 +33,6 @@ TOP_DIFFERENCES = 10
 # columns shown in the row table (the rest are in the drill-down)
 _TABLE_INPUTS = ("id", "question", "prediction", "reference", "source")
 
-# metrics that send the shared extraction prompts of shared.rag_judge
-_STATEMENT_USERS = ("faithfulness", "answer_correctness", "answer_relevance", "context_recall")
-_OPINION_USERS = ("bias", "toxicity")
-
 _JSON_ESCAPES = {"<": "\\u003c", ">": "\\u003e", "&": "\\u0026", "\u2028": "\\u2028",
                  "\u2029": "\\u2029"}
 
@@ -134,15 +130,14 @@ def _prompts_of(metrics: Sequence[str]) -> list[str]:
     """Ids (name@version) of the judge prompts the given metrics send: their own (named after
     the metric) and the shared extraction steps (``shared.rag_judge``) of those that extract."""
     from .. import prompts
-    from ..registry import METRICS
+    from ..registry import EXTRACTION_USERS, METRICS
 
     judged = [m for m in metrics if m in METRICS and METRICS[m].judge]
     found = {value.prompt_id for value in vars(prompts).values()
              if isinstance(value, prompts.PromptTemplate)
              and any(value.name == m or value.name.startswith(m + "_") for m in judged)}
-    for prompt, users in ((prompts.STATEMENTS, _STATEMENT_USERS),
-                          (prompts.OPINIONS, _OPINION_USERS)):
-        if any(m in users for m in judged):
+    for prompt in (prompts.STATEMENTS, prompts.OPINIONS):
+        if any(m in EXTRACTION_USERS.get(prompt.name, ()) for m in judged):
             found.add(prompt.prompt_id)
     return sorted(found)
 

@@ -239,3 +239,14 @@ def test_score_html_from_the_cli(tmp_path: Path, capsys: pytest.CaptureFixture) 
     assert main(["score", str(REPO / "examples/rag_sample.jsonl"), "-m", "accuracy", "-o",
                  str(out), "--html", str(tmp_path)]) == 2
     assert "is a folder" in capsys.readouterr().err
+
+
+def test_prompt_versions_of_the_metrics_run() -> None:
+    from shared import prompts
+    from shared.report import _prompts_of
+
+    assert _prompts_of(["faithfulness", "accuracy"]) == sorted(
+        [prompts.FAITHFULNESS.prompt_id, prompts.STATEMENTS.prompt_id])
+    assert _prompts_of(["toxicity"]) == sorted([prompts.TOXICITY.prompt_id,
+                                                prompts.OPINIONS.prompt_id])
+    assert _prompts_of(["rouge"]) == []
