@@ -180,8 +180,12 @@ class CallCache:
             except sqlite3.Error:
                 pass
             self._connection = None
-        stamp = time.strftime("%Y%m%d-%H%M%S") + f"-{os.getpid()}"
+        stamp = time.strftime("%Y%m%d-%H%M%S")
         target = self.path.with_name(f"{CACHE_FILE}.broken-{stamp}")
+        number = 1
+        while target.exists():
+            number += 1
+            target = self.path.with_name(f"{CACHE_FILE}.broken-{stamp}-{number}")
         try:
             os.replace(self.path, target)
         except FileNotFoundError:  # another process moved it first
