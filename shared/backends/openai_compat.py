@@ -506,10 +506,10 @@ class OpenAICompatBackend(Backend):
         return Outcome(error=self._dead_reason())
 
     def _dead_reason(self) -> str:
-        error = f" (last: {self._liveness.last_error})" if self._liveness.last_error else ""
-        return (f"not sent: the judge at {self.host} is unreachable: {DEAD_AFTER} attempts in a "
-                f"row failed to connect or timed out{error}, with no answer; rerun when it is "
-                "back (answers already received are cached)")
+        error = f"; last: {self._liveness.last_error}" if self._liveness.last_error else ""
+        return (f"no answer: the judge at {self.host} is unreachable ({DEAD_AFTER} attempts in a "
+                f"row failed to connect or timed out{error}), so its remaining requests were not "
+                "sent; rerun when it is back (answers already received are cached)")
 
     def _count(self, delta: int) -> None:
         with self._count_lock:
