@@ -297,3 +297,27 @@ def test_echoed_credentials_never_reach_the_output(
     reasons = [u["reason"] for u in result["unmeasured"]]
     assert reasons and all("Incorrect API key provided: ***" in r for r in reasons), reasons
     assert_no_key("the result", json.dumps(result, default=repr))
+
+
+def test_demo_status_never_shows_the_url_credentials(proxy: FaultProxy, cache_dir: str,
+                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    """The demo page with a password in its base URL field (a well-formed one and one with a bad
+    port): the status says why in one message, with ``***@``, and nothing on the page holds the
+    password or the key; no request reached the server."""
+    from shared.demo import build_demo
+
+    monkeypatch.setenv("JUDGE_METRICS_CACHE_DIR", cache_dir)
+    panel = build_demo(["l3score"]).jm_panels["l3score"]
+    for url in (with_userinfo(proxy.url), with_userinfo(proxy.url).replace(
+            proxy.url.split("/")[2].split(":")[1], "notaport")):
+        values = panel.initial_values()
+        for name, value in {"provider": "openai-compatible", "base_url": url,
+                            "model": "smollm2", "api_key": KEY}.items():
+            values[panel.judge_fields[name]] = value
+        out = panel.handle(values)
+        page = json.dumps({str(k): v for k, v in out.items()}, default=str)
+        status = str(out[panel.outputs["status"]])
+        assert "credentials" in status and "***@" in status, status
+        assert_no_password("the demo page", page)
+        assert_no_key("the demo page", page)
+    assert proxy.seen == []
