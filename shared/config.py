@@ -150,6 +150,7 @@ def _validate(config: JudgeConfig) -> None:
             f"{', '.join(repr(s) for s in RESPONSE_FORMATS)}"
         )
     if config.provider == "local":
+        _check_local_model(config.model)
         return
     if config.provider == "openai-compatible" and not config.base_url:
         raise ValueError("provider='openai-compatible' needs base_url (e.g. 'http://127.0.0.1:8000/v1')")
@@ -160,6 +161,21 @@ def _validate(config: JudgeConfig) -> None:
         )
     if not config.resolved_model():
         raise ValueError(f"provider={config.provider!r} needs model=... (the judge model's name)")
+
+
+def _check_local_model(model: str | None) -> None:
+    """A local ``model`` written as a path (a ``.gguf`` name, an absolute or ``./`` path) must
+    exist: found now, not after the other metrics of a batch have run. A hub id is looked up
+    when the model loads (in the local Hugging Face cache only)."""
+    if model is None:
+        return
+    from pathlib import Path
+
+    path = Path(model).expanduser()
+    looks_like_path = (path.suffix.lower() == ".gguf" or path.is_absolute()
+                       or model.startswith((".", "~")))
+    if looks_like_path and not path.exists():
+        raise ValueError(f"model={model!r}: no such model file or folder")
 
 
 def check_base_url(url: str) -> None:

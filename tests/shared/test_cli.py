@@ -375,6 +375,8 @@ def test_out_equal_to_input_needs_the_overwrite_flag(tmp_path: Path, capsys) -> 
         (["--provider", "openai-compatible", "--model", "m", "--base-url",
           "http://alice:PASSWORD-42@127.0.0.1:notaport/v1"], "holds credentials", "PASSWORD-42"),
         (["--timeout", "0"], "timeout must be a positive number", None),
+        (["--model", "/nonexistent/judge.gguf"], "no such model file or folder", None),
+        (["--max-concurrency", "0"], "max_concurrency must be >= 1", None),
     ],
 )
 def test_every_judge_option_is_checked_before_any_work(
