@@ -13,6 +13,7 @@ import json
 import os
 import re
 import sys
+import warnings
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -83,6 +84,7 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
+    warnings.formatwarning = _one_line_warning
     try:
         return _score(args)
     except BatchInputError as error:
@@ -92,6 +94,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         print("\njudge-metrics: interrupted; rerun the same command to resume (finished judge "
               "calls are cached)", file=sys.stderr)
         return 130
+
+
+def _one_line_warning(message: Warning | str, category: type[Warning], *_: Any,
+                      **__: Any) -> str:
+    """Warnings (a cache moved aside, a read-only cache) as one redacted line."""
+    return f"judge-metrics: warning: {redact(' '.join(str(message).split()))}\n"
 
 
 def _score(args: argparse.Namespace) -> int:

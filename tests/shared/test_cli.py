@@ -448,3 +448,25 @@ def test_a_killed_runs_temporary_file_is_removed_by_the_next_run(tmp_path: Path)
     other.write_text("another output's")
     assert main(["score", str(source), "-m", "accuracy", "-o", str(out), "-q"]) == 0
     assert not stale.exists() and live.exists() and other.exists() and out.exists()
+
+
+@pytest.mark.slow
+def test_a_corrupt_cache_is_one_warning_line_and_the_run_goes_on(tmp_path: Path) -> None:
+    """The CLI (a real process: its warning output is what is checked) with a garbage cache
+    file and a judge metric (the proxy answers itself: only the cache matters): one warning
+    line saying where the file went, exit 0."""
+    cache = tmp_path / "cache"
+    cache.mkdir()
+    (cache / "judge-calls.sqlite3").write_bytes(b"garbage, not sqlite\n" * 50)
+    source = _write_jsonl(tmp_path / "in.jsonl", ROWS)
+    with FaultProxy(None, default="synthetic") as proxy:
+        done = subprocess.run(
+            [sys.executable, "-m", "shared", "score", str(source), "-m", "l3score", "-o",
+             str(tmp_path / "out.jsonl"), "-q", "--provider", "openai-compatible",
+             "--base-url", proxy.url, "--model", "m", "--cache-dir", str(cache)],
+            cwd=REPO, capture_output=True, text=True, timeout=300,
+            env={**os.environ, "HF_HUB_OFFLINE": "1"})
+    assert done.returncode == 0, done.stderr
+    warned = [line for line in done.stderr.splitlines() if "warning" in line]
+    assert len(warned) == 1 and "moved to" in warned[0] and "broken-" in warned[0], done.stderr
+    assert len(list(cache.glob("judge-calls.sqlite3.broken-*"))) >= 1
