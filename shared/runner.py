@@ -411,8 +411,9 @@ class Judge:
         """Top-``top_k`` log-probabilities of each request's first answer token
         (``Outcome.value``: :class:`~shared.types.YesNoAnswer`).
 
-        Raises :class:`~shared.backends.base.LogprobsUnavailable` when the model gives no
-        log-probabilities; every other fault is an ``Outcome.error``."""
+        Raises :class:`~shared.backends.base.LogprobsUnavailable` when the model has never given
+        log-probabilities (found on its first answer); every other fault, an answer without
+        them from a backend that gave them before included, is an ``Outcome.error``."""
         requests = _check_requests(requests)
         if isinstance(top_k, bool) or not isinstance(top_k, int) or top_k < 1:
             raise ValueError(f"top_k must be an int >= 1, got {top_k!r}")

@@ -10,7 +10,9 @@ process, so a backend works the same when it is called from plain code and from 
 event loop (Jupyter, Gradio). The calling thread waits and receives each result (``on_result``
 runs in the calling thread) as soon as its request finishes. Retries (429 honouring
 Retry-After, 408/409, 5xx, connection errors, time-outs) and the per-request time-out are the
-SDK's own ``max_retries``/``timeout``.
+SDK's own ``max_retries``/``timeout``. A dead judge fails fast: after :data:`DEAD_AFTER`
+attempts in a row that failed to connect or timed out, the rest of the batch is not sent
+(docs/BACKENDS.md).
 """
 
 from __future__ import annotations
