@@ -107,9 +107,15 @@ class CallCache:
         self._pid = -1
         self.read_only = False
         self._has_table = True
+        self._identity: tuple[int, int] | None = None
 
     def _connect(self) -> sqlite3.Connection:
-        # A connection must not cross a fork: a child process opens its own.
+        # A connection must not cross a fork: a child process opens its own. A file replaced
+        # under it (another process moved a broken cache aside) is reopened.
+        if self._connection is not None and self._pid == os.getpid() and (
+                self._identity is not None and self._file_identity() != self._identity):
+            self._connection.close()
+            self._connection = None
         if self._connection is None or self._pid != os.getpid():
             try:
                 connection = self._open_writable()
@@ -122,7 +128,15 @@ class CallCache:
             except OSError as error:  # the folder cannot be created
                 connection = self._open_read_only(error)
             self._connection, self._pid = connection, os.getpid()
+            self._identity = None if self.read_only else self._file_identity()
         return self._connection
+
+    def _file_identity(self) -> tuple[int, int] | None:
+        try:
+            stat = self.path.stat()
+        except OSError:
+            return None
+        return stat.st_dev, stat.st_ino
 
     def _open_writable(self) -> sqlite3.Connection:
         self.directory.mkdir(parents=True, exist_ok=True)
@@ -180,6 +194,8 @@ class CallCache:
             except sqlite3.Error:
                 pass
             self._connection = None
+        if self._healthy():  # another process healed it already: use the fresh file
+            return
         stamp = time.strftime("%Y%m%d-%H%M%S")
         target = self.path.with_name(f"{CACHE_FILE}.broken-{stamp}")
         number = 1
@@ -198,6 +214,23 @@ class CallCache:
                 pass
         warnings.warn(f"judge call cache {self.path} was not a valid database ({error}); moved "
                       f"to {target}, a fresh cache starts", stacklevel=5)
+
+    def _healthy(self) -> bool:
+        """Whether the file now at ``self.path`` is not corrupt (every page of the table reads;
+        a missing file or table is not corruption: opening creates them)."""
+        if not self.path.exists():
+            return True
+        try:
+            connection = sqlite3.connect(self.path, timeout=60.0)
+        except sqlite3.Error as error:
+            return not _is_corrupt(error)
+        try:
+            connection.execute("SELECT COUNT(*), MAX(LENGTH(value)) FROM calls").fetchone()
+            return True
+        except sqlite3.Error as error:
+            return not _is_corrupt(error)
+        finally:
+            connection.close()
 
     def _execute(self, sql: str, parameters: Iterable[Any] = ()) -> list[Any]:
         """Run one statement; a cache found corrupt is moved aside and the statement retried

@@ -229,3 +229,27 @@ def test_the_key_holds_the_whole_endpoint(cache_dir):
     assert other["usage"]["calls"] == 1 and other["usage"]["cache_hits"] == 0
     assert [s.path for s in proxy.seen] == ["/v1/chat/completions",
                                            "/other-route/v1/chat/completions"]
+
+
+def test_a_healed_cache_is_not_moved_aside_again_by_an_older_connection(cache_dir):
+    """Two users of one cache: the first to meet the corruption moves the file aside; the other,
+    whose connection still points at the broken file, then uses the fresh file instead of
+    moving it aside too."""
+    path = _filled(cache_dir, 50)
+    older = CallCache(cache_dir)
+    assert older.get("k1") == {"text": "x" * 200, "i": 1}  # its connection is open
+    with path.open("r+b") as handle:  # corrupt in place: the open connection sees it too
+        handle.seek(0)
+        handle.write(b"garbage " * 64)
+    healer = CallCache(cache_dir)
+    with pytest.warns(UserWarning, match="moved to"):
+        assert healer.get("k1") is None
+    healer.put("fresh", {"ok": 1})
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        assert older.get_many(["fresh", "k2"]) == {"fresh": {"ok": 1}}
+    broken = [p for p in Path(cache_dir).glob("judge-calls.sqlite3.broken-*")
+              if not p.name.endswith(("-wal", "-shm"))]
+    assert len(broken) == 1, broken
+    older.close()
+    healer.close()
