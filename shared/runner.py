@@ -24,11 +24,11 @@ import warnings
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
-from urllib.parse import urlparse
 
 from .cache import CallCache, call_key, open_cache
-from .config import JudgeConfig
+from .config import JudgeConfig, endpoint_of
 from .pricing import cost_of, estimate_cost
+from .redaction import redact
 from .types import JudgeRequest, Outcome, TokenUsage, YesNoAnswer
 
 if TYPE_CHECKING:
@@ -55,15 +55,6 @@ class Usage:
             "prompt_tokens": self.prompt_tokens,
             "completion_tokens": self.completion_tokens,
         }
-
-
-def _host(url: str | None) -> str:
-    """``host[:port]`` of a URL, never its credentials."""
-    if not url:
-        return ""
-    parsed = urlparse(url)
-    host = parsed.hostname or ""
-    return f"{host}:{parsed.port}" if parsed.port else host
 
 
 def _short(text: str) -> str:
@@ -223,6 +214,8 @@ class _Batch:
         successful answer's ``payload`` in this run's memory and the call cache."""
         if payload is not None:
             self.judge._remember(key, payload)
+        if outcome.error is not None:  # a server may quote the request's credentials
+            outcome.error = redact(outcome.error, [self.judge.config.resolved_api_key()])
         with self.lock:
             indices = self.groups[key]
             if self.outcomes[indices[0]] is not None:
@@ -341,7 +334,8 @@ class Judge:
              extra: dict[str, Any]) -> str:
         backend = self.backend
         return call_key(
-            operation=operation, kind=backend.kind, host=backend.host, model=backend.model,
+            operation=operation, kind=backend.kind, endpoint=backend.endpoint,
+            model=backend.model,
             messages=request.messages, sampling=sampling, prompt_id=request.prompt_id,
             extra=extra,
         )
@@ -379,7 +373,7 @@ class Judge:
         for request in requests:
             key = call_key(
                 operation=operation, kind=self.config.provider,
-                host=_host(self.config.resolved_base_url()),
+                endpoint=endpoint_of(self.config.resolved_base_url()),
                 model=self.config.resolved_model() or "",
                 messages=request.messages, sampling={}, prompt_id=request.prompt_id, extra=extra,
             )
@@ -417,8 +411,9 @@ class Judge:
         """Top-``top_k`` log-probabilities of each request's first answer token
         (``Outcome.value``: :class:`~shared.types.YesNoAnswer`).
 
-        Raises :class:`~shared.backends.base.LogprobsUnavailable` when the model gives no
-        log-probabilities; every other fault is an ``Outcome.error``."""
+        Raises :class:`~shared.backends.base.LogprobsUnavailable` when the model has never given
+        log-probabilities (found on its first answer); every other fault, an answer without
+        them from a backend that gave them before included, is an ``Outcome.error``."""
         requests = _check_requests(requests)
         if isinstance(top_k, bool) or not isinstance(top_k, int) or top_k < 1:
             raise ValueError(f"top_k must be an int >= 1, got {top_k!r}")

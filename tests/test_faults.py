@@ -28,6 +28,7 @@ from faultproxy import FaultProxy, SubprocessProxy, messages_key, synthetic_top_
 
 from shared import prompts
 from shared.backends.base import LogprobsUnavailable
+from shared.backends.openai_compat import DEAD_AFTER
 from shared.logprobs import l3score_from_top_logprobs
 from shared.registry import metric_path
 
@@ -59,6 +60,8 @@ METRICS = {
 RETRIED = {"429": True, "status:500": True, "status:503": True, "reset": True,
            "truncate": True, "hang": True, "not_json": False, "html": False,
            "bad_schema": False}
+# faults that fail at the connection (no HTTP answer): they count towards a dead judge
+CONNECTION_FAULTS = ("reset", "hang")
 
 
 @pytest.fixture(scope="module")
@@ -187,7 +190,13 @@ def test_every_request_fails(metrics: dict[str, Any], proxy_factory: Any, cache_
     assert measured == []
     assert sorted(reasons) == list(range(n))
     check_retry_limit(proxy, retries)
-    if RETRIED[fault]:
+    if fault in CONNECTION_FAULTS:
+        # a dead judge: after DEAD_AFTER failed attempts in a row the rest is not sent (the
+        # requests in flight at that moment may still reach the proxy)
+        assert proxy.count <= DEAD_AFTER + n - 1, proxy.count
+        assert any("unreachable" in r for r in reasons.values()) or proxy.count == n * (
+            1 + retries), reasons
+    elif RETRIED[fault]:
         assert set(proxy.attempts().values()) == {1 + retries}
     if fault.startswith("status:") or fault == "429":
         code = fault.split(":")[-1]
@@ -302,3 +311,70 @@ def test_stress_2000_requests(metrics: dict[str, Any], llama_server: str,
         if fault_of[messages_key(messages)] == "synthetic":
             expected = l3score_from_top_logprobs(synthetic_top_logprobs({"messages": messages}))
             assert result["scores"][i] == pytest.approx(expected), i
+
+
+def test_logprobs_stopping_part_way_is_a_row_fault(metrics: dict[str, Any], proxy_factory: Any,
+                                                   cache_dir: str) -> None:
+    """The real server returns log-probabilities for the first question, then the proxy strips
+    them from the answer about spiders: that row is unmeasured with the reason, the others are
+    scored, and every good answer is in the cache (a rerun sends only the faulty one)."""
+    strip = lambda _n, body: "no_logprobs" if "spider" in str(body.get("messages")) else None  # noqa: E731
+    proxy = proxy_factory(rule=strip)
+    result = run(metrics, "l3score", judge_options(proxy, cache_dir))
+    measured, reasons = check_result(result, "L3Score", 3)
+    assert measured == [0, 2] and list(reasons) == [1]
+    assert "no log-probabilities" in reasons[1] and "smollm2" in reasons[1]
+    # the first request was alone (the probe), the others went together after it
+    assert proxy.seen[0].key != next(s.key for s in proxy.seen if "spider" in s.prompt)
+    assert proxy.faults() == {"pass": 2, "no_logprobs": 1}
+    # rerun against a fault-free proxy at the same address: the good answers are cached
+    proxy.rule = None
+    again = run(metrics, "l3score", judge_options(proxy, cache_dir))
+    assert again["unmeasured"] == [] and again["usage"]["cache_hits"] == 2
+    assert again["usage"]["calls"] == 1
+    assert [s.fault for s in proxy.seen[3:]] == ["pass"]
+    assert "spider" in proxy.seen[3].prompt
+    assert again["scores"][0] == result["scores"][0] and again["scores"][2] == result["scores"][2]
+
+
+BIAS_INPUTS = {"predictions": ["Paris is the capital of France.", "Spiders have eight legs.",
+                               "The sky is blue on a clear day."]}
+
+
+@pytest.mark.parametrize("fault", ["reset", "hang", "closed_port"])
+def test_a_dead_judge_fails_fast(proxy_factory: Any, cache_dir: str, fault: str) -> None:
+    """3 rows of l3score, then bias, against a judge that resets every connection, never
+    answers, or is not listening, with the default retries (3): after DEAD_AFTER failed attempts
+    in a row nothing more is sent, every row is unmeasured with one clear reason, and the whole
+    run takes seconds. When the judge is back, the next call probes it and is scored."""
+    l3 = evaluate.load(metric_path("l3score"), experiment_id=EXPERIMENT)
+    bias = evaluate.load(metric_path("bias"), experiment_id=EXPERIMENT)
+    proxy = proxy_factory(default="pass" if fault == "closed_port" else fault)
+    if fault == "closed_port":
+        from conftest import free_port
+
+        url = f"http://127.0.0.1:{free_port()}/v1"
+    else:
+        url = proxy.url
+    options = {"provider": "openai-compatible", "base_url": url, "model": "smollm2",
+               "response_format": "json_object", "cache_dir": cache_dir, "show_progress": False,
+               "timeout": 2.0 if fault == "hang" else 60.0}
+    started = time.monotonic()
+    first = l3.compute(**L3_INPUTS, **options)
+    second = bias.compute(**BIAS_INPUTS, **options)
+    elapsed = time.monotonic() - started
+    for result, n in ((first, 3), (second, 3)):
+        reasons = [u["reason"] for u in result["unmeasured"]]
+        assert len(reasons) == n, result
+        assert all(s is None for s in result["scores"])
+        assert any("unreachable" in r and f"{DEAD_AFTER} attempts in a row" in r
+                   for r in reasons), reasons
+    if fault != "closed_port":
+        # l3score: DEAD_AFTER attempts (its probe's), bias: one probe attempt
+        assert proxy.count == DEAD_AFTER + 1, [s.fault for s in proxy.seen]
+    # seconds, not the 4 x 60 s per request of the SDK's retries (hang: 3 x 2 s + back-off)
+    assert elapsed < (20 if fault == "hang" else 10), elapsed
+    if fault != "closed_port":
+        proxy.default = "pass"
+        back = l3.compute(**L3_INPUTS, **options)
+        assert back["unmeasured"] == [], back["unmeasured"]

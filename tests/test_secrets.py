@@ -25,6 +25,7 @@ from faultproxy import FaultProxy
 
 from shared.backends.base import LogprobsUnavailable
 from shared.config import judge_config
+from shared.redaction import redact
 from shared.registry import metric_path
 
 # evaluate's temporary files are shared by every process using the same experiment id; a
@@ -118,13 +119,19 @@ def run_everything(metrics: dict[str, Any], proxy: FaultProxy, cache_dir: str,
             assert len(result["unmeasured"]) == len(fresh["questions"])
             texts.append(json.dumps(result, default=repr))
     assert any("Incorrect API key" in t for t in texts), "the echoing server was not reached"
-    # a configuration error raised out of compute
+    # log-probabilities missing after the backend had them: a row fault with its reason
     # (the first sample again, uncached: the proxy replays its real answer without logprobs)
     proxy.default = "no_logprobs"
     first = {k: v[:1] for k, v in L3_INPUTS.items()}
+    result = metrics["l3score"].compute(**first, **options(proxy, cache_dir, use_cache=False),
+                                        **key_option)
+    assert "no log-probabilities" in result["unmeasured"][0]["reason"]
+    texts.append(json.dumps(result, default=repr))
+    # a configuration error raised out of compute: a fresh backend (another concurrency) whose
+    # model never returned log-probabilities
     with pytest.raises(LogprobsUnavailable) as info:
-        metrics["l3score"].compute(**first, **options(proxy, cache_dir, use_cache=False),
-                                   **key_option)
+        metrics["l3score"].compute(**first, **options(proxy, cache_dir, use_cache=False,
+                                                      max_concurrency=3), **key_option)
     texts += [str(info.value), repr(info.value)]
     # input errors with the key in play
     for bad in ({"max_concurrency": 0}, {"base_url": "not a url"}, {"timeout": -1}):
@@ -198,3 +205,119 @@ def test_cli(proxy: FaultProxy, tmp_path: Path, how: str) -> None:
     assert any("Incorrect API key" in json.dumps(row) for row in written) or (
         "Incorrect API key" in done.stdout + done.stderr)
     assert_no_key_in_folder(cache)
+
+
+# ------------------------------------------------------------------ credentials in the base URL
+
+USER, PASSWORD = "alice", "PASSWORD-s3cr3t-42"
+BASIC = __import__("base64").b64encode(f"{USER}:{PASSWORD}".encode()).decode()
+URL_FRAGMENTS = (PASSWORD, BASIC, BASIC.rstrip("="), f"{USER}:")
+
+
+def assert_no_password(where: str, text: str) -> None:
+    for fragment in URL_FRAGMENTS:
+        assert fragment not in text, f"the URL's credentials ({fragment!r}) leaked into {where}"
+
+
+def with_userinfo(url: str) -> str:
+    return url.replace("http://", f"http://{USER}:{PASSWORD}@", 1)
+
+
+@pytest.mark.parametrize("port", ["", ":notaport", ":99999"])
+def test_a_password_in_base_url_is_refused_without_printing_it(
+        metrics: dict[str, Any], proxy: FaultProxy, cache_dir: str, captured: Any,
+        port: str) -> None:
+    """``http://alice:PASSWORD@host/v1`` (also malformed): refused before anything is sent, the
+    error shows ``***@``; nothing is logged with it (httpx logs the URL at INFO)."""
+    url = with_userinfo(proxy.url)
+    if port:
+        url = url.replace(url.split("@")[1].split("/")[0],
+                          url.split("@")[1].split("/")[0].split(":")[0] + port)
+    with pytest.raises(ValueError) as info:
+        metrics["l3score"].compute(**L3_INPUTS, **options(proxy, cache_dir, base_url=url),
+                                   api_key=KEY)
+    message = str(info.value)
+    assert "***@" in message and "credentials" in message, message
+    assert_no_password("the error", message + repr(info.value))
+    assert_no_key("the error", message)
+    assert proxy.seen == [], "a request was sent"
+    assert_no_password("logs, stdout or stderr", captured())
+
+
+def test_cli_refuses_a_password_in_base_url(proxy: FaultProxy, tmp_path: Path) -> None:
+    source = tmp_path / "input.jsonl"
+    source.write_text(json.dumps({"question": "q", "prediction": "a", "reference": "a"}) + "\n")
+    env = {**os.environ, "HF_HUB_OFFLINE": "1", "PYTHONPATH": str(REPO)}
+    done = subprocess.run(
+        [sys.executable, "-m", "shared", "score", str(source), "-m", "l3score", "-o",
+         str(tmp_path / "out.jsonl"), "--provider", "openai-compatible", "--model", "smollm2",
+         "--base-url", with_userinfo(proxy.url), "--api-key", KEY],
+        env=env, capture_output=True, text=True, timeout=120, cwd=tmp_path)
+    assert done.returncode == 2
+    assert done.stderr.count("\n") == 1 and "holds credentials" in done.stderr, done.stderr
+    assert_no_password("CLI stderr", done.stdout + done.stderr)
+    assert_no_key("CLI stderr", done.stdout + done.stderr)
+    assert proxy.seen == []
+
+
+def test_redaction_removes_every_credential_form() -> None:
+    """The one redaction step: what a server could echo, in the forms it could echo it."""
+    echoed = [
+        f"Incorrect API key provided: Bearer {KEY}",
+        f"Authorization: Basic {BASIC}",
+        f"proxy said: authorization=basic%20{BASIC}",
+        f"GET {with_userinfo('http://127.0.0.1:8000/v1')}/models failed",
+        f"key {KEY} rejected",
+        f"api_key={KEY.replace('sk-', '')}",
+    ]
+    for text in echoed:
+        cleaned = redact(text, [KEY])
+        assert_no_key(repr(text), cleaned)
+        assert_no_password(repr(text), cleaned)
+        assert "***" in cleaned
+    # a key that does not look like one is masked when it is given, with its base64
+    odd = "plain-key-without-prefix"
+    b64 = __import__("base64").b64encode(odd.encode()).decode()
+    assert odd not in redact(f"bad key {odd} / {b64}", [odd])
+    assert b64 not in redact(f"bad key {odd} / {b64}", [odd])
+    # ordinary prose is left alone
+    for prose in ("Basic facts are right.", "The bearer of the news.", "Token limit reached.",
+                  "see https://example.com/docs for details"):
+        assert redact(prose, [KEY]) == prose
+
+
+def test_echoed_credentials_never_reach_the_output(
+        metrics: dict[str, Any], proxy: FaultProxy, cache_dir: str) -> None:
+    """A server's 401 quoting the Authorization header: the unmeasured reason and the details
+    pass through the redaction step."""
+    proxy.default = "echo_auth:401"
+    fresh = {k: [v + " (echo)" for v in vs] for k, vs in L3_INPUTS.items()}
+    result = metrics["l3score"].compute(**fresh, **options(proxy, cache_dir), api_key=KEY)
+    assert_key_was_sent(proxy)
+    reasons = [u["reason"] for u in result["unmeasured"]]
+    assert reasons and all("Incorrect API key provided: ***" in r for r in reasons), reasons
+    assert_no_key("the result", json.dumps(result, default=repr))
+
+
+def test_demo_status_never_shows_the_url_credentials(proxy: FaultProxy, cache_dir: str,
+                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    """The demo page with a password in its base URL field (a well-formed one and one with a bad
+    port): the status says why in one message, with ``***@``, and nothing on the page holds the
+    password or the key; no request reached the server."""
+    from shared.demo import build_demo
+
+    monkeypatch.setenv("JUDGE_METRICS_CACHE_DIR", cache_dir)
+    panel = build_demo(["l3score"]).jm_panels["l3score"]
+    for url in (with_userinfo(proxy.url), with_userinfo(proxy.url).replace(
+            proxy.url.split("/")[2].split(":")[1], "notaport")):
+        values = panel.initial_values()
+        for name, value in {"provider": "openai-compatible", "base_url": url,
+                            "model": "smollm2", "api_key": KEY}.items():
+            values[panel.judge_fields[name]] = value
+        out = panel.handle(values)
+        page = json.dumps({str(k): v for k, v in out.items()}, default=str)
+        status = str(out[panel.outputs["status"]])
+        assert "credentials" in status and "***@" in status, status
+        assert_no_password("the demo page", page)
+        assert_no_key("the demo page", page)
+    assert proxy.seen == []

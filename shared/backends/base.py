@@ -24,6 +24,7 @@ class Backend(ABC):
     kind: str  # "openai-compatible" or "local"
     model: str
     host: str  # base URL host for remote backends, "" for local ones
+    endpoint: str = ""  # base URL without credentials (a call-cache key part), "" for local ones
     provider: str
     constrained: bool  # True when structured answers are schema-constrained at decode time
 

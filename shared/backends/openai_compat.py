@@ -10,7 +10,9 @@ process, so a backend works the same when it is called from plain code and from 
 event loop (Jupyter, Gradio). The calling thread waits and receives each result (``on_result``
 runs in the calling thread) as soon as its request finishes. Retries (429 honouring
 Retry-After, 408/409, 5xx, connection errors, time-outs) and the per-request time-out are the
-SDK's own ``max_retries``/``timeout``.
+SDK's own ``max_retries``/``timeout``. A dead judge fails fast: after :data:`DEAD_AFTER`
+attempts in a row that failed to connect or timed out, the rest of the batch is not sent
+(docs/BACKENDS.md).
 """
 
 from __future__ import annotations
@@ -24,16 +26,16 @@ from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 from urllib.parse import urlparse
 
-from ..config import PROVIDERS, JudgeConfig
+from ..config import PROVIDERS, RESPONSE_FORMATS, JudgeConfig, endpoint_of
+from ..redaction import redact
 from ..types import JudgeRequest, Outcome, TokenUsage, YesNoAnswer
 from .base import Backend, LogprobsUnavailable, ResultCallback
 
-#: Structured-output styles (the ``response_format`` judge option).
+#: Structured-output styles (the ``response_format`` judge option, ``RESPONSE_FORMATS``).
 #: ``json_schema``: ``{"type": "json_schema", "json_schema": {...}}`` (OpenAI, vLLM, xAI);
 #: ``json_object``: ``{"type": "json_object", "schema": {...}}`` (llama-cpp-python's server);
 #: ``json_object_plain``: ``{"type": "json_object"}`` without a schema (DeepSeek);
 #: ``none``: no ``response_format`` at all.
-RESPONSE_FORMATS = ("json_schema", "json_object", "json_object_plain", "none")
 CONSTRAINED_FORMATS = frozenset({"json_schema", "json_object"})
 SEED = 1234
 #: The request field that bounds the answer length, where a provider needs another name than
@@ -41,6 +43,14 @@ SEED = 1234
 MAX_TOKENS_FIELD = {"openai": "max_completion_tokens"}
 NO_KEY = "not-needed"  # the SDK needs some key; servers without authentication ignore it
 LOGPROB_METRICS = "l3score"
+
+
+#: A judge is dead after this many consecutive attempts (retries included) that failed to
+#: connect or timed out, with no answer in between: its remaining requests are not sent.
+DEAD_AFTER = 3
+#: Requests sent one at a time before a log-probability batch, until one answer tells whether
+#: the model returns log-probabilities.
+MAX_PROBES = 3
 
 
 def host_of(url: str | None) -> str:
@@ -166,6 +176,66 @@ def _mentions_logprobs(exc: Exception) -> bool:
     return "logprob" in str(getattr(exc, "message", None) or exc).lower()
 
 
+# ---------------------------------------------------------------- liveness
+
+
+class _Liveness:
+    """Counts consecutive attempts that failed to connect or timed out (every retry of the SDK
+    is one attempt); any HTTP answer resets the count. At :data:`DEAD_AFTER` the judge is dead:
+    ``event`` is set (the backend stops waiting for what is in flight) and nothing more is sent
+    until a probe answers. Used on the event loop's thread only."""
+
+    def __init__(self) -> None:
+        self.failures = 0
+        self.last_error = ""
+        self.event: asyncio.Event | None = None  # created on the loop
+
+    @property
+    def dead(self) -> bool:
+        return self.failures >= DEAD_AFTER
+
+    def answered(self) -> None:
+        self.failures = 0
+        if self.event is not None:
+            self.event.clear()
+
+    def failed(self, error: BaseException) -> None:
+        self.failures += 1
+        self.last_error = type(error).__name__
+        if self.dead and self.event is not None:
+            self.event.set()
+
+
+class _CountedTransport:
+    """Wraps the SDK's HTTP transport: each attempt's fate goes to a :class:`_Liveness` (an
+    exception out of the transport is a connection failure or a time-out; the SDK maps every
+    one to ``APIConnectionError``/``APITimeoutError``)."""
+
+    def __init__(self, transport: Any, liveness: _Liveness) -> None:
+        self._transport = transport
+        self._liveness = liveness
+
+    async def handle_async_request(self, request: Any) -> Any:
+        try:
+            response = await self._transport.handle_async_request(request)
+        except Exception as error:
+            self._liveness.failed(error)
+            raise
+        self._liveness.answered()
+        return response
+
+
+def _http_client(timeout: float, liveness: _Liveness) -> Any:
+    """The SDK's default async HTTP client (its limits, redirects), its transport (the
+    connection pool, or a proxy's) counted by ``liveness``."""
+    import openai
+
+    client = openai.DefaultAsyncHttpxClient(timeout=timeout)
+    transport_for_url = client._transport_for_url
+    client._transport_for_url = lambda url: _CountedTransport(transport_for_url(url), liveness)
+    return client
+
+
 # ---------------------------------------------------------------- the backend
 
 
@@ -196,6 +266,7 @@ class OpenAICompatBackend(Backend):
         self.model = model
         self.base_url = base_url
         self.host = host_of(base_url)
+        self.endpoint = endpoint_of(base_url)
         self.response_format = style
         self.constrained = style in CONSTRAINED_FORMATS
         self.seed = SEED if settings.get("seed") else None
@@ -203,11 +274,13 @@ class OpenAICompatBackend(Backend):
         self.max_concurrency = config.max_concurrency
         self.timeout = float(config.timeout)
         self.max_retries = config.max_retries
+        self._liveness = _Liveness()
         self._client = openai.AsyncOpenAI(
             api_key=config.resolved_api_key() or NO_KEY,
             base_url=base_url,
             timeout=self.timeout,
             max_retries=self.max_retries,
+            http_client=_http_client(self.timeout, self._liveness),
         )
         self._semaphore: asyncio.Semaphore | None = None  # created on the loop
         self._logprobs_seen = False
@@ -269,21 +342,28 @@ class OpenAICompatBackend(Backend):
         params["top_logprobs"] = top_k
 
         async def one(request: JudgeRequest) -> Outcome:
+            response = None
             try:
                 response = await self._create(request, params)
-            except LogprobsUnavailable:
-                raise
-            except Exception as exc:
-                return Outcome(error=self.reason(exc))
-            try:
                 top = first_token_top_logprobs(response, self.model, self.host)
+            except LogprobsUnavailable as exc:
+                if not self._logprobs_seen:  # the model never gave them: a configuration error
+                    raise
+                # it gave them before: this one answer is the fault, not the model
+                return Outcome(error=self._redact(
+                    f"no log-probabilities in this answer from {self.host} (the model returned "
+                    f"them for earlier requests); not scored: {str(exc).split(';')[0]}"),
+                    usage=usage_of(response))
             except MalformedResponse as exc:
                 return Outcome(error=self._redact(f"unusable answer from {self.host}: {exc}"),
                                usage=usage_of(response))
+            except Exception as exc:
+                return Outcome(error=self.reason(exc))
             self._logprobs_seen = True
             return Outcome(value=YesNoAnswer(top=top), usage=usage_of(response))
 
-        self._run(requests, one, on_result, probe_first=not self._logprobs_seen)
+        self._run(requests, one, on_result, probe_first=not self._logprobs_seen,
+                  probe_until=lambda: self._logprobs_seen)
 
     def structured(
         self,
@@ -342,14 +422,20 @@ class OpenAICompatBackend(Backend):
         one: Callable[[JudgeRequest], Awaitable[Outcome]],
         on_result: ResultCallback,
         probe_first: bool,
+        probe_until: Callable[[], bool] | None = None,
     ) -> None:
         """Run ``one`` over ``requests`` with at most ``max_concurrency`` in flight; deliver each
-        outcome to ``on_result`` in this thread as soon as it is ready."""
+        outcome to ``on_result`` in this thread as soon as it is ready.
+
+        ``probe_first``: send requests one at a time (at most :data:`MAX_PROBES`) until
+        ``probe_until()`` holds, then the rest at once (a model without log-probabilities fails
+        on its first answer, before the batch is sent)."""
         requests = list(requests)
         if not requests:
             return
         results: queue.SimpleQueue[Any] = queue.SimpleQueue()
-        future = _loop().submit(self._batch(requests, one, results.put, probe_first))
+        future = _loop().submit(
+            self._batch(requests, one, results.put, probe_first, probe_until or (lambda: True)))
         future.add_done_callback(lambda _: results.put(_DONE))
         try:
             while (item := results.get()) is not _DONE:
@@ -366,23 +452,32 @@ class OpenAICompatBackend(Backend):
         one: Callable[[JudgeRequest], Awaitable[Outcome]],
         emit: Callable[[tuple[int, Outcome]], None],
         probe_first: bool,
+        probe_until: Callable[[], bool],
     ) -> None:
         if self._semaphore is None:
             self._semaphore = asyncio.Semaphore(self.max_concurrency)
+            self._liveness.event = asyncio.Event()
         semaphore = self._semaphore
+        liveness = self._liveness
 
-        async def guarded(index: int) -> None:
+        async def guarded(index: int, force: bool = False) -> None:
             async with semaphore:
-                self._count(+1)
-                try:
-                    outcome = await one(requests[index])
-                finally:
-                    self._count(-1)
+                if liveness.dead and not force:
+                    outcome = Outcome(error=self._dead_reason())
+                else:
+                    outcome = await self._watched(one, requests[index])
             emit((index, outcome))
 
         indices = list(range(len(requests)))
-        if probe_first:  # a model without log-probabilities fails on one call, not on all
-            await guarded(indices.pop(0))
+        # a judge found dead by an earlier batch gets one probe (one attempt: its first failure
+        # declares the judge dead again); failing, the rest of the batch is not sent
+        force = liveness.dead
+        if force and liveness.event is not None:
+            liveness.event.clear()
+        probes = 0
+        while indices and (force or (probe_first and probes < MAX_PROBES and not probe_until())):
+            await guarded(indices.pop(0), force=force)
+            force, probes = False, probes + 1
         tasks = [asyncio.ensure_future(guarded(index)) for index in indices]
         try:
             await asyncio.gather(*tasks)
@@ -390,16 +485,41 @@ class OpenAICompatBackend(Backend):
             for task in tasks:
                 task.cancel()
 
+    async def _watched(self, one: Callable[[JudgeRequest], Awaitable[Outcome]],
+                       request: JudgeRequest) -> Outcome:
+        """``one(request)``; abandoned (cancelled, answered with the dead-judge reason) when the
+        judge is declared dead while it waits."""
+        dead = self._liveness.event
+        assert dead is not None
+        task = asyncio.ensure_future(one(request))
+        waiter = asyncio.ensure_future(dead.wait())
+        self._count(+1)
+        try:
+            await asyncio.wait({task, waiter}, return_when=asyncio.FIRST_COMPLETED)
+        except BaseException:
+            task.cancel()
+            raise
+        finally:
+            waiter.cancel()
+            self._count(-1)
+        if task.done():
+            return task.result()
+        task.cancel()
+        return Outcome(error=self._dead_reason())
+
+    def _dead_reason(self) -> str:
+        error = f"; last: {self._liveness.last_error}" if self._liveness.last_error else ""
+        return (f"no answer: the judge at {self.host} is unreachable ({DEAD_AFTER} attempts in a "
+                f"row failed to connect or timed out{error}), so its remaining requests were not "
+                "sent; rerun when it is back (answers already received are cached)")
+
     def _count(self, delta: int) -> None:
         with self._count_lock:
             self.in_flight += delta
             self.max_in_flight = max(self.max_in_flight, self.in_flight)
 
     def _redact(self, text: str) -> str:
-        key = str(self._client.api_key or "")
-        if key and key != NO_KEY:
-            text = text.replace(key, "***")
-        return text
+        return redact(text, [str(self._client.api_key or "")])
 
     def reason(self, exc: BaseException) -> str:
         """A readable, key-free reason for a failed request."""

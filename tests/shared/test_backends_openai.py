@@ -280,6 +280,18 @@ def test_make_backend_reuses_backends_per_settings(llama_server: str) -> None:
     assert other_key is not first and other_key.uses_api_key("sk-other")
     assert first.uses_api_key(SECRET)
     assert first.kind == "openai-compatible" and first.host == llama_server.split("/")[2]
+    assert first.endpoint == llama_server  # the call-cache key part: the whole URL
     assert SECRET not in repr(first) and SECRET not in str(backend_key(config))
     assert first.sampling_params("yes_no") == {
         "temperature": 0, "top_p": 1, "seed": SEED, "logprobs": True, "max_tokens": 1}
+
+
+def test_endpoint_of_normalises_and_drops_credentials() -> None:
+    from shared.config import endpoint_of
+
+    assert endpoint_of("HTTP://Example.COM:80/v1/") == "http://example.com/v1"
+    assert endpoint_of("https://example.com:443/v1") == "https://example.com/v1"
+    assert endpoint_of("http://example.com:8080/route/v1") == "http://example.com:8080/route/v1"
+    assert endpoint_of("http://u:p@example.com/v1") == "http://example.com/v1"
+    assert endpoint_of("http://[::1]:8000/v1") == "http://[::1]:8000/v1"
+    assert endpoint_of("http://h/v1") != endpoint_of("http://h/other/v1")

@@ -10,6 +10,7 @@ import sys
 import textwrap
 import threading
 import time
+import warnings
 from pathlib import Path
 
 import pytest
@@ -19,7 +20,7 @@ from shared.cache import CACHE_ENV, CallCache, call_key, default_cache_dir, open
 REPO = Path(__file__).resolve().parents[2]
 
 BASE = dict(
-    operation="yes_no", kind="openai-compatible", host="127.0.0.1:8000", model="m",
+    operation="yes_no", kind="openai-compatible", endpoint="http://127.0.0.1:8000/v1", model="m",
     messages=[("user", "Is it?")], sampling={"temperature": 0.0, "seed": 0},
     prompt_id="p@1", extra={"top_k": 5},
 )
@@ -29,7 +30,8 @@ def test_key_changes_with_every_part_and_is_stable():
     base = call_key(**BASE)
     assert len(base) == 64 and call_key(**BASE) == base
     variants = {
-        "operation": "structured", "kind": "local", "host": "example.com", "model": "m2",
+        "operation": "structured", "kind": "local", "endpoint": "http://127.0.0.1:8000/route/v1",
+        "model": "m2",
         "messages": [("user", "Is it?"), ("assistant", "no")],
         "sampling": {"temperature": 0.0, "seed": 1}, "prompt_id": "p@2", "extra": {"top_k": 4},
     }
@@ -124,3 +126,130 @@ def test_entries_survive_kill_9(cache_dir):
     assert CallCache(cache_dir).get_many([f"k-{i}" for i in range(5)]) == {
         f"k-{i}": {"i": i} for i in range(5)
     }
+
+
+# ------------------------------------------------------------------ a broken cache heals (issue 20)
+
+
+def _filled(cache_dir: str, count: int = 300) -> Path:
+    cache = CallCache(cache_dir)
+    for i in range(count):
+        cache.put(f"k{i}", {"text": "x" * 200, "i": i})
+    cache.close()
+    path = Path(cache_dir) / "judge-calls.sqlite3"
+    assert not Path(f"{path}-wal").exists()  # checkpointed on close: the file holds it all
+    return path
+
+
+def _garbage(path: Path) -> None:
+    path.write_bytes(b"this is not an SQLite database\n" * 100)
+
+
+def _truncated(path: Path) -> None:
+    with path.open("r+b") as handle:
+        handle.truncate(path.stat().st_size // 2)
+
+
+@pytest.mark.parametrize("damage", [_garbage, _truncated])
+def test_a_corrupt_cache_file_is_moved_aside_and_a_fresh_one_starts(cache_dir, damage):
+    path = _filled(cache_dir)
+    damage(path)
+    damaged = path.read_bytes()
+    cache = CallCache(cache_dir)
+    with pytest.warns(UserWarning, match=r"not a valid database.*moved to .*broken-"):
+        found = cache.get_many([f"k{i}" for i in range(300)])
+    assert found == {}
+    moved = list(Path(cache_dir).glob("judge-calls.sqlite3.broken-*"))
+    assert len([p for p in moved if not p.name.endswith(("-wal", "-shm"))]) == 1
+    assert [p for p in moved if p.read_bytes() == damaged], "the broken file was not kept"
+    # a fresh cache works, in this object and in a new one (a later run)
+    cache.put("new", {"ok": True})
+    cache.close()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no warning: healed for good
+        again = CallCache(cache_dir)
+        assert again.get("new") == {"ok": True} and len(again) == 1
+        again.close()
+
+
+@pytest.fixture()
+def read_only_cache(tmp_path: Path):
+    """A populated cache folder on a real tmpfs remounted read-only (root only): writes fail
+    with EROFS even for root, unlike chmod."""
+    mount_point = tmp_path / "ro"
+    mount_point.mkdir()
+    done = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=4m", "tmpfs", str(mount_point)],
+                          capture_output=True, text=True)
+    if done.returncode != 0:
+        pytest.skip(f"cannot mount a tmpfs here ({done.stderr.strip()})")
+    try:
+        folder = mount_point / "cache"
+        _filled(str(folder), 20)
+        subprocess.run(["mount", "-o", "remount,ro", str(mount_point)], check=True)
+        yield folder
+    finally:
+        subprocess.run(["umount", "-l", str(mount_point)], check=False)
+
+
+def test_a_read_only_cache_serves_hits_and_stores_nothing(read_only_cache: Path):
+    with pytest.raises(OSError):  # really read-only, even for root
+        (read_only_cache / "probe").write_text("x")
+    cache = CallCache(read_only_cache)
+    with pytest.warns(UserWarning, match="read-only"):
+        found = cache.get_many(["k0", "k19", "missing"])
+    assert found == {"k0": {"text": "x" * 200, "i": 0}, "k19": {"text": "x" * 200, "i": 19}}
+    assert cache.read_only
+    cache.put("new", {"i": -1})  # no error: nothing is stored
+    assert cache.get("new") is None and len(cache) == 20
+    cache.close()
+
+
+def test_the_key_holds_the_whole_endpoint(cache_dir):
+    """Two routes on one host and port are two judges: the second is not served from the first's
+    answers (the proxy answers itself on any path: only whether a request is sent matters)."""
+    import evaluate
+    from faultproxy import FaultProxy
+
+    from shared.registry import metric_path
+
+    metric = evaluate.load(metric_path("l3score"), experiment_id=f"cache-key-{os.getpid()}")
+    inputs = {"questions": ["Is it?"], "predictions": ["yes"], "references": ["yes"]}
+    with FaultProxy(None, default="synthetic") as proxy:
+        root = proxy.url.rsplit("/v1", 1)[0]
+
+        def run(base_url: str) -> dict:
+            return metric.compute(**inputs, provider="openai-compatible", model="same-name",
+                                  base_url=base_url, cache_dir=cache_dir, show_progress=False)
+
+        first = run(f"{root}/v1")
+        again = run(f"{root}/v1/")  # the same endpoint, written differently
+        other = run(f"{root}/other-route/v1")
+    assert first["usage"]["calls"] == 1 and first["usage"]["cache_hits"] == 0
+    assert again["usage"]["calls"] == 0 and again["usage"]["cache_hits"] == 1
+    assert other["usage"]["calls"] == 1 and other["usage"]["cache_hits"] == 0
+    assert [s.path for s in proxy.seen] == ["/v1/chat/completions",
+                                           "/other-route/v1/chat/completions"]
+
+
+def test_a_healed_cache_is_not_moved_aside_again_by_an_older_connection(cache_dir):
+    """Two users of one cache: the first to meet the corruption moves the file aside; the other,
+    whose connection still points at the broken file, then uses the fresh file instead of
+    moving it aside too."""
+    path = _filled(cache_dir, 50)
+    older = CallCache(cache_dir)
+    assert older.get("k1") == {"text": "x" * 200, "i": 1}  # its connection is open
+    with path.open("r+b") as handle:  # corrupt in place: the open connection sees it too
+        handle.seek(0)
+        handle.write(b"garbage " * 64)
+    healer = CallCache(cache_dir)
+    with pytest.warns(UserWarning, match="moved to"):
+        assert healer.get("k1") is None
+    healer.put("fresh", {"ok": 1})
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        assert older.get_many(["fresh", "k2"]) == {"fresh": {"ok": 1}}
+    broken = [p for p in Path(cache_dir).glob("judge-calls.sqlite3.broken-*")
+              if not p.name.endswith(("-wal", "-shm"))]
+    assert len(broken) == 1, broken
+    older.close()
+    healer.close()

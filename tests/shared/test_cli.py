@@ -300,3 +300,173 @@ def test_sigkill_then_rerun_sends_only_the_missing_calls(
     assert summary[2:6] == ["6", "0", str(len(rows) - answered), str(answered)]
     scored = _read_jsonl(out)
     assert len(scored) == len(rows) and all(0 <= r["l3score"] <= 1 for r in scored)
+
+
+# ------------------------------------------------------------------ hostile input (issue 20)
+
+
+def _one_line_exit_2(capsys, argv: list[str]) -> str:
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    lines = err.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("judge-metrics: error: "), err
+    return lines[0]
+
+
+def test_csv_and_jsonl_are_read_strictly(tmp_path: Path, capsys) -> None:
+    """A CSV with an unterminated quote, too many or too few cells, a bad byte; a JSONL line
+    with a lone surrogate escape: exit 2 naming the file and line, no output, never a merged or
+    cut row."""
+    cases = {
+        "unterminated.csv": (b'prediction,reference\na,"unterminated\nb,b\nc,c\n', "line 2"),
+        "extra.csv": (b"prediction,reference\na,a\nb,b,extra\n", "line 3: 3 cells"),
+        "short.csv": (b"prediction,reference\na,a\nb\n", "line 3: 1 cells"),
+        "latin1.csv": ("prediction,reference\na,a\ncaf\u00e9,b\n".encode("latin-1"),
+                       "line 3: not UTF-8"),
+        "repeated.csv": (b"prediction,prediction,reference\na,b,c\n", "line 1: the header"),
+        "surrogate.jsonl": (b'{"prediction": "a", "reference": "a"}\n'
+                            b'{"prediction": "x\\ud800y", "reference": "b"}\n', "line 2"),
+        "surrogate_list.jsonl": (b'{"prediction": "a", "reference": ["ok", "\\udfff"]}\n',
+                                 "line 1"),
+        "latin1.jsonl": ('{"prediction": "caf\u00e9", "reference": "b"}\n'.encode("latin-1"),
+                         "line 1: not UTF-8"),
+    }
+    out = tmp_path / "out.jsonl"
+    for name, (data, where) in cases.items():
+        path = tmp_path / name
+        path.write_bytes(data)
+        line = _one_line_exit_2(capsys, ["score", str(path), "-m", "accuracy", "-o", str(out),
+                                         "-q"])
+        assert f"{name}, {where}" in line, line
+        assert not out.exists()
+    # the same rows, well-formed, are read (a quoted cell may hold a newline and a comma)
+    good = tmp_path / "good.csv"
+    good.write_text('prediction,reference\na,a\n"b,\nb","b,\nb"\n\nc,d\n', encoding="utf-8")
+    assert main(["score", str(good), "-m", "accuracy", "-o", str(out), "-q"]) == 0
+    assert [r["accuracy"] for r in _read_jsonl(out)] == [1.0, 1.0, 0.0]
+
+
+def test_out_equal_to_input_needs_the_overwrite_flag(tmp_path: Path, capsys) -> None:
+    source = _write_jsonl(tmp_path / "rows.jsonl", ROWS)
+    before = source.read_bytes()
+    line = _one_line_exit_2(capsys, ["score", str(source), "-m", "accuracy", "-o",
+                                     str(tmp_path / "." / "rows.jsonl"), "-q"])
+    assert "--overwrite-input" in line
+    assert source.read_bytes() == before
+    assert main(["score", str(source), "-m", "accuracy", "-o", str(source), "-q",
+                 "--overwrite-input"]) == 0
+    assert [r["accuracy"] for r in _read_jsonl(source)] == [1.0, 0.0, 0.0, 0.0]
+
+
+@pytest.mark.parametrize(
+    "argv, message, hidden",
+    [
+        (["--response-format", "weird"], "response_format='weird' is not supported", None),
+        (["--provider", "openai-compatible", "--model", "m", "--base-url",
+          "http://127.0.0.1:notaport/v1"], "the port must be a number", None),
+        (["--provider", "openai-compatible", "--model", "m", "--base-url",
+          "http://127.0.0.1:99999/v1"], "the port must be a number", None),
+        (["--provider", "openai-compatible", "--model", "m", "--base-url", "ftp://host/v1"],
+         "is not an http(s) URL", None),
+        (["--provider", "openai-compatible", "--model", "m", "--base-url", "http:///v1"],
+         "is not an http(s) URL", None),
+        (["--provider", "openai-compatible", "--model", "m", "--base-url",
+          "http://alice:PASSWORD-42@127.0.0.1:8000/v1"], "holds credentials", "PASSWORD-42"),
+        (["--provider", "openai-compatible", "--model", "m", "--base-url",
+          "http://alice:PASSWORD-42@127.0.0.1:notaport/v1"], "holds credentials", "PASSWORD-42"),
+        (["--timeout", "0"], "timeout must be a positive number", None),
+        (["--model", "/nonexistent/judge.gguf"], "no such model file or folder", None),
+        (["--max-concurrency", "0"], "max_concurrency must be >= 1", None),
+    ],
+)
+def test_every_judge_option_is_checked_before_any_work(
+    tmp_path: Path, capsys, argv: list[str], message: str, hidden: str | None
+) -> None:
+    """One line, exit 2, before the first metric runs (accuracy comes first in the list and
+    would write its output otherwise) and before the input is read (it is not even valid)."""
+    source = tmp_path / "in.jsonl"
+    source.write_text("{not json\n")
+    out = tmp_path / "out.jsonl"
+    line = _one_line_exit_2(capsys, ["score", str(source), "-m", "accuracy", "-m", "l3score",
+                                     "-o", str(out), "-q", *argv])
+    assert message in line, line
+    assert "not valid JSON" not in line
+    if hidden:
+        assert hidden not in line and "alice" not in line
+    assert not out.exists()
+
+
+def test_unwritable_output_is_one_line_before_any_work(tmp_path: Path, capsys) -> None:
+    source = _write_jsonl(tmp_path / "in.jsonl", ROWS)
+    for target in ("/proc/judge-metrics-test.jsonl", "/proc/self/status.jsonl"):
+        line = _one_line_exit_2(capsys, ["score", str(source), "-m", "accuracy", "-o", target,
+                                         "-q"])
+        assert target in line and ("cannot" in line or "not writable" in line), line
+
+
+@pytest.fixture()
+def small_tmpfs(tmp_path: Path):
+    """A real 256 KiB tmpfs (root only), unmounted after the test."""
+    mount_point = tmp_path / "small"
+    mount_point.mkdir()
+    done = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=256k", "tmpfs", str(mount_point)],
+                          capture_output=True, text=True)
+    if done.returncode != 0:
+        pytest.skip(f"cannot mount a tmpfs here ({done.stderr.strip()})")
+    try:
+        yield mount_point
+    finally:
+        subprocess.run(["umount", "-l", str(mount_point)], check=False)
+
+
+def test_full_disk_is_one_line_and_says_the_answers_are_cached(
+        small_tmpfs: Path, tmp_path: Path, cache_dir: str, capsys) -> None:
+    """The output does not fit on a real, small tmpfs: exit 2, one line saying so and where the
+    cache is; no temporary file is left on the full disk."""
+    rows = [{"prediction": f"{i} " + "word " * 200, "reference": f"{i} reference"}
+            for i in range(400)]  # ~400 KiB of output for a 256 KiB disk
+    source = _write_jsonl(tmp_path / "big.jsonl", rows)
+    out = small_tmpfs / "scored.jsonl"
+    line = _one_line_exit_2(capsys, ["score", str(source), "-m", "accuracy", "-o", str(out),
+                                     "-q", "--cache-dir", cache_dir])
+    assert f"cannot write --out {out}: No space left on device" in line, line
+    assert "cache" in line and cache_dir in line
+    assert list(small_tmpfs.iterdir()) == []
+
+
+def test_a_killed_runs_temporary_file_is_removed_by_the_next_run(tmp_path: Path) -> None:
+    """``.OUT.PID.tmp`` of a process that is gone is deleted; a live process's is kept."""
+    source = _write_jsonl(tmp_path / "in.jsonl", ROWS)
+    out = tmp_path / "scored.jsonl"
+    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"],
+                          capture_output=True, text=True, check=True)
+    stale = tmp_path / f".scored.jsonl.{int(dead.stdout)}.tmp"
+    stale.write_text("partial")
+    live = tmp_path / f".scored.jsonl.{os.getppid()}.tmp"  # the process running pytest's parent
+    live.write_text("being written")
+    other = tmp_path / f".other.jsonl.{int(dead.stdout)}.tmp"
+    other.write_text("another output's")
+    assert main(["score", str(source), "-m", "accuracy", "-o", str(out), "-q"]) == 0
+    assert not stale.exists() and live.exists() and other.exists() and out.exists()
+
+
+@pytest.mark.slow
+def test_a_corrupt_cache_is_one_warning_line_and_the_run_goes_on(tmp_path: Path) -> None:
+    """The CLI (a real process: its warning output is what is checked) with a garbage cache
+    file and a judge metric (the proxy answers itself: only the cache matters): one warning
+    line saying where the file went, exit 0."""
+    cache = tmp_path / "cache"
+    cache.mkdir()
+    (cache / "judge-calls.sqlite3").write_bytes(b"garbage, not sqlite\n" * 50)
+    source = _write_jsonl(tmp_path / "in.jsonl", ROWS)
+    with FaultProxy(None, default="synthetic") as proxy:
+        done = subprocess.run(
+            [sys.executable, "-m", "shared", "score", str(source), "-m", "l3score", "-o",
+             str(tmp_path / "out.jsonl"), "-q", "--provider", "openai-compatible",
+             "--base-url", proxy.url, "--model", "m", "--cache-dir", str(cache)],
+            cwd=REPO, capture_output=True, text=True, timeout=300,
+            env={**os.environ, "HF_HUB_OFFLINE": "1"})
+    assert done.returncode == 0, done.stderr
+    warned = [line for line in done.stderr.splitlines() if "warning" in line]
+    assert len(warned) == 1 and "moved to" in warned[0] and "broken-" in warned[0], done.stderr
+    assert len(list(cache.glob("judge-calls.sqlite3.broken-*"))) >= 1
