@@ -299,8 +299,9 @@ def _qa_scores(
     predictions: list[str], aliases: list[list[str]], questions: list[str] | None, mode: str,
     threshold: float,
 ) -> tuple[dict[str, Any], np.ndarray]:
-    """Graded QA scores: per sample the best alias's score under ``mode``; correct when the
-    score is >= ``threshold``; exact when the normalised tokens are equal (SQuAD's EM)."""
+    """Graded QA scores: per sample the best alias's score under ``mode`` (``scores`` and
+    ``individual_scores``); correct when the score is >= ``threshold``; exact when the
+    normalised tokens are equal (SQuAD's EM)."""
     total = len(predictions)
     tokens_of: dict[str, list[str]] = {}
 
@@ -348,7 +349,7 @@ def _qa_scores(
         "std_score": std_score,
         "individual_scores": individual.tolist(),
         "match_types": match_types.tolist(),
-        "scores": correct_samples.astype(np.float64).tolist(),
+        "scores": individual.tolist(),  # graded, so per-row outputs (CLI, agree) rank samples
         "threshold": threshold,
         "best_reference": best_reference,
     }
