@@ -90,7 +90,9 @@ def _rag(*columns: str) -> dict[str, list[str]]:
 
 EXAMPLES: dict[str, tuple[dict[str, list[str]], dict[str, Any]]] = {
     "accuracy": (
-        {"prediction": ["Paris", "London", "Tokyo"], "reference": ["Paris", "London", "Berlin"]},
+        {"prediction": ["Paris", "London", "Tokyo"], "reference": ["Paris", "London", "Berlin"],
+         "question": ["Capital of France?", "Capital of the United Kingdom?",
+                      "Capital of Germany?"]},
         {},
     ),
     "semantic_list_contains": (
