@@ -150,7 +150,7 @@ class Accuracy(ValidatedMetric):
                 f"case_sensitive, normalize_text and fuzzy_match apply to mode='exact' only; "
                 f"mode={mode!r} always uses the QA normalisation"
             )
-        aliases = [
+        aliases = references if reference_separator is None else [
             [a for r in refs for a in qa_match.split_aliases(r, reference_separator)]
             for refs in references
         ]
