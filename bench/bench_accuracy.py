@@ -1,8 +1,10 @@
-"""accuracy vs the `benchwise` package's `accuracy` on 100k pairs, fuzzy matching off and on.
+"""accuracy vs the `benchwise` package's `accuracy` on 100k pairs, fuzzy matching off and on;
+and accuracy's mode="f1" vs torchmetrics' port of the official SQuAD F1/EM on the same pairs.
 
 Ours is timed end to end through ``evaluate`` (``compute`` as a user calls it, input validation
 included) and, with fuzzy matching, its scoring alone (``_compute``). Runs alternate, median of
-several. The match decisions of both sides are compared after timing (``agree``).
+several. The match decisions of both sides are compared after timing (``agree``); the SQuAD F1
+and EM of both sides are compared too.
 """
 
 from __future__ import annotations
@@ -93,7 +95,45 @@ def main() -> list[dict]:
             mine, theirs = alternate(ours_core, None if peer is None else reference)
             rows.append(row(f"accuracy {N // 1000}k pairs, fuzzy {fuzzy} (scoring only)",
                             mine, theirs, note))
+    rows.append(squad_row(metric, predictions, references))
     return rows
+
+
+def squad_row(metric, predictions: list[str], references: list[str]) -> dict:
+    """mode="f1" against torchmetrics' SQuAD (the official script's normalisation and F1), on
+    the corpus lowercased: ours also splits words at a lower-to-upper case change ("xParis"), which
+    SQuAD does not, and nothing else of its extensions occurs in this corpus."""
+    predictions = [p.lower() for p in predictions]
+    try:
+        from torchmetrics.functional.text.squad import squad
+    except Exception as error:  # noqa: BLE001 - a missing peer is a result, reported in the row
+        squad, note = None, f"torchmetrics unavailable: {type(error).__name__}: {error}"
+    else:
+        note = "torchmetrics.functional.text.squad (official SQuAD F1/EM)"
+    outputs: dict[str, object] = {}
+
+    def ours() -> None:
+        outputs["ours"] = metric.compute(predictions=predictions, references=references,
+                                         mode="f1", return_confidence=False)
+
+    def reference() -> None:
+        outputs["reference"] = squad(
+            [{"prediction_text": p, "id": str(i)} for i, p in enumerate(predictions)],
+            [{"answers": {"answer_start": [0], "text": [r]}, "id": str(i)}
+             for i, r in enumerate(references)],
+        )
+
+    ours()  # warm-up
+    mine, theirs = alternate(ours, None if squad is None else reference)
+    if squad is not None:
+        f1 = float(outputs["reference"]["f1"]) / 100
+        em = float(outputs["reference"]["exact_match"]) / 100
+        # torchmetrics sums 100k float32 values: equal to about 1e-4 relative
+        assert abs(outputs["ours"]["mean_score"] - f1) < 1e-3, (outputs["ours"]["mean_score"], f1)
+        assert abs(outputs["ours"]["exact_accuracy"] - em) < 1e-4
+        note += (f"; SQuAD F1 {f1:.4f} and EM {em:.4f} equal to ours (asserted; float32 sums "
+                 "on their side)")
+    return row(f"accuracy {N // 1000}k pairs, mode=f1 (evaluate.compute)", mine, theirs, note)
 
 
 def agree(ours: dict, reference: dict, fuzzy_match: bool) -> str:

@@ -35,8 +35,8 @@ METRICS: dict[str, MetricSpec] = {
               references="reference"),
         _spec("semantic_list_contains", ("score",), judge=False, embeds=True,
               predictions="prediction", references="expected"),
-        _spec("accuracy", ("accuracy",), judge=False, predictions="prediction",
-              references="reference"),
+        _spec("accuracy", ("accuracy",), judge=False, optional={"questions": "question"},
+              predictions="prediction", references="reference"),
         _spec("answer_correctness", ("answer_correctness",), embeds=True,
               optional={"questions": "question"}, predictions="prediction",
               references="reference"),
@@ -100,7 +100,9 @@ def _rag(*columns: str) -> dict[str, list[str]]:
 
 EXAMPLES: dict[str, tuple[dict[str, list[str]], dict[str, Any]]] = {
     "accuracy": (
-        {"prediction": ["Paris", "London", "Tokyo"], "reference": ["Paris", "London", "Berlin"]},
+        {"prediction": ["Paris", "London", "Tokyo"], "reference": ["Paris", "London", "Berlin"],
+         "question": ["Capital of France?", "Capital of the United Kingdom?",
+                      "Capital of Germany?"]},
         {},
     ),
     "semantic_list_contains": (

@@ -121,7 +121,7 @@ def headline(aggregate_html: str, key: str) -> str:
 
 def test_every_panel_is_generic_over_the_registry(demo: Any) -> None:
     accuracy = demo.jm_panels["accuracy"]
-    assert accuracy.columns == ["prediction", "reference"]
+    assert accuracy.columns == ["prediction", "reference", "question"]  # question: optional
     options = {o.name: o for o in accuracy.options}
     # the seed card's options and defaults
     assert options["fuzzy_threshold"].default == 0.8 and options["fuzzy_threshold"].kind == "float"

@@ -32,10 +32,10 @@ JUDGE = [n for n in NAMES if METRICS[n].judge]
 NON_JUDGE = [n for n in NAMES if not METRICS[n].judge]
 
 # metric -> option -> bad values (thresholds in [0, 1]; weights non-negative, finite, sum > 0)
-THRESHOLDS = {
-    "accuracy": "fuzzy_threshold",
-    "semantic_list_contains": "similarity_threshold",
-    "answer_correctness": "threshold",
+THRESHOLDS: dict[str, tuple[str, ...]] = {
+    "accuracy": ("fuzzy_threshold", "threshold"),
+    "semantic_list_contains": ("similarity_threshold",),
+    "answer_correctness": ("threshold",),
 }
 WEIGHTS: dict[str, list[Any]] = {
     "bleu": [[-0.5, 1.5], [math.nan, 1.0], [0.0, 0.0], ["a", "b"], [math.inf], []],
@@ -211,16 +211,17 @@ def test_threshold_table_covers_every_threshold_option() -> None:
     for name in NAMES:
         described = load(name).inputs_description
         found = set(re.findall(r"^\s*(\w*threshold)\s*\(", described, flags=re.MULTILINE))
-        expected = {THRESHOLDS[name]} if name in THRESHOLDS else set()
+        expected = set(THRESHOLDS.get(name, ()))
         assert found == expected, f"{name}: documented thresholds {found}, tested {expected}"
         weights = set(re.findall(r"^\s*(\w*weights)\s*\(", described, flags=re.MULTILINE))
         assert weights == ({"weights"} if name in WEIGHTS else set()), (name, weights)
 
 
 @pytest.mark.parametrize("bad", BAD_PROBABILITIES, ids=repr)
-@pytest.mark.parametrize("name", [n for n in THRESHOLDS if n in NAMES])
-def test_threshold_outside_unit_interval(name: str, bad: Any, options: Any) -> None:
-    option = THRESHOLDS[name]
+@pytest.mark.parametrize(
+    ("name", "option"), [(n, o) for n in THRESHOLDS if n in NAMES for o in THRESHOLDS[n]]
+)
+def test_threshold_outside_unit_interval(name: str, option: str, bad: Any, options: Any) -> None:
     rejects(name, {**valid_inputs(name), **options(name), option: bad}, option)
 
 

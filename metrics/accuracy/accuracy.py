@@ -1,14 +1,17 @@
 """Accuracy: exact-match accuracy with optional normalisation and fuzzy matching, as documented
-for benchwise's ``accuracy`` (where benchwise's code and its document differ, the document)."""
+for benchwise's ``accuracy`` (where benchwise's code and its document differ, the document); and,
+with ``mode``, short-answer QA correctness: SQuAD-style token precision/recall/F1 or the recall
+of the gold answer's content words in the prediction, best over several references."""
 
 from __future__ import annotations
 
+from collections import Counter
 from typing import Any
 
 import evaluate
 import numpy as np
 
-from shared import Input, ValidatedMetric, stats, text, validation
+from shared import Input, ValidatedMetric, qa_match, stats, text, validation
 
 _CITATION = """\
 @software{benchwise,
@@ -23,36 +26,82 @@ punctuation is removed, runs of whitespace are collapsed and the ends stripped b
 With fuzzy_match=True a pair that does not match exactly still counts as correct when rapidfuzz's
 fuzz.ratio / 100 >= fuzzy_threshold. A seeded 95% percentile-bootstrap confidence interval of the
 accuracy is returned unless return_confidence=False.
+
+A sample may have several references (a list of strings, or one string split at
+reference_separator): any of them may match. With mode="contains", "recall", "precision" or
+"f1" the metric scores short QA answers instead: both sides get SQuAD's normalisation (extended
+for numbers, accents and glued words), each sample gets a graded score in [0, 1] from its best
+reference (individual_scores, usable for AUROC), and a sample counts as correct when that score
+is >= threshold (default 0.5). "contains" is the recall of the reference's content words (not
+stop words, not words of the question) in the prediction: the mode for long LLM answers around a
+short gold answer.
 """
 
 _KWARGS_DESCRIPTION = """\
 Args:
     predictions (list of str): model outputs (may be empty strings).
-    references (list of str): ground-truth answers.
-    case_sensitive (bool): respect letter case. Default False.
+    references (list of str or list of list of str): ground-truth answers; a list of strings
+        per sample gives several acceptable answers (the best one counts).
+    questions (list of str, optional): the questions; mode="contains" ignores reference words
+        that the question holds. Other modes ignore questions.
+    case_sensitive (bool): respect letter case (mode="exact" only). Default False.
     normalize_text (bool): remove ASCII punctuation and collapse whitespace (otherwise only strip
-        the ends). Default True.
-    fuzzy_match (bool): count near matches (rapidfuzz fuzz.ratio) as correct. Default False.
+        the ends; mode="exact" only). Default True.
+    fuzzy_match (bool): count near matches (rapidfuzz fuzz.ratio) as correct (mode="exact"
+        only). Default False.
     fuzzy_threshold (float in [0, 1]): minimum fuzz.ratio / 100 of a fuzzy match. Default 0.8.
+    mode (str): "exact" (benchwise's exact or fuzzy match), "contains" (recall of the
+        reference's content words in the prediction), "recall", "precision" or "f1" (SQuAD token
+        overlap). Default "exact".
+    threshold (float in [0, 1] or None): decision threshold on the graded score of the modes
+        other than "exact"; None means 0.5. Default None.
+    reference_separator (str or None): split every reference string at this separator into
+        aliases, e.g. "/" for EVOUNA's "Wilhelm Röntgen / Wilhelm Conrad Röntgen". Default None.
     return_confidence (bool): add accuracy_confidence_interval. Default True.
     seed (int or None): seed of the bootstrap (None: fresh randomness). Default 0.
 Returns:
     accuracy, exact_accuracy, fuzzy_accuracy (with fuzzy_match), correct, correct_fuzzy (with
     fuzzy_match), total, mean_score, std_score, individual_scores, match_types, scores,
-    accuracy_confidence_interval (with return_confidence).
+    fuzzy_skipped (when a fuzzy comparison was too large), threshold and best_reference (modes
+    other than "exact"), accuracy_confidence_interval (with return_confidence).
 Examples:
     >>> accuracy = evaluate.load("metrics/accuracy")
     >>> result = accuracy.compute(predictions=["Paris", "London", "Tokyo"],
     ...                           references=["Paris", "London", "Berlin"])
     >>> round(result["accuracy"], 4), result["correct"], result["total"]
     (0.6667, 2, 3)
+    >>> result = accuracy.compute(
+    ...     predictions=["The X-rays were discovered by Wilhelm Röntgen in 1895."],
+    ...     references=["Wilhelm Conrad Röntgen / Röntgen"], reference_separator="/",
+    ...     mode="contains")
+    >>> result["accuracy"], result["individual_scores"], result["best_reference"]
+    (1.0, [1.0], [1])
 """
 
 N_RESAMPLES = 1000
+MODES = ("exact", "contains", "recall", "precision", "f1")
+# The graded scores are shares of words. 0.5 means "at least half": at least half of the gold
+# answer's content words for "contains" (a surname for a two-word name, "Judith Keppel" for
+# "Judith Cynthia Aline Keppel", but never one word of three), the usual cut-off of a token F1
+# match (qa-metrics' f1_match) for the SQuAD modes. Not fitted to any labelled data.
+DEFAULT_THRESHOLD = 0.5
+# rapidfuzz's ratio costs about len(a) * len(b) / 64 word operations once the common prefix and
+# suffix are removed: 10**9 cells (two different texts of about 30,000 characters) take about
+# 0.04 s; two different 1 MB texts would take about half a minute. Larger pairs are not compared
+# (they are listed in fuzzy_skipped).
+FUZZY_MAX_CELLS = 10**9
+# "contains": how far the partial similarity may move a score within its side of the threshold
+# (qa_match.nudge). Small, so the recall of content words orders the samples and the similarity
+# only orders samples of equal recall; it never changes a decision.
+TIE_BREAK_WEIGHT = 0.1
 
 
 class Accuracy(ValidatedMetric):
-    INPUTS = (Input("predictions", allow_empty=True), Input("references"))
+    INPUTS = (
+        Input("predictions", allow_empty=True),
+        Input("references", kind="texts"),
+        Input("questions", required=False, allow_empty=True),
+    )
 
     def _info(self) -> evaluate.MetricInfo:
         return evaluate.MetricInfo(
@@ -66,11 +115,15 @@ class Accuracy(ValidatedMetric):
     def _compute(
         self,
         predictions: list[str],
-        references: list[str],
+        references: list[list[str]],
+        questions: list[str] | None = None,
         case_sensitive: bool = False,
         normalize_text: bool = True,
         fuzzy_match: bool = False,
         fuzzy_threshold: float = 0.8,
+        mode: str = "exact",
+        threshold: float | None = None,
+        reference_separator: str | None = None,
         return_confidence: bool = True,
         seed: int | None = stats.DEFAULT_SEED,
     ) -> dict[str, Any]:
@@ -81,43 +134,33 @@ class Accuracy(ValidatedMetric):
         return_confidence = validation.flag("return_confidence", return_confidence)
         if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int) or seed < 0):
             raise TypeError(f"seed must be a non-negative integer or None, got {seed!r}")
-
-        total = len(predictions)
-        pred_forms = text.comparison_forms(
-            predictions, case_sensitive=case_sensitive, normalize=normalize_text
-        )
-        ref_forms = text.comparison_forms(
-            references, case_sensitive=case_sensitive, normalize=normalize_text
-        )
-        exact = np.fromiter(
-            (p == r for p, r in zip(pred_forms, ref_forms, strict=True)), dtype=bool, count=total
-        )
-        correct = int(np.count_nonzero(exact))
-        individual = exact.astype(np.float64)
-        match_types = np.where(exact, "exact", "none").astype(object)
-        correct_samples = exact
-
-        result: dict[str, Any] = {"exact_accuracy": correct / total}
-        if fuzzy_match:
-            fuzzy = _fuzzy_matches(pred_forms, ref_forms, np.flatnonzero(~exact), fuzzy_threshold)
-            individual[fuzzy] = fuzzy_threshold
-            match_types[fuzzy] = "fuzzy"
-            correct_samples = exact.copy()
-            correct_samples[fuzzy] = True
-            correct_fuzzy = int(np.count_nonzero(correct_samples))
-            result["fuzzy_accuracy"] = correct_fuzzy / total
-            result["correct_fuzzy"] = correct_fuzzy
-        result["accuracy"] = result["fuzzy_accuracy"] if fuzzy_match else result["exact_accuracy"]
-        mean_score, std_score = stats.mean_std(individual)
-        result.update(
-            correct=correct,
-            total=total,
-            mean_score=mean_score,
-            std_score=std_score,
-            individual_scores=individual.tolist(),
-            match_types=match_types.tolist(),
-            scores=correct_samples.astype(np.float64).tolist(),
-        )
+        if mode not in MODES:
+            raise ValueError(f"mode must be one of {', '.join(MODES)}; got {mode!r}")
+        threshold = (DEFAULT_THRESHOLD if threshold is None
+                     else validation.probability("threshold", threshold))
+        if reference_separator is not None and (
+            not isinstance(reference_separator, str) or not reference_separator
+        ):
+            raise TypeError(
+                f"reference_separator must be a non-empty string or None, got "
+                f"{reference_separator!r}"
+            )
+        if mode != "exact" and (fuzzy_match or case_sensitive or not normalize_text):
+            raise ValueError(
+                f"case_sensitive, normalize_text and fuzzy_match apply to mode='exact' only; "
+                f"mode={mode!r} always uses the QA normalisation"
+            )
+        aliases = references if reference_separator is None else [
+            [a for r in refs for a in qa_match.split_aliases(r, reference_separator)]
+            for refs in references
+        ]
+        if mode == "exact":
+            result, correct_samples = _exact_scores(
+                predictions, aliases, case_sensitive, normalize_text, fuzzy_match,
+                fuzzy_threshold,
+            )
+        else:
+            result, correct_samples = _qa_scores(predictions, aliases, questions, mode, threshold)
         if return_confidence:
             result["accuracy_confidence_interval"] = stats.bootstrap_ci(
                 correct_samples, confidence=0.95, n_resamples=N_RESAMPLES, seed=seed
@@ -125,18 +168,189 @@ class Accuracy(ValidatedMetric):
         return result
 
 
-def _fuzzy_matches(
-    pred_forms: list[str], ref_forms: list[str], candidates: np.ndarray, threshold: float
-) -> np.ndarray:
-    """Indices among ``candidates`` whose fuzz.ratio / 100 >= ``threshold`` (one batch call)."""
-    if candidates.size == 0:
-        return candidates
+def _exact_scores(
+    predictions: list[str], aliases: list[list[str]], case_sensitive: bool,
+    normalize_text: bool, fuzzy_match: bool, fuzzy_threshold: float,
+) -> tuple[dict[str, Any], np.ndarray]:
+    """The seed's exact (and fuzzy) matching; a sample matches when any of its aliases does."""
+    total = len(predictions)
+    pred_forms = text.comparison_forms(
+        predictions, case_sensitive=case_sensitive, normalize=normalize_text
+    )
+    owners = np.repeat(np.arange(total), [len(a) for a in aliases])
+    ref_forms = text.comparison_forms(
+        [a for refs in aliases for a in refs], case_sensitive=case_sensitive,
+        normalize=normalize_text,
+    )
+    pair_preds = pred_forms if owners.size == total else [pred_forms[i] for i in owners]
+    equal = np.fromiter(
+        (p == r for p, r in zip(pair_preds, ref_forms, strict=True)), dtype=bool,
+        count=owners.size,
+    )
+    several = owners.size != total
+    exact = np.bincount(owners[equal], minlength=total) > 0 if several else equal
+    starts = np.concatenate(([0], np.cumsum([len(a) for a in aliases])[:-1]))
+    best = np.zeros(total, dtype=np.int64)  # the matching alias of each sample (first if several)
+    if several:
+        hits = np.flatnonzero(equal)
+        samples, first = np.unique(owners[hits], return_index=True)
+        best[samples] = hits[first] - starts[samples]
+    correct = int(np.count_nonzero(exact))
+    individual = exact.astype(np.float64)
+    match_types = np.where(exact, "exact", "none").astype(object)
+    correct_samples = exact
+
+    result: dict[str, Any] = {"exact_accuracy": correct / total}
+    skipped: list[int] = []
+    if fuzzy_match:
+        candidates = np.flatnonzero(~exact[owners])
+        similarity, too_large = _fuzzy_similarity(
+            [pair_preds[k] for k in candidates], [ref_forms[k] for k in candidates],
+            fuzzy_threshold,
+        )
+        matched = np.zeros(total, dtype=bool)
+        matched[owners[candidates[similarity >= fuzzy_threshold]]] = True
+        fuzzy = np.flatnonzero(matched)
+        unsure = np.zeros(total, dtype=bool)
+        unsure[owners[candidates[too_large]]] = True
+        skipped = np.flatnonzero(unsure & ~matched).tolist()
+        if several:
+            # the most similar alias of each sample that has no exact match
+            ranked = candidates[np.lexsort((-similarity, owners[candidates]))]
+            samples, first = np.unique(owners[ranked], return_index=True)
+            best[samples] = ranked[first] - starts[samples]
+        individual[fuzzy] = fuzzy_threshold
+        match_types[fuzzy] = "fuzzy"
+        correct_samples = exact | matched
+        correct_fuzzy = int(np.count_nonzero(correct_samples))
+        result["fuzzy_accuracy"] = correct_fuzzy / total
+        result["correct_fuzzy"] = correct_fuzzy
+    result["accuracy"] = result["fuzzy_accuracy"] if fuzzy_match else result["exact_accuracy"]
+    mean_score, std_score = stats.mean_std(individual)
+    result.update(
+        correct=correct,
+        total=total,
+        mean_score=mean_score,
+        std_score=std_score,
+        individual_scores=individual.tolist(),
+        match_types=match_types.tolist(),
+        scores=correct_samples.astype(np.float64).tolist(),
+    )
+    if skipped:
+        result["fuzzy_skipped"] = skipped
+    if several:
+        result["best_reference"] = best.tolist()
+    return result, correct_samples
+
+
+def _fuzzy_similarity(
+    preds: list[str], refs: list[str], threshold: float
+) -> tuple[np.ndarray, np.ndarray]:
+    """``fuzz.ratio / 100`` of each pair (one batch call), and which pairs were too large to
+    compare (similarity 0.0 there).
+
+    A pair whose lengths alone rule out the threshold (the ratio is at most
+    ``2 * min(len) / (len(a) + len(b))``) is not compared. A pair is too large when, after its
+    common prefix and suffix (which rapidfuzz strips first) are removed, the product of the two
+    remaining lengths exceeds ``FUZZY_MAX_CELLS``.
+    """
+    n = len(preds)
+    similarity = np.zeros(n)
+    too_large = np.zeros(n, dtype=bool)
+    if n == 0:
+        return similarity, too_large
     from rapidfuzz import fuzz, process
 
-    similarity = process.cpdist(
-        [pred_forms[i] for i in candidates],
-        [ref_forms[i] for i in candidates],
-        scorer=fuzz.ratio,
-        dtype=np.float64,
-    )
-    return candidates[similarity / 100.0 >= threshold]
+    lengths_a = np.fromiter(map(len, preds), dtype=np.int64, count=n)
+    lengths_b = np.fromiter(map(len, refs), dtype=np.int64, count=n)
+    compare = np.ones(n, dtype=bool)
+    for k in np.flatnonzero(lengths_a * lengths_b > FUZZY_MAX_CELLS):
+        a, b = preds[k], refs[k]
+        if 2 * min(len(a), len(b)) < threshold * (len(a) + len(b)):
+            compare[k] = False  # cannot reach the threshold
+            continue
+        prefix = _common_prefix_length(a, b)
+        suffix = _common_prefix_length(a[prefix:][::-1], b[prefix:][::-1])
+        if (len(a) - prefix - suffix) * (len(b) - prefix - suffix) > FUZZY_MAX_CELLS:
+            compare[k] = False
+            too_large[k] = True
+    index = np.flatnonzero(compare)
+    if index.size:
+        similarity[index] = process.cpdist(
+            [preds[k] for k in index], [refs[k] for k in index], scorer=fuzz.ratio,
+            dtype=np.float64,
+        ) / 100.0
+    return similarity, too_large
+
+
+def _common_prefix_length(a: str, b: str) -> int:
+    """Length of the longest common prefix (binary search over C-level slice comparisons)."""
+    low, high = 0, min(len(a), len(b))
+    while low < high:
+        middle = (low + high + 1) // 2
+        if a[:middle] == b[:middle]:
+            low = middle
+        else:
+            high = middle - 1
+    return low
+
+
+def _qa_scores(
+    predictions: list[str], aliases: list[list[str]], questions: list[str] | None, mode: str,
+    threshold: float,
+) -> tuple[dict[str, Any], np.ndarray]:
+    """Graded QA scores: per sample the best alias's score under ``mode`` (``scores`` and
+    ``individual_scores``); correct when the score is >= ``threshold``; exact when the
+    normalised tokens are equal (SQuAD's EM)."""
+    total = len(predictions)
+    tokens_of: dict[str, list[str]] = {}
+
+    def tokens(value: str) -> list[str]:
+        found = tokens_of.get(value)
+        if found is None:
+            found = tokens_of[value] = qa_match.qa_tokens(value)
+        return found
+
+    part = {"precision": 0, "recall": 1, "f1": 2}.get(mode)
+    individual = np.zeros(total)
+    exact = np.zeros(total, dtype=bool)
+    best_reference = [0] * total
+    for i, prediction in enumerate(predictions):
+        predicted = tokens(prediction)
+        counts = Counter(predicted) if part is None else None
+        asked = tokens(questions[i]) if part is None and questions is not None else ()
+        best = -1.0
+        for j, alias in enumerate(aliases[i]):
+            reference = tokens(alias)
+            if reference == predicted:  # SQuAD's exact match (also when both are empty)
+                exact[i] = True
+                score = 1.0
+            elif part is None:
+                score = qa_match.nudge(
+                    qa_match.content_recall(reference, counts, asked),
+                    qa_match.partial_similarity(reference, predicted), threshold,
+                    TIE_BREAK_WEIGHT,
+                )
+            else:
+                score = qa_match.token_overlap(reference, predicted)[part]
+            if score > best:
+                best, best_reference[i] = score, j
+        individual[i] = best
+    correct_samples = individual >= threshold
+    correct = int(np.count_nonzero(exact))
+    match_types = np.where(exact, "exact", np.where(correct_samples, mode, "none"))
+    mean_score, std_score = stats.mean_std(individual)
+    result = {
+        "accuracy": float(np.count_nonzero(correct_samples)) / total,
+        "exact_accuracy": correct / total,
+        "correct": correct,
+        "total": total,
+        "mean_score": mean_score,
+        "std_score": std_score,
+        "individual_scores": individual.tolist(),
+        "match_types": match_types.tolist(),
+        "scores": individual.tolist(),  # graded, so per-row outputs (CLI, agree) rank samples
+        "threshold": threshold,
+        "best_reference": best_reference,
+    }
+    return result, correct_samples
