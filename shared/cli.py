@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from .agree_cli import add_agree_parser, print_embedded_judge_notes, run_agree
 from .batch import BatchInputError, check_metric_names, score_dataset, total_plan
 from .config import PROVIDERS
 
@@ -45,7 +46,20 @@ def build_parser() -> argparse.ArgumentParser:
                        help="a metric name (repeat for several), or 'all'")
     score.add_argument("--out", "-o", metavar="OUTPUT",
                        help="where to write the scored rows (.jsonl, .csv or .parquet)")
-    judge = score.add_argument_group("judge (metrics that call an LLM judge)")
+    add_judge_arguments(score)
+    score.add_argument("--embedding-model",
+                       help="sentence-transformers model for the embedding metrics "
+                       "(default: the embedded all-MiniLM-L6-v2)")
+    score.add_argument("--chunk-size", type=int, metavar="N",
+                       help="rows per compute call (default 1000; judge metrics 32, local 8)")
+    score.add_argument("--quiet", "-q", action="store_true", help="no progress bars")
+    add_agree_parser(commands)
+    return parser
+
+
+def add_judge_arguments(parser: argparse.ArgumentParser) -> None:
+    """The judge options, shared by `score` and `agree`."""
+    judge = parser.add_argument_group("judge (metrics that call an LLM judge)")
     judge.add_argument("--provider", choices=list(PROVIDERS),
                        help="judge provider (default: local, the embedded SmolLM2 judge)")
     judge.add_argument("--model", help="judge model name (local: a folder, Hub id or .gguf)")
@@ -65,20 +79,13 @@ def build_parser() -> argparse.ArgumentParser:
     judge.add_argument("--dry-run", action="store_true",
                        help="print the number of judge requests and the estimated cost; send "
                        "nothing, write nothing")
-    score.add_argument("--embedding-model",
-                       help="sentence-transformers model for the embedding metrics "
-                       "(default: the embedded all-MiniLM-L6-v2)")
-    score.add_argument("--chunk-size", type=int, metavar="N",
-                       help="rows per compute call (default 1000; judge metrics 32, local 8)")
-    score.add_argument("--quiet", "-q", action="store_true", help="no progress bars")
-    return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     try:
-        return _score(args)
+        return run_agree(args) if args.command == "agree" else _score(args)
     except BatchInputError as error:
         print(f"judge-metrics: error: {error}", file=sys.stderr)
         return 2
@@ -127,6 +134,7 @@ def _score(args: argparse.Namespace) -> int:
     if not summary.metrics:
         raise BatchInputError("no metric to run: the input has none of the columns they need")
     print(summary.table())
+    print_embedded_judge_notes(summary, args)
     if summary.dry_run:
         plan = total_plan(summary.metrics)
         cost = "unknown (no price for this model)" if plan["cost"] is None else (
