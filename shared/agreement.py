@@ -289,6 +289,7 @@ def per_group_mean(
         return float(np.mean(finite)) if finite else math.nan
 
     grouped.__name__ = f"{statistic.__name__}_per_group"
+    grouped.inner = statistic  # type: ignore[attr-defined]
     return grouped
 
 
@@ -345,9 +346,21 @@ def compare(
         value = function(s, y, g) if grouped else function(s, y)
         value = value if math.isfinite(value) else None
         if grouped:
+            # a resampled group holds the same rows as the original: its statistic is computed
+            # once per original group, and each resample averages the groups it drew
+            names, codes = np.unique(g, return_inverse=True)
+            per_group = np.array([function.inner(s[codes == c], y[codes == c])
+                                  for c in range(len(names))])
+
+            def resampled(code: np.ndarray, groups: np.ndarray) -> float:
+                first = np.unique(groups, return_index=True)[1]
+                values = per_group[code[first]]
+                values = values[np.isfinite(values)]
+                return float(values.mean()) if values.size else math.nan
+
             low, high, _ = stats.bootstrap_statistic(
-                lambda a, b, groups: function(a, b, groups), s, y, groups=g,
-                confidence=confidence, n_resamples=n_resamples, seed=seed)
+                resampled, codes, groups=g, confidence=confidence, n_resamples=n_resamples,
+                seed=seed)
         elif g is not None:
             low, high, _ = stats.bootstrap_statistic(
                 lambda a, b, groups: function(a, b), s, y, groups=g,

@@ -47,8 +47,8 @@ DAVIDSON = ("toxicity_davidson.jsonl", "Davidson et al. 2017 tweets")
 # ~1 s per l3score request, ~10 CPU-seconds per structured answer; answer_correctness makes 3
 # per row, faithfulness and toxicity 2, summary_coherence and hallucination 1, on long articles
 # for SummEval) so that `make agreement` takes about 15-20 minutes.
-JUDGE_ROWS = {"l3score": 40, "answer_correctness": 8, "summary_coherence": 10,
-              "faithfulness": 8, "hallucination": 8, "toxicity": 16}
+JUDGE_ROWS = {"l3score": 30, "answer_correctness": 6, "summary_coherence": 8,
+              "faithfulness": 6, "hallucination": 6, "toxicity": 12}
 NO_LABELLED_SET = {
     "answer_relevance": "no set here labels whether an answer addresses its question",
     "bias": "no set here labels bias",
@@ -224,15 +224,14 @@ def boolean_table(results: list[dict[str, Any]]) -> list[str]:
 
 def numeric_table(results: list[dict[str, Any]]) -> list[str]:
     lines = ["| metric | data set | human label | n (of rows) | unmeasured | Spearman | "
-             "Kendall tau-b | Pearson | Kendall tau-b, mean per article | judge | time | note |",
-             "|---|---|---|---|---|---|---|---|---|---|---|---|"]
+             "Kendall tau-b | Pearson | judge | time | note |",
+             "|---|---|---|---|---|---|---|---|---|---|---|"]
     for r in results:
         job, rep = r["job"], r["report"]
         lines.append(
             f"| {job.title} | {job.data[1]} | {job.label} | {rep.n} ({r['rows']}) | "
             f"{rep.unmeasured} | {fmt_stat(rep, 'spearman')} | {fmt_stat(rep, 'kendall_tau_b')} | "
-            f"{fmt_stat(rep, 'pearson')} | {fmt_stat(rep, 'kendall_tau_b_per_group_mean')} | "
-            f"{judge_text(rep)} | {r['seconds']:.0f} s | {job.note} |")
+            f"{fmt_stat(rep, 'pearson')} | {judge_text(rep)} | {r['seconds']:.0f} s | {job.note} |")
     return lines
 
 
@@ -257,7 +256,9 @@ def write_report(results: list[dict[str, Any]], header: dict[str, Any], path: Pa
         f"Intervals: seeded percentile bootstrap 95% intervals ({stats.DEFAULT_RESAMPLES} "
         f"resamples of rows, seed {header['seed']}; `shared.agreement`). Judge metrics run on a "
         f"seeded subsample of each set (rows: {header['judge_rows']}; a seeded permutation of the "
-        "set, first rows taken, so every judge metric of a set sees the same first rows), string and embedding metrics on every row: `n (of rows)` says which. "
+        "set, first rows taken, so every judge metric of a set sees the same first rows), "
+        "string and embedding metrics on every row: `n (of rows)` says which. SummEval's judge "
+        "rows are too few per article for per-article correlations: pooled ones only. "
         "Unmeasured rows (the judge's answer could not be read) are counted and left out. "
         "`thr` is the metric's own decision threshold (`shared.registry.DECISION_THRESHOLDS`); "
         "the best threshold is fitted on the same rows, so its balanced accuracy is optimistic.",
@@ -298,7 +299,8 @@ def write_report(results: list[dict[str, Any]], header: dict[str, Any], path: Pa
         "```",
         "With another judge the run writes this table only (the cards and "
         "`shared/agreement_figures.json` keep the embedded judge's figures). One metric on your "
-        "own labels: `python -m shared agree FILE --metric NAME --label COLUMN` (docs/AGREEMENT.md).",
+        "own labels: `python -m shared agree FILE --metric NAME --label COLUMN` "
+        "(docs/AGREEMENT.md).",
         "",
     ]
     path.write_text("\n".join(lines), encoding="utf-8")

@@ -36,7 +36,7 @@ from shared.registry import DECISION_THRESHOLDS, METRICS
 
 REPO = Path(__file__).resolve().parents[2]
 DATA = REPO / "bench" / "agreement" / "data"
-FAST = {"n_resamples": 50}
+FAST = {"n_resamples": 10}
 
 scores_st = st.floats(0.0, 1.0, allow_nan=False, width=32)
 
@@ -72,7 +72,7 @@ def _close(ours: float | None, reference: float) -> bool:
     return math.isclose(ours, reference, rel_tol=1e-9, abs_tol=1e-12)
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(boolean_rows(), st.sampled_from([0.25, 0.5, 0.8]))
 def test_boolean_statistics_equal_scikit_learn(rows, threshold) -> None:
     scores, labels = rows
@@ -94,7 +94,7 @@ def test_boolean_statistics_equal_scikit_learn(rows, threshold) -> None:
         y, (np.array(scores) >= report.best_threshold).astype(int)), best, abs_tol=1e-12)
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(rating_rows())
 def test_correlations_equal_scipy(rows) -> None:
     scores, ratings = rows
@@ -329,3 +329,17 @@ def test_agree_python_api_maps_columns_and_wraps_a_context() -> None:
     dataset = datasets.Dataset.from_list([{"summary": "a", "article": "b"}])
     mapped = agreement.map_columns(dataset, {"prediction": "summary", "contexts": "article"})
     assert mapped[0]["prediction"] == "a" and mapped[0]["contexts"] == ["b"]
+
+
+def test_every_card_carries_the_runs_agreement_block() -> None:
+    """The cards' blocks are written by `make agreement`; each judge metric's shipped figure
+    (shared/agreement_figures.json, same run) appears in its card."""
+    figures = agreement.embedded_judge_figures()
+    for name in METRICS:
+        card = (REPO / "metrics" / name / "README.md").read_text(encoding="utf-8")
+        assert "## Agreement with people" in card, name
+        block = card.split("<!-- agreement:start -->")[1].split("<!-- agreement:end -->")[0]
+        assert "make agreement" in block or "Not measured" in block, name
+        entry = figures.get("metrics", {}).get(name)
+        if entry is not None:
+            assert f"{entry['value']:.2f} [{entry['low']:.2f}, {entry['high']:.2f}]" in block
