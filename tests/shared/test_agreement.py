@@ -36,7 +36,7 @@ from shared.registry import DECISION_THRESHOLDS, METRICS
 
 REPO = Path(__file__).resolve().parents[2]
 DATA = REPO / "bench" / "agreement" / "data"
-FAST = {"n_resamples": 10}
+FAST = {"n_resamples": 5}
 
 scores_st = st.floats(0.0, 1.0, allow_nan=False, width=32)
 
@@ -72,7 +72,7 @@ def _close(ours: float | None, reference: float) -> bool:
     return math.isclose(ours, reference, rel_tol=1e-9, abs_tol=1e-12)
 
 
-@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(boolean_rows(), st.sampled_from([0.25, 0.5, 0.8]))
 def test_boolean_statistics_equal_scikit_learn(rows, threshold) -> None:
     scores, labels = rows
@@ -94,7 +94,7 @@ def test_boolean_statistics_equal_scikit_learn(rows, threshold) -> None:
         y, (np.array(scores) >= report.best_threshold).astype(int)), best, abs_tol=1e-12)
 
 
-@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(rating_rows())
 def test_correlations_equal_scipy(rows) -> None:
     scores, ratings = rows
@@ -129,9 +129,9 @@ def test_bootstrap_is_reproducible_from_its_seed_and_moves_with_another() -> Non
     rng = np.random.default_rng(1)
     labels = rng.integers(0, 2, size=80).astype(bool)
     scores = labels * 0.3 + rng.random(80)
-    first = compare(scores.tolist(), labels.tolist(), threshold=0.5, seed=3)
-    again = compare(scores.tolist(), labels.tolist(), threshold=0.5, seed=3)
-    other = compare(scores.tolist(), labels.tolist(), threshold=0.5, seed=4)
+    first = compare(scores.tolist(), labels.tolist(), threshold=0.5, seed=3, n_resamples=60)
+    again = compare(scores.tolist(), labels.tolist(), threshold=0.5, seed=3, n_resamples=60)
+    other = compare(scores.tolist(), labels.tolist(), threshold=0.5, seed=4, n_resamples=60)
     assert first.as_dict() == again.as_dict()
     intervals = [(s.low, s.high) for s in first.statistics]
     assert intervals != [(s.low, s.high) for s in other.statistics]
@@ -276,13 +276,12 @@ def test_agree_l3score_with_the_embedded_judge(tmp_path: Path, capsys, cache_dir
 @pytest.mark.slow
 def test_agree_summary_coherence_on_summeval(tmp_path: Path, capsys, cache_dir: str) -> None:
     rows = _rows("summeval.jsonl")
-    chosen = [min(rows, key=lambda r: r["coherence"]), max(rows, key=lambda r: r["coherence"]),
-              rows[0]]
+    chosen = [min(rows, key=lambda r: r["coherence"]), max(rows, key=lambda r: r["coherence"])]
     path = _slice(tmp_path, "summeval.jsonl", chosen)
     report, scored = _agree(tmp_path, capsys, [
         str(path), "--metric", "summary_coherence", "--label", "coherence",
         "--column", "prediction=summary", "--cache-dir", cache_dir])
-    assert report["label_kind"] == "numeric" and report["n"] + report["unmeasured"] == 3
+    assert report["label_kind"] == "numeric" and report["n"] + report["unmeasured"] == 2
     kept = [r for r in scored if r["summary_coherence"] is not None]
     if len(kept) >= 2:
         assert _close(_stat(report, "spearman"), spearmanr(
@@ -343,3 +342,46 @@ def test_every_card_carries_the_runs_agreement_block() -> None:
         entry = figures.get("metrics", {}).get(name)
         if entry is not None:
             assert f"{entry['value']:.2f} [{entry['low']:.2f}, {entry['high']:.2f}]" in block
+
+
+def test_score_summary_notes_the_embedded_judges_agreement(capsys) -> None:
+    from shared.agree_cli import print_embedded_judge_notes
+    from shared.batch import BatchSummary, MetricSummary
+    from shared.cli import build_parser
+
+    summary = BatchSummary([MetricSummary("l3score", {"L3Score": 0.6}, 2, 0, True),
+                            MetricSummary("bias", {"bias": 0.9}, 2, 0, True),
+                            MetricSummary("rouge", {"rouge1": 0.5}, 2, 0, False)], {})
+    embedded = build_parser().parse_args(["score", "x.jsonl", "-m", "all", "--out", "o.jsonl"])
+    print_embedded_judge_notes(summary, embedded)
+    lines = capsys.readouterr().out.splitlines()
+    assert lines == [f"  l3score: {agreement.embedded_judge_note('l3score')}",
+                     f"  bias: {agreement.embedded_judge_note('bias')}"]
+    assert "not measured" in lines[1]
+    other = build_parser().parse_args(["score", "x.jsonl", "-m", "all", "--out", "o.jsonl",
+                                       "--provider", "openai-compatible", "--base-url", "u",
+                                       "--model", "m"])
+    print_embedded_judge_notes(summary, other)
+    assert capsys.readouterr().out == ""
+
+
+@pytest.mark.slow
+def test_demo_shows_the_note_beside_an_embedded_judge_metric(monkeypatch, cache_dir) -> None:
+    import pandas as pd
+
+    from shared.demo import build_demo
+
+    monkeypatch.setenv("JUDGE_METRICS_CACHE_DIR", cache_dir)
+    panel = build_demo(["l3score", "rouge"]).jm_panels["l3score"]
+    values = panel.initial_values()
+    values[panel.table] = pd.DataFrame({"question": ["What is the capital of France?"],
+                                        "prediction": ["Paris"], "reference": ["Paris"]})
+    aggregate = panel.handle(values)[panel.outputs["aggregate"]]
+    assert "jm-agreement" in aggregate
+    assert html_escape(agreement.embedded_judge_note("l3score")) in aggregate
+
+
+def html_escape(text: str) -> str:
+    import html
+
+    return html.escape(text)
