@@ -100,6 +100,8 @@ def jobs() -> list[Job]:
         Job("answer_correctness", EVOUNA, "label"),
         Job("accuracy", EVOUNA, "label", aliases=True),
         Job("accuracy", EVOUNA, "label", options={"fuzzy_match": True}, aliases=True),
+        *[Job("accuracy", EVOUNA, "label", options={"mode": mode}, aliases=True,
+              note="QA mode; graded score cut at 0.5") for mode in accuracy_qa_modes()],
         Job("semantic_list_contains", EVOUNA, "label", columns={"expected": "reference"},
             aliases=True, note="expected phrases = the reference's aliases"),
         Job("rouge", EVOUNA, "label", score_key="rougeL", aliases=True),
@@ -120,6 +122,21 @@ def jobs() -> list[Job]:
     ]
     davidson = [Job("toxicity", DAVIDSON, "label", columns={"prediction": "text"})]
     return evouna + summeval + davidson
+
+
+def accuracy_qa_modes() -> list[str]:
+    """The QA modes accuracy offers when this run starts (its module's ``MODES``), besides
+    "exact"; none when this version of accuracy has no modes."""
+    import evaluate
+
+    from shared.registry import metric_path
+
+    try:
+        metric = evaluate.load(metric_path("accuracy"), keep_in_memory=True)
+    except Exception:  # noqa: BLE001 - the row for accuracy itself will say what failed
+        return []
+    modes = getattr(sys.modules.get(type(metric).__module__), "MODES", ())
+    return [str(m) for m in modes if m != "exact"]
 
 
 # ----------------------------------------------------------------------------------- baselines
