@@ -385,3 +385,15 @@ def html_escape(text: str) -> str:
     import html
 
     return html.escape(text)
+
+
+def test_agree_dry_run_sends_nothing_and_compares_nothing(tmp_path: Path, capsys,
+                                                          cache_dir: str) -> None:
+    path = _slice(tmp_path, "evouna.jsonl",
+                  _balanced(_rows("answer_equivalence_evouna_nq.jsonl"), "label", 2))
+    report = tmp_path / "report.json"
+    code = main(["agree", str(path), "--metric", "l3score", "--label", "label", "--dry-run",
+                 "--json", str(report), "--cache-dir", cache_dir])
+    out = capsys.readouterr().out
+    assert code == 0 and "nothing was sent" in out and not report.exists()
+    assert out.splitlines()[2].split()[:2] == ["l3score", "4"]  # four requests planned
