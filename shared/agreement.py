@@ -78,6 +78,7 @@ class AgreementReport:
     n_resamples: int = stats.DEFAULT_RESAMPLES
     confidence: float = 0.95
     positives: int | None = None  # boolean labels: rows labelled True
+    constant_score: float | None = None  # set when every compared row got this one score
 
     def statistic(self, name: str) -> Statistic | None:
         return next((s for s in self.statistics if s.name == name), None)
@@ -99,6 +100,9 @@ class AgreementReport:
             + (f"; positives: {self.positives}" if self.positives is not None else "")
             + (f"; groups ({self.group}): {self.groups}" if self.group else ""),
         ]
+        if self.constant_score is not None:
+            lines.append(f"every compared row scored {self.constant_score:g}: the metric does "
+                         "not separate these rows (correlations undefined, AUROC 0.5)")
         if self.label_kind == BOOLEAN:
             if self.threshold is None:
                 lines.append("decision threshold: none declared for this metric (pass "
@@ -340,6 +344,8 @@ def compare(
     )
     if report.n == 0:
         return report
+    if np.ptp(s) == 0:
+        report.constant_score = float(s[0])
 
     def add(name: str, function: Callable[..., float], note: str = "",
             grouped: bool = False) -> None:
@@ -563,6 +569,10 @@ def embedded_judge_note(metric: str, figures: Mapping[str, Any] | None = None) -
     figures = embedded_judge_figures() if figures is None else figures
     entry = (figures.get("metrics") or {}).get(metric)
     tail = "a pipeline demo, not a measurement"
+    if isinstance(entry, Mapping) and entry.get("constant_score") is not None:
+        return (f"embedded judge: gave every one of {entry.get('n')} {entry.get('data_set')} "
+                f"rows the same score ({entry['constant_score']:g}), so it does not agree with "
+                f"people's {entry.get('label')} at all (bench/AGREEMENT.md); {tail}")
     if not isinstance(entry, Mapping) or entry.get("value") is None:
         return f"embedded judge: agreement with people not measured for {metric}; {tail}"
     name = _STATISTIC_NAMES.get(str(entry.get("statistic")), str(entry.get("statistic")))

@@ -213,6 +213,13 @@ def fmt_stat(report: agreement.AgreementReport, name: str) -> str:
         f"{s.value:.2f}")
 
 
+def constant_note(report: agreement.AgreementReport) -> str:
+    if report.constant_score is None:
+        return ""
+    return (f"; every row scored {report.constant_score:g}: the metric does not separate these "
+            "rows")
+
+
 def judge_text(report: agreement.AgreementReport) -> str:
     if report.judge is None:
         return "-"
@@ -235,7 +242,7 @@ def boolean_table(results: list[dict[str, Any]]) -> list[str]:
             f"{rep.unmeasured} | {fmt_stat(rep, 'auroc')} | "
             f"{fmt_stat(rep, 'balanced_accuracy')} | {fmt_stat(rep, 'cohen_kappa')} | "
             f"{fmt_stat(rep, 'f1')} | {best_text} | {judge_text(rep)} | {r['seconds']:.0f} s | "
-            f"thr {thr}{'; ' + job.note if job.note else ''} |")
+            f"thr {thr}{'; ' + job.note if job.note else ''}{constant_note(rep)} |")
     return lines
 
 
@@ -248,7 +255,8 @@ def numeric_table(results: list[dict[str, Any]]) -> list[str]:
         lines.append(
             f"| {job.title} | {job.data[1]} | {job.label} | {rep.n} ({r['rows']}) | "
             f"{rep.unmeasured} | {fmt_stat(rep, 'spearman')} | {fmt_stat(rep, 'kendall_tau_b')} | "
-            f"{fmt_stat(rep, 'pearson')} | {judge_text(rep)} | {r['seconds']:.0f} s | {job.note} |")
+            f"{fmt_stat(rep, 'pearson')} | {judge_text(rep)} | {r['seconds']:.0f} s | "
+            f"{job.note}{constant_note(rep)} |")
     return lines
 
 
@@ -336,6 +344,7 @@ def write_figures(results: list[dict[str, Any]], header: dict[str, Any], path: P
         figures[job.name] = {
             "data_set": job.data[1], "label": job.label, "statistic": name,
             "value": stat.value, "low": stat.low, "high": stat.high, "n": rep.n,
+            "constant_score": rep.constant_score,
         }
     data = {"generated": header["date"], "command": "make agreement",
             "judge": header["judge"], "metrics": figures}
@@ -370,7 +379,7 @@ def card_block(metric: str, results: list[dict[str, Any]], header: dict[str, Any
         if job.score_key:
             options += f", {job.score_key}"
         lines.append(f"| {job.data[1]} | {job.label} | {options} | {rep.n} | {rep.unmeasured} | "
-                     f"{'; '.join(parts)} |")
+                     f"{'; '.join(parts)}{constant_note(rep)} |")
     lines += ["", "Reproduce: `make agreement` (full table: "
               "[bench/AGREEMENT.md](../../bench/AGREEMENT.md)); on your own labels: "
               f"`python -m shared agree FILE --metric {metric} --label COLUMN`.", CARD_END]

@@ -186,6 +186,13 @@ def test_bad_label_columns_get_named_errors(labels, error) -> None:
     assert isinstance(caught.value, LabelError) and isinstance(caught.value, ValueError)
 
 
+def test_a_constant_score_is_named() -> None:
+    report = compare([0.5, 0.5, 0.5, 0.5], [True, False, True, False], threshold=0.5, **FAST)
+    assert report.constant_score == 0.5 and _value(report, "auroc") == 0.5
+    assert "every compared row scored 0.5" in report.table()
+    assert compare([0.1, 0.5], [True, False], **FAST).constant_score is None
+
+
 def test_label_kinds() -> None:
     assert agreement.parse_labels([0, 1, 1])[1] == "boolean"
     assert agreement.parse_labels(["yes", "no"])[1] == "boolean"
@@ -201,7 +208,11 @@ def test_embedded_judge_note_reads_the_shipped_figures() -> None:
     assert figures, "shared/agreement_figures.json is written by `make agreement`"
     for metric, entry in figures["metrics"].items():
         note = agreement.embedded_judge_note(metric, figures)
-        assert f"{entry['value']:.2f}" in note and "not a measurement" in note
+        assert "not a measurement" in note
+        if entry.get("constant_score") is not None:
+            assert f"same score ({entry['constant_score']:g})" in note
+        else:
+            assert f"{entry['value']:.2f}" in note
     assert "not measured" in agreement.embedded_judge_note("bias", {"metrics": {}})
 
 
@@ -340,8 +351,10 @@ def test_every_card_carries_the_runs_agreement_block() -> None:
         block = card.split("<!-- agreement:start -->")[1].split("<!-- agreement:end -->")[0]
         assert "make agreement" in block or "Not measured" in block, name
         entry = figures.get("metrics", {}).get(name)
-        if entry is not None:
+        if entry is not None and entry["value"] is not None:
             assert f"{entry['value']:.2f} [{entry['low']:.2f}, {entry['high']:.2f}]" in block
+        if entry is not None and entry.get("constant_score") is not None:
+            assert f"every row scored {entry['constant_score']:g}" in block
 
 
 def test_score_summary_notes_the_embedded_judges_agreement(capsys) -> None:
