@@ -363,6 +363,10 @@ def card_block(metric: str, results: list[dict[str, Any]], header: dict[str, Any
         return "\n".join(lines)
     lines += [f"Measured by `make agreement` against human labels (95% bootstrap intervals; "
               f"judge: {header['judge']}):", "",
+              *(["The embedded judge is a tiny demo model: these figures say how far its numbers "
+                 "are from people's, not what a strong judge achieves; measure yours with "
+                 '`make agreement JUDGE="--provider ... --model ..."`.', ""]
+                if METRICS[metric].judge and "the default" in header["judge"] else []),
               "| data set | human label | options | n | unmeasured | agreement |",
               "|---|---|---|---|---|---|"]
     for r in rows:
@@ -434,7 +438,8 @@ def main(argv: list[str] | None = None) -> int:
         results.append(run_job(job, options, rows, args.seed))
     header = {
         "date": dt.datetime.now(dt.UTC).strftime("%Y-%m-%d %H:%M UTC"),
-        "judge": f"{provider}: {judge_name}" + (" (the embedded default)" if embedded else ""),
+        "judge": f"{judge_name}, the default (provider {provider})" if embedded else (
+            f"{provider}: {judge_name}"),
         "wall": time.perf_counter() - started, "load_start": load_start,
         "load_end": os.getloadavg()[0], "seed": args.seed,
         "machine": f"{platform.machine()}, {os.cpu_count()} cores",
