@@ -79,6 +79,8 @@ class AgreementReport:
     confidence: float = 0.95
     positives: int | None = None  # boolean labels: rows labelled True
     constant_score: float | None = None  # set when every compared row got this one score
+    judge_calls: int | None = None  # agree(): requests sent to the judge (cache hits excluded)
+    cache_hits: int | None = None  # agree(): judge answers served by the call cache
 
     def statistic(self, name: str) -> Statistic | None:
         return next((s for s in self.statistics if s.name == name), None)
@@ -114,6 +116,8 @@ class AgreementReport:
         rows = [[s.name, _fmt(s.value), f"[{_fmt(s.low)}, {_fmt(s.high)}]", s.note]
                 for s in self.statistics]
         lines.append(_format_table(header, rows))
+        if self.judge_calls is not None:
+            lines.append(f"judge calls: {self.judge_calls} sent, {self.cache_hits} from the cache")
         lines.append(f"bootstrap: {self.n_resamples} resamples of "
                      f"{'groups' if self.group else 'rows'}, seed {self.seed}")
         return "\n".join(lines)
@@ -492,7 +496,9 @@ def agree(
         seed=seed, n_resamples=n_resamples, metric=metric, score_key=key, label=label,
         group=group, judge=judge,
     )
-    del summary
+    if spec.judge and summary.metrics:
+        report.judge_calls = summary.metrics[0].calls
+        report.cache_hits = summary.metrics[0].cache_hits
     return scored, report
 
 

@@ -223,7 +223,9 @@ def constant_note(report: agreement.AgreementReport) -> str:
 def judge_text(report: agreement.AgreementReport) -> str:
     if report.judge is None:
         return "-"
-    return f"{report.judge['provider']}: {report.judge['model']}"
+    calls = "" if report.judge_calls is None else (
+        f" ({report.judge_calls} calls, {report.cache_hits} cached)")
+    return f"{report.judge['provider']}: {report.judge['model']}{calls}"
 
 
 def boolean_table(results: list[dict[str, Any]]) -> list[str]:
@@ -256,7 +258,7 @@ def numeric_table(results: list[dict[str, Any]]) -> list[str]:
             f"| {job.title} | {job.data[1]} | {job.label} | {rep.n} ({r['rows']}) | "
             f"{rep.unmeasured} | {fmt_stat(rep, 'spearman')} | {fmt_stat(rep, 'kendall_tau_b')} | "
             f"{fmt_stat(rep, 'pearson')} | {judge_text(rep)} | {r['seconds']:.0f} s | "
-            f"{job.note}{constant_note(rep)} |")
+            f"{(job.note + constant_note(rep)).lstrip('; ')} |")
     return lines
 
 
@@ -285,6 +287,8 @@ def write_report(results: list[dict[str, Any]], header: dict[str, Any], path: Pa
         "string and embedding metrics on every row: `n (of rows)` says which. SummEval's judge "
         "rows are too few per article for per-article correlations: pooled ones only. "
         "Unmeasured rows (the judge's answer could not be read) are counted and left out. "
+        "`time` is this run's (judge answers already in the call cache cost nothing: the judge "
+        "column says how many calls were sent and how many came from the cache). "
         "`thr` is the metric's own decision threshold (`shared.registry.DECISION_THRESHOLDS`); "
         "the best threshold is fitted on the same rows, so its balanced accuracy is optimistic.",
         "",
