@@ -419,6 +419,9 @@ def main(argv: list[str] | None = None) -> int:
                         help="run only these metrics/baselines (writes the report only)")
     parser.add_argument("--report", default=str(REPORT), help="where to write the table")
     args = parser.parse_args(argv)
+    if args.dry_run:
+        parser.error("--dry-run is not supported here; plan one metric with "
+                     "`python -m shared agree ... --dry-run`")
     options = {"provider": args.provider, "model": args.model, "base_url": args.base_url,
                "api_key": args.api_key, "response_format": args.response_format,
                "max_concurrency": args.max_concurrency, "timeout": args.timeout,
