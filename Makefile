@@ -14,7 +14,7 @@ export HF_HUB_DISABLE_TELEMETRY := 1
 export TOKENIZERS_PARALLELISM := false
 export OMP_WAIT_POLICY := PASSIVE
 
-.PHONY: setup setup-test run test app spaces bench lint clean
+.PHONY: setup setup-test run test app spaces bench agreement lint clean
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -64,6 +64,13 @@ bench: $(RUNTIME_STAMP) $(BENCH_STAMP)
 	$(PIP) install --quiet -r bench/requirements.txt \
 	    || echo "bench: bench/requirements.txt failed to install; the rows will say what is missing"
 	$(PY) bench/run_all.py
+
+# Every metric against human labels; writes bench/AGREEMENT.md (and, with the embedded judge,
+# shared/agreement_figures.json and the cards' agreement blocks). Another judge:
+#   make agreement JUDGE="--provider openai-compatible --base-url URL --model M"
+JUDGE ?=
+agreement: $(RUNTIME_STAMP)
+	$(PY) bench/agreement/run.py $(JUDGE)
 
 lint: $(TEST_STAMP)
 	$(PY) -m ruff check shared metrics tests app.py bench

@@ -54,6 +54,8 @@ _EXPORTS: dict[str, str] = {
     "qa_match": "",
     "stats": "",
     "defaults": "",
+    # agreement of a metric with human labels (`python -m shared agree`)
+    "agreement": "",
     # batch scoring of a datasets.Dataset
     "score_dataset": "batch",
     "BatchSummary": "batch",

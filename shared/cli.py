@@ -18,6 +18,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from .agree_cli import add_agree_parser, print_embedded_judge_notes, run_agree
 from .batch import BatchInputError, check_metric_names, score_dataset, total_plan
 from .compare_cli import add_compare_parser, check_report_path, run_compare
 from .config import PROVIDERS, RESPONSE_FORMATS
@@ -63,6 +64,7 @@ def build_parser() -> argparse.ArgumentParser:
     score.add_argument("--html", metavar="REPORT",
                        help="also write a self-contained HTML report of the run (opens offline)")
     add_compare_parser(commands)
+    add_agree_parser(commands)
     return parser
 
 
@@ -111,7 +113,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     warnings.formatwarning = _one_line_warning
     try:
-        return run_compare(args) if args.command == "compare" else _score(args)
+        if args.command == "compare":
+            return run_compare(args)
+        return run_agree(args) if args.command == "agree" else _score(args)
     except BatchInputError as error:
         print(f"judge-metrics: error: {redact(str(error), [args.api_key])}", file=sys.stderr)
         return 2
@@ -174,6 +178,7 @@ def _score(args: argparse.Namespace) -> int:
     if not summary.metrics:
         raise BatchInputError("no metric to run: the input has none of the columns they need")
     print(summary.table())
+    print_embedded_judge_notes(summary, args)
     if summary.dry_run:
         plan = total_plan(summary.metrics)
         cost = "unknown (no price for this model)" if plan["cost"] is None else (

@@ -32,6 +32,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from .agreement import embedded_judge_note, is_embedded_judge
 from .config import JUDGE_OPTION_NAMES, PROVIDERS
 from .redaction import redact
 from .registry import EXAMPLES, METRICS, MetricSpec, available, metric_path
@@ -663,6 +664,8 @@ class MetricPanel:
                     kwargs[option.name] = value
             if self.spec.judge:
                 kwargs.update(judge_options(judge_values))
+            self.embedded_judge = self.spec.judge and is_embedded_judge(
+                kwargs.get("provider"), kwargs.get("model"), kwargs.get("api_key"))
             if progress is not None:
                 progress(0, desc=f"{self.name}: scoring {len(rows)} rows")
             started = time.monotonic()
@@ -697,6 +700,10 @@ class MetricPanel:
                 "see the estimate below.", "ok")
             return out
         out[self.outputs["aggregate"]] = aggregate_html(self.spec, aggregates, measured, n, scrub)
+        if getattr(self, "embedded_judge", False):  # measured agreement beside the numbers
+            out[self.outputs["aggregate"]] += (
+                f'<div class="jm-agreement" style="opacity:0.8">'
+                f"{html.escape(embedded_judge_note(self.name))}</div>")
         out[self.outputs["rows"]] = gr.update(visible=True, value=results_frame(
             self.spec, inputs, rows, result, per_row, scrub))
         out[self.outputs["unmeasured"]] = unmeasured_markdown(result, rows, scrub)

@@ -173,3 +173,24 @@ EXAMPLES: dict[str, tuple[dict[str, list[str]], dict[str, Any]]] = {
         {},
     ),
 }
+
+
+# The score at or above which a metric's per-row score counts as "yes" (correct, toxic,
+# faithful...) when `python -m shared agree` compares it with boolean human labels (balanced
+# accuracy, Cohen's kappa, F1). Chosen by reasoning, never fitted to the labelled sets:
+# - l3score: 0.5 is where the judge's P(Yes) / (P(Yes) + P(No)) favours "Yes";
+# - accuracy, semantic_list_contains: per-row scores are 0/1 (accuracy's fuzzy matches count 1;
+#   semantic_list_contains already applied its similarity_threshold, default 0.7), so any cut in
+#   (0, 1] is the same; 0.5 says so;
+# - answer_correctness and the DeepEval-style shares (faithfulness, hallucination, bias,
+#   toxicity, answer_relevance, the context metrics): 0.5, the midpoint of [0, 1] and DeepEval's
+#   default threshold for the same definitions;
+# - summary_coherence: 3, the middle of its 1-5 scale;
+# - rouge, bleu: none (overlap has no natural cut); agree then reports AUROC, the correlations
+#   and the best threshold on the rows only.
+DECISION_THRESHOLDS: dict[str, float | None] = {
+    "l3score": 0.5, "semantic_list_contains": 0.5, "accuracy": 0.5, "answer_correctness": 0.5,
+    "answer_relevance": 0.5, "bias": 0.5, "toxicity": 0.5, "context_precision": 0.5,
+    "context_recall": 0.5, "context_relevance": 0.5, "faithfulness": 0.5, "hallucination": 0.5,
+    "summary_coherence": 3.0, "rouge": None, "bleu": None,
+}
