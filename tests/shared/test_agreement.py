@@ -259,6 +259,19 @@ def test_agree_string_metric_on_evouna(tmp_path: Path, capsys) -> None:
     assert "auroc" in out and "rouge" in out
 
 
+def test_agree_html_report_carries_the_statistics(tmp_path: Path, capsys) -> None:
+    path = _slice(tmp_path, "evouna.jsonl",
+                  _balanced(_rows("answer_equivalence_evouna_nq.jsonl"), "label", 6))
+    html = tmp_path / "agree.html"
+    report, _ = _agree(tmp_path, capsys, [str(path), "--metric", "accuracy", "--label", "label",
+                                          "--html", str(html)])
+    page = html.read_text("utf-8")
+    assert page.startswith("<!DOCTYPE html>") and "accuracy" in page
+    auroc = next(s for s in report["statistics"] if s["name"] == "auroc")
+    assert f"<td>auroc</td><td class=\"num\">{auroc['value']:.4f}</td>" in page
+    assert f"[{auroc['low']:.4f}, {auroc['high']:.4f}]" in page
+
+
 def test_agree_limit_is_a_seeded_subsample(tmp_path: Path, capsys) -> None:
     path = _slice(tmp_path, "evouna.jsonl",
                   _balanced(_rows("answer_equivalence_evouna_nq.jsonl"), "label", 20))
