@@ -8,8 +8,6 @@ The subparser and its runner; ``cli.py`` registers them. Scoring goes through
 from __future__ import annotations
 
 import argparse
-import json
-import os
 import sys
 from pathlib import Path
 from typing import Any
@@ -89,10 +87,11 @@ def run_agree(args: argparse.Namespace) -> int:
         check_input_path,
         check_judge_options,
         check_output_path,
+        check_writable_file,
         judge_options,
         read_input,
     )
-    from .compare_cli import check_report_path, write_json
+    from .compare_cli import write_json
 
     if args.metric == "all":
         raise BatchInputError("agree takes one metric, not 'all'")
@@ -103,7 +102,7 @@ def run_agree(args: argparse.Namespace) -> int:
         check_output_path(out)
     for option, value in (("--json", args.json), ("--html", args.html)):
         if value:
-            check_report_path(Path(value), option)
+            check_writable_file(Path(value), option)
     if args.resamples < 1:
         raise BatchInputError(f"--resamples must be >= 1, got {args.resamples}")
     if args.chunk_size is not None and args.chunk_size < 1:

@@ -20,7 +20,7 @@ from typing import Any
 
 from .agree_cli import add_agree_parser, print_embedded_judge_notes, run_agree
 from .batch import BatchInputError, check_metric_names, score_dataset, total_plan
-from .compare_cli import add_compare_parser, check_report_path, run_compare
+from .compare_cli import add_compare_parser, run_compare
 from .config import PROVIDERS, RESPONSE_FORMATS
 from .redaction import redact
 
@@ -140,7 +140,7 @@ def _score(args: argparse.Namespace) -> int:
     if args.chunk_size is not None and args.chunk_size < 1:
         raise BatchInputError(f"--chunk-size must be >= 1, got {args.chunk_size}")
     if args.html:
-        check_report_path(Path(args.html), "--html")
+        check_writable_file(Path(args.html), "--html")
     check_metric_names(args.metric)
     check_input_path(Path(args.input))
     if out is not None and not args.overwrite_input and _same_file(out, Path(args.input)):
@@ -259,20 +259,25 @@ def _quiet_libraries() -> None:
     evaluate.logging.set_verbosity_error()
 
 
+def check_writable_file(path: Path, option: str) -> None:
+    """Fail early on an output path that is a folder or whose folder cannot be made or written."""
+    if path.is_dir():
+        raise BatchInputError(f"{option} {path} is a folder; give a file name")
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as error:
+        raise BatchInputError(f"{option} {path}: cannot create its folder: {error}") from None
+    if not os.access(path.parent, os.W_OK):
+        raise BatchInputError(f"{option} {path}: folder {path.parent} is not writable")
+
+
 def check_output_path(out: Path) -> None:
     if out.suffix.lower() not in OUTPUT_SUFFIXES:
         raise BatchInputError(
             f"--out {out}: unsupported format {out.suffix or '(none)'}; use "
             f"{', '.join(OUTPUT_SUFFIXES)}"
         )
-    if out.is_dir():
-        raise BatchInputError(f"--out {out} is a folder; give a file name")
-    try:
-        out.parent.mkdir(parents=True, exist_ok=True)
-    except OSError as error:
-        raise BatchInputError(f"--out {out}: cannot create its folder: {error}") from None
-    if not os.access(out.parent, os.W_OK):
-        raise BatchInputError(f"--out {out}: folder {out.parent} is not writable")
+    check_writable_file(out, "--out")
     remove_stale_temporaries(out)
     probe = _temporary(out)
     try:

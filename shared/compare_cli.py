@@ -55,23 +55,15 @@ def add_compare_parser(commands: Any) -> argparse.ArgumentParser:
     return compare
 
 
-def check_report_path(path: Path, option: str) -> None:
-    """Fail early on a report path that is a folder or whose folder cannot be made."""
-    from .batch import BatchInputError
-
-    if path.is_dir():
-        raise BatchInputError(f"{option} {path} is a folder; give a file name")
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-    except OSError as error:
-        raise BatchInputError(f"{option} {path}: cannot create its folder: {error}") from None
-    if not os.access(path.parent, os.W_OK):
-        raise BatchInputError(f"{option} {path}: folder {path.parent} is not writable")
-
-
 def run_compare(args: argparse.Namespace) -> int:
     from .batch import BatchInputError, check_metric_names
-    from .cli import _quiet_libraries, check_input_path, check_judge_options, judge_options
+    from .cli import (
+        _quiet_libraries,
+        check_input_path,
+        check_judge_options,
+        check_writable_file,
+        judge_options,
+    )
 
     if args.resamples < 1:
         raise BatchInputError(f"--resamples must be >= 1, got {args.resamples}")
@@ -81,7 +73,7 @@ def run_compare(args: argparse.Namespace) -> int:
         raise BatchInputError("compare cannot dry-run: use `score --dry-run` on each input")
     for option, value in (("--json", args.json), ("--html", args.html)):
         if value:
-            check_report_path(Path(value), option)
+            check_writable_file(Path(value), option)
     options = judge_options(args)
     if args.metric:
         check_metric_names(args.metric)
