@@ -59,6 +59,26 @@ def test_space_folder_holds_everything(spaces_dir: Path, name: str) -> None:
     compile(app, str(folder / "app.py"), "exec")
 
 
+def test_space_demo_reads_the_measured_agreement(spaces_dir: Path, tmp_path: Path) -> None:
+    """The vendored agreement module finds the figures file the Space ships, so a Space's demo
+    shows the same embedded-judge note as the repo's."""
+    from shared.agreement import embedded_judge_note
+
+    probe = (
+        "import sys; sys.path.insert(0, sys.argv[1]); import judge_shared; "
+        "from _judge_shared_vendored.agreement import embedded_judge_note; "
+        "print(embedded_judge_note('faithfulness'))"
+    )
+    completed = subprocess.run(
+        [sys.executable, "-c", probe, str(spaces_dir / "faithfulness")],
+        cwd=tmp_path, env=dict(os.environ, PYTHONPATH=""), capture_output=True, text=True,
+        timeout=120,
+    )
+    assert completed.returncode == 0, completed.stderr[-2000:]
+    assert completed.stdout.strip() == embedded_judge_note("faithfulness")
+    assert "not measured" not in completed.stdout
+
+
 @pytest.mark.server
 @pytest.mark.parametrize("name", registry.available())
 def test_space_loads_standalone(
