@@ -14,7 +14,7 @@ from typing import Any
 
 
 def add_agree_parser(commands: Any) -> argparse.ArgumentParser:
-    from .cli import add_judge_arguments
+    from .cli import add_judge_arguments, add_option_argument
 
     agree = commands.add_parser(
         "agree",
@@ -57,6 +57,7 @@ def add_agree_parser(commands: Any) -> argparse.ArgumentParser:
     agree.add_argument("--html", metavar="REPORT",
                        help="also write a self-contained HTML report (opens offline)")
     add_judge_arguments(agree)
+    add_option_argument(agree)
     agree.add_argument("--embedding-model",
                        help="sentence-transformers model for the embedding metrics")
     agree.add_argument("--chunk-size", type=int, metavar="N",
@@ -89,6 +90,7 @@ def run_agree(args: argparse.Namespace) -> int:
         check_output_path,
         check_writable_file,
         judge_options,
+        parse_metric_options,
         read_input,
     )
     from .compare_cli import write_json
@@ -110,6 +112,9 @@ def run_agree(args: argparse.Namespace) -> int:
     check_input_path(Path(args.input))
     _quiet_libraries()
     dataset = read_input(Path(args.input))
+    metric_options = parse_metric_options(args.option, [args.metric])
+    if set(metric_options) - {args.metric}:
+        raise BatchInputError(f"--option names another metric than {args.metric}")
     options = judge_options(args)
     options.pop("dry_run", None)
     check_judge_options(options)
@@ -126,6 +131,7 @@ def run_agree(args: argparse.Namespace) -> int:
             dataset, args.metric, args.label, columns=columns, score_key=args.score_key,
             group=args.group, threshold=args.threshold, limit=args.limit, seed=args.seed,
             n_resamples=args.resamples, chunk_size=args.chunk_size,
+            metric_options=metric_options.get(args.metric),
             show_progress=not args.quiet, **options,
         )
     except LabelError as error:

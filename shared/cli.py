@@ -27,6 +27,8 @@ from .redaction import redact
 INPUT_SUFFIXES = (".jsonl", ".csv", ".parquet")
 OUTPUT_SUFFIXES = (".jsonl", ".csv", ".parquet")
 # columns whose cells may be lists; in CSV they hold JSON list strings
+# how a metric's compute() refuses an option it does not take (evaluate's, or ours)
+_UNKNOWN_OPTION = re.compile(r"unexpected keyword argument|unknown option")
 LIST_COLUMNS = ("reference", "contexts", "expected")
 
 
@@ -63,6 +65,7 @@ def build_parser() -> argparse.ArgumentParser:
     score.add_argument("--quiet", "-q", action="store_true", help="no progress bars")
     score.add_argument("--html", metavar="REPORT",
                        help="also write a self-contained HTML report of the run (opens offline)")
+    add_option_argument(score)
     add_compare_parser(commands)
     add_agree_parser(commands)
     return parser
@@ -90,6 +93,42 @@ def add_judge_arguments(parser: argparse.ArgumentParser) -> None:
     judge.add_argument("--dry-run", action="store_true",
                        help="print the number of judge requests and the estimated cost; send "
                        "nothing, write nothing")
+
+
+def add_option_argument(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--option", action="append", default=[], metavar="[METRIC.]NAME=VALUE",
+        help="a metric option (a compute() keyword argument), e.g. accuracy.mode=contains or "
+        "reference_separator=/; VALUE is read as JSON when it parses (true, 0.8, [1, 2]), else "
+        "as text; without METRIC. it goes to every metric named by --metric (repeatable)")
+
+
+def parse_metric_options(pairs: Sequence[str], metrics: Sequence[str]) -> dict[str, dict]:
+    """``--option`` values as ``score_dataset``'s ``metric_options``: ``{metric: {name: value}}``.
+
+    ``metrics`` are the names given on the command line; an unscoped option goes to each of
+    them, and needs them named (not ``all``)."""
+    from .registry import METRICS
+
+    scoped: dict[str, dict[str, Any]] = {}
+    for pair in pairs:
+        key, sep, text = pair.partition("=")
+        metric, dot, name = key.rpartition(".")
+        if not sep or not name.isidentifier() or (dot and metric not in METRICS):
+            raise BatchInputError(
+                f"--option {pair!r}: expected [METRIC.]NAME=VALUE with a metric name from "
+                f"{', '.join(METRICS)}"
+            )
+        if not dot and "all" in metrics:
+            raise BatchInputError(
+                f"--option {pair!r}: with --metric all, say which metric: METRIC.{pair}")
+        try:
+            value = json.loads(text)
+        except ValueError:
+            value = text
+        for target in [metric] if dot else metrics:
+            scoped.setdefault(target, {})[name] = value
+    return scoped
 
 
 def judge_options(args: argparse.Namespace) -> dict[str, Any]:
@@ -148,17 +187,8 @@ def _score(args: argparse.Namespace) -> int:
             f"--out {out} is the INPUT file; write elsewhere, or pass --overwrite-input to "
             "replace it with the scored rows"
         )
-    options: dict[str, Any] = {
-        "provider": args.provider, "model": args.model, "base_url": args.base_url,
-        "api_key": args.api_key, "response_format": args.response_format,
-        "max_concurrency": args.max_concurrency, "timeout": args.timeout,
-        "cache_dir": args.cache_dir, "embedding_model": args.embedding_model,
-    }
-    options = {k: v for k, v in options.items() if v is not None}
-    if args.no_cache:
-        options["use_cache"] = False
-    if args.dry_run:
-        options["dry_run"] = True
+    options = judge_options(args)
+    metric_options = parse_metric_options(args.option, args.metric)
     check_judge_options(options)
     _quiet_libraries()
     dataset = read_input(Path(args.input))
@@ -168,10 +198,14 @@ def _score(args: argparse.Namespace) -> int:
     try:
         scored, summary = score_dataset(
             dataset, args.metric, chunk_size=args.chunk_size, show_progress=not args.quiet,
-            **options,
+            metric_options=metric_options, **options,
         )
     except LogprobsUnavailable as error:
         raise BatchInputError(f"the judge model returns no log-probabilities: {error}") from None
+    except TypeError as error:
+        if args.option and _UNKNOWN_OPTION.search(str(error)):
+            raise BatchInputError(f"--option: {error}") from None
+        raise
     if summary.skipped:
         for name, reason in summary.skipped.items():
             print(f"skipped {name}: {reason}", file=sys.stderr)

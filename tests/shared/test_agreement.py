@@ -11,6 +11,7 @@ import math
 from pathlib import Path
 
 import datasets
+import evaluate
 import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -270,6 +271,20 @@ def test_agree_html_report_carries_the_statistics(tmp_path: Path, capsys) -> Non
     auroc = next(s for s in report["statistics"] if s["name"] == "auroc")
     assert f"<td>auroc</td><td class=\"num\">{auroc['value']:.4f}</td>" in page
     assert f"[{auroc['low']:.4f}, {auroc['high']:.4f}]" in page
+
+
+def test_agree_passes_metric_options(tmp_path: Path, capsys) -> None:
+    rows = _balanced(_rows("answer_equivalence_evouna_nq.jsonl"), "label", 10)
+    path = _slice(tmp_path, "evouna.jsonl", rows)
+    report, scored = _agree(tmp_path, capsys, [
+        str(path), "--metric", "accuracy", "--label", "label",
+        "--option", "mode=contains", "--option", "reference_separator=/"])
+    direct = evaluate.load("metrics/accuracy").compute(
+        predictions=[r["prediction"] for r in scored], references=[r["reference"] for r in scored],
+        questions=[r["question"] for r in scored], mode="contains", reference_separator="/")
+    assert [r["accuracy"] for r in scored] == pytest.approx(direct["scores"])
+    assert _close(_stat(report, "auroc"),
+                  roc_auc_score([r["label"] for r in scored], direct["scores"]))
 
 
 def test_agree_limit_is_a_seeded_subsample(tmp_path: Path, capsys) -> None:

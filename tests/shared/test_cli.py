@@ -110,6 +110,44 @@ def test_jsonl_with_string_and_embedding_metrics(tmp_path: Path, capsys) -> None
         assert header in table.splitlines()[0]
 
 
+def test_option_reaches_the_named_metric_only(tmp_path: Path, capsys) -> None:
+    source = _write_jsonl(tmp_path / "in.jsonl", ROWS)
+    out = tmp_path / "scored.jsonl"
+    code = main(["score", str(source), "--metric", "accuracy", "--metric", "rouge", "--out",
+                 str(out), "--quiet", "--option", "accuracy.mode=contains",
+                 "--option", "accuracy.threshold=0.6"])
+    assert code == 0, capsys.readouterr().err
+    scored = _read_jsonl(out)
+    expected = _load("accuracy").compute(
+        predictions=[r["prediction"] for r in ROWS], references=[r["reference"] for r in ROWS],
+        questions=[r["question"] for r in ROWS], mode="contains", threshold=0.6)
+    assert [r["accuracy"] for r in scored] == pytest.approx(expected["scores"])
+    default = _load("accuracy").compute(
+        predictions=[r["prediction"] for r in ROWS], references=[r["reference"] for r in ROWS])
+    assert expected["scores"] != default["scores"]  # the option changed what was scored
+
+
+@pytest.mark.parametrize("options, message", [
+    (["--option", "accuracy.bogus=1"], "--option: "),
+    (["--option", "mode=contains"], "Rouge._compute() got an unexpected keyword argument 'mode'"),
+    (["--option", "nosuchmetric.mode=x"], "expected [METRIC.]NAME=VALUE"),
+    (["--option", "mode"], "expected [METRIC.]NAME=VALUE"),
+])
+def test_bad_options_exit_2_in_one_line(tmp_path: Path, capsys, options, message) -> None:
+    source = _write_jsonl(tmp_path / "in.jsonl", ROWS)
+    code = main(["score", str(source), "--metric", "accuracy", "--metric", "rouge", "--out",
+                 str(tmp_path / "o.jsonl"), "--quiet", *options])
+    err = capsys.readouterr().err
+    assert code == 2 and message in err and len(err.strip().splitlines()) == 1, err
+
+
+def test_unscoped_option_with_metric_all_is_refused(tmp_path: Path, capsys) -> None:
+    source = _write_jsonl(tmp_path / "in.jsonl", ROWS)
+    code = main(["score", str(source), "--metric", "all", "--out", str(tmp_path / "o.jsonl"),
+                 "--option", "mode=contains"])
+    assert code == 2 and "METRIC.mode=contains" in capsys.readouterr().err
+
+
 def test_csv_in_csv_out_keeps_json_list_cells(tmp_path: Path, capsys) -> None:
     source = tmp_path / "in.csv"
     with source.open("w", newline="", encoding="utf-8") as handle:
