@@ -51,6 +51,7 @@ _EXPORTS: dict[str, str] = {
     "embed_texts": "embeddings",
     "load_embedding_model": "embeddings",
     "text": "",
+    "lcs": "",
     "stats": "",
     "defaults": "",
     # batch scoring of a datasets.Dataset

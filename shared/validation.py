@@ -1,4 +1,10 @@
-"""Up-front input validation: every error names the argument and, per sample, the index."""
+"""Up-front input validation: every error names the argument and, per sample, the index.
+
+Text must be valid Unicode: a Python ``str`` can hold lone surrogates (U+D800..U+DFFF, e.g. from
+``bytes.decode(errors="surrogateescape")`` or a JSON ``"\\ud800"`` escape), which no encoder,
+tokenizer or HTTP request accepts. They are refused here, once for every metric, with a
+``ValueError`` naming the argument, the index and the character position.
+"""
 
 from __future__ import annotations
 
@@ -33,8 +39,24 @@ def text(name: str, index: int | None, value: Any, *, allow_empty: bool = False)
         raise ValueError(f"{where} is None; expected a string")
     if not isinstance(value, str):
         raise TypeError(f"{where} must be a string, got {type(value).__name__}")
+    if not value.isascii():  # O(1) for ASCII strings in CPython
+        unicode_text(where, value)
     if not allow_empty and not value.strip():
         raise ValueError(f"{where} is empty or whitespace only")
+    return value
+
+
+def unicode_text(where: str, value: str) -> str:
+    """``value`` if it encodes as UTF-8; otherwise a ``ValueError`` naming ``where`` and the
+    position of the first lone surrogate."""
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        code = ord(value[exc.start])
+        raise ValueError(
+            f"{where} is not valid Unicode text: lone surrogate U+{code:04X} at character "
+            f"{exc.start} (decode the source with errors='replace', or remove it)"
+        ) from None
     return value
 
 
