@@ -260,10 +260,10 @@ class Rouge(ValidatedMetric):
             unmeasured: list[dict[str, Any]] = []
             if long and any(errors.values()):
                 sample_of = np.repeat(np.arange(n), sizes)
-                for k in long:
-                    for key, reason in errors[k].items():
-                        unmeasured.append({"index": int(sample_of[k]), "rouge_type": key,
-                                           "reason": reason})
+                unmeasured = [
+                    {"index": int(sample_of[k]), "rouge_type": key, "reason": errors[k][key]}
+                    for k in long for key in types if key in errors[k]
+                ]
                 for key, values in columns.items():
                     columns[key] = [None if v != v else v for v in values]  # NaN: not computed
             for key, values in per_type.items():
