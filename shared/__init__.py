@@ -49,6 +49,8 @@ _EXPORTS: dict[str, str] = {
     "estimate_cost": "pricing",
     # embeddings, text, stats
     "embed_texts": "embeddings",
+    "embed_windows": "embeddings",
+    "pooled": "embeddings",
     "load_embedding_model": "embeddings",
     "text": "",
     "lcs": "",

@@ -60,9 +60,26 @@ def unicode_text(where: str, value: str) -> str:
     return value
 
 
+def _all_valid(values: list[Any], allow_empty: bool) -> bool:
+    """True when ``text`` would accept every value: the common case, checked by C-level passes
+    over the list (10k samples in well under a millisecond) before any per-sample call."""
+    if not values:
+        return True
+    if len(set(map(type, values))) != 1 or type(values[0]) is not str:
+        return False
+    if not all(map(str.isascii, values)):
+        try:
+            "".join(v for v in values if not v.isascii()).encode("utf-8")
+        except UnicodeEncodeError:
+            return False
+    return allow_empty or all(map(str.strip, values))
+
+
 def texts(name: str, values: Any, *, allow_empty: bool = False) -> list[str]:
     """One non-empty string per sample."""
     values = as_list(name, values)
+    if _all_valid(values, allow_empty):
+        return list(values)
     return [text(name, i, v, allow_empty=allow_empty) for i, v in enumerate(values)]
 
 
@@ -75,6 +92,8 @@ def text_or_texts(
     With ``parse_json`` a string that holds a JSON list of strings counts as that list.
     """
     values = as_list(name, values)
+    if not parse_json and _all_valid(values, allow_empty):
+        return [[value] for value in values]
     out: list[list[str]] = []
     for i, value in enumerate(values):
         if parse_json and isinstance(value, str) and value.lstrip().startswith("["):
