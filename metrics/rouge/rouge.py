@@ -58,6 +58,8 @@ Returns:
     rouge1, rouge2, rougeL, rougeLsum (float, or list of float with use_aggregator=False): one key
         per requested type.
     scores (list of dict): per sample, {rouge type: F-measure}.
+    unmeasured (list of dict, only when some value was not computed): {"index", "rouge_type",
+        "reason"} for an LCS type beyond the long-input limits (its value is None).
 Examples:
     >>> rouge = evaluate.load("metrics/rouge")
     >>> result = rouge.compute(predictions=["hello there", "general kenobi"],
