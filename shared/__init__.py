@@ -49,9 +49,15 @@ _EXPORTS: dict[str, str] = {
     "estimate_cost": "pricing",
     # embeddings, text, stats
     "embed_texts": "embeddings",
+    "embed_windows": "embeddings",
+    "pooled": "embeddings",
     "load_embedding_model": "embeddings",
     "text": "",
+<<<<<<< HEAD
     "qa_match": "",
+=======
+    "lcs": "",
+>>>>>>> hostile-metrics
     "stats": "",
     "defaults": "",
     # agreement of a metric with human labels (`python -m shared agree`)

@@ -163,6 +163,28 @@ def test_bad_sample_names_argument_and_index(name: str, input_name: str, value: 
     assert isinstance(raised, error), f"{name}: expected {error.__name__}, got {raised!r}"
 
 
+# lone surrogates (not valid Unicode), as a whole text and inside a list; the error names the
+# argument, the index (with the item's index inside a list) and the character position
+SURROGATES = ["a\ud800b", "\udfff", "ok \ud83d\ude00 (a surrogate pair is not an emoji in a str)"]
+
+
+@pytest.mark.parametrize("bad", SURROGATES, ids=["lone-high", "lone-low", "pair"])
+@pytest.mark.parametrize("name", NAMES)
+def test_invalid_unicode_names_argument_and_index(name: str, bad: str, options: Any) -> None:
+    """Every metric, every declared input: one ``ValueError`` before any work (the judge proxy
+    sees no request), naming the argument, the sample's index and the character position."""
+    position = next(i for i, c in enumerate(bad) if 0xD800 <= ord(c) <= 0xDFFF)
+    for spec in inputs_of(name):
+        kwargs = valid_inputs(name, 3)
+        if spec.kind in ("text", "texts"):
+            kwargs[spec.name][1], where = bad, f"{spec.name}[1] "
+        else:
+            kwargs[spec.name][1], where = ["fine", bad], f"{spec.name}[1][1] "
+        error = rejects(name, {**kwargs, **options(name)}, where, "not valid Unicode",
+                        f"at character {position}")
+        assert type(error) is ValueError, (name, spec.name, error)
+
+
 @pytest.mark.parametrize(
     "name", [n for n in NAMES if len([s for s in inputs_of(n) if s.required]) >= 2]
 )

@@ -10,10 +10,11 @@ import evaluate
 from shared import (
     Input,
     ValidatedMetric,
-    embed_texts,
+    embed_windows,
     get_judge,
     judge_output,
     mean_measured,
+    pooled,
     rag_judge,
     scoring,
     split_judge_options,
@@ -104,9 +105,9 @@ class AnswerCorrectness(ValidatedMetric):
         rag_judge.reject_unknown_options("answer_correctness", options)
         judge = get_judge(config)
 
-        similarities = None
+        similarities = windowed = None
         if weights[1] > 0 and not rag_judge.is_dry_run(judge):
-            similarities = _similarities(predictions, references, embedding_model)
+            similarities, windowed = _similarities(predictions, references, embedding_model)
 
         n = len(predictions)
         flat_references = [ref for refs in references for ref in refs]
@@ -145,6 +146,8 @@ class AnswerCorrectness(ValidatedMetric):
                     "similarity": similarity,
                     "score": scoring.weighted_score(f1, similarity, weights),
                 })
+                if windowed is not None and windowed[i][r] is not None:
+                    per_reference[-1]["similarity_windows"] = windowed[i][r]
             best = max(range(len(per_reference)), key=lambda r: per_reference[r]["score"])
             raw = per_reference[best]["score"]
             results.score(i, scoring.binarize(raw, threshold),
@@ -155,13 +158,27 @@ class AnswerCorrectness(ValidatedMetric):
 
 
 def _similarities(predictions: list[str], references: list[list[str]],
-                  embedding_model: str | None) -> list[list[float]]:
-    """Cosine similarity of each prediction with each of its references (normalised rows)."""
+                  embedding_model: str | None
+                  ) -> tuple[list[list[float]], list[list[dict[str, Any] | None]]]:
+    """Cosine similarity of each prediction with each of its references (normalised rows), and
+    per pair how texts longer than the model's window were read (``None`` when both fit).
+
+    A longer text is embedded as the normalised mean of its overlapping windows' embeddings
+    (``shared.embeddings``; at most ``MAX_WINDOWS`` windows, beyond that it is cut)."""
     flat = [ref for refs in references for ref in refs]
-    rows = embed_texts(list(predictions) + flat, embedding_model)
+    vectors, rows, windows = embed_windows(list(predictions) + flat, embedding_model)
+    embedded = pooled(vectors, rows)
     out: list[list[float]] = []
+    read: list[list[dict[str, Any] | None]] = []
     k = len(predictions)
     for i, refs in enumerate(references):
-        out.append([float(rows[i] @ rows[k + j]) for j in range(len(refs))])
+        out.append([float(embedded[i] @ embedded[k + j]) for j in range(len(refs))])
+        read.append([
+            {"answer_windows": len(windows[i].parts),
+             "reference_windows": len(windows[k + j].parts),
+             "cut": windows[i].cut or windows[k + j].cut}
+            if windows[i].windowed or windows[k + j].windowed else None
+            for j in range(len(refs))
+        ])
         k += len(refs)
-    return out
+    return out, read

@@ -1,6 +1,14 @@
 """ROUGE with Hugging Face evaluate's ``rouge`` interface, offline, scored by a compiled engine
 whose floats are identical to Google's ``rouge_score`` (``rouge-score-rs``; ``rouge_score``
-itself when that is not installed)."""
+itself when that is not installed).
+
+Long texts: the engine (like rouge_score) fills a ``len(reference) x len(prediction)`` table for
+rougeL and for each sentence pair of rougeLsum; two different 1 MB texts would need 54 GB. A pair
+whose table could exceed ``TABLE_CELLS`` has its LCS types computed by ``shared.lcs`` instead
+(bit-parallel rows, linear memory, the same values); n-gram types always go to the engine (their
+cost is linear). Beyond ``MAX_LCS_CELLS`` (or ``MAX_LSUM_STEPS`` for rougeLsum's sentence pairs)
+an LCS type of that row is not computed: ``None`` with a reason in ``unmeasured``.
+"""
 
 from __future__ import annotations
 
@@ -10,7 +18,7 @@ from typing import Any
 import evaluate
 import numpy as np
 
-from shared import Input, ValidatedMetric, text, validation
+from shared import Input, ValidatedMetric, lcs, text, validation
 
 _CITATION = """\
 @inproceedings{lin-2004-rouge,
@@ -50,6 +58,8 @@ Returns:
     rouge1, rouge2, rougeL, rougeLsum (float, or list of float with use_aggregator=False): one key
         per requested type.
     scores (list of dict): per sample, {rouge type: F-measure}.
+    unmeasured (list of dict, only when some value was not computed): {"index", "rouge_type",
+        "reason"} for an LCS type beyond the long-input limits (its value is None).
 Examples:
     >>> rouge = evaluate.load("metrics/rouge")
     >>> result = rouge.compute(predictions=["hello there", "general kenobi"],
@@ -60,6 +70,19 @@ Examples:
 
 DEFAULT_TYPES = ("rouge1", "rouge2", "rougeL", "rougeLsum")
 VALID_TYPES = frozenset({f"rouge{n}" for n in range(1, 10)} | {"rougeL", "rougeLsum"})
+LCS_TYPES = ("rougeL", "rougeLsum")
+
+# Up to this many LCS table cells (64 MiB of the engine's 4-byte cells) a pair goes to the
+# compiled engine. Default tokenizer: tokens never outnumber characters, so a pair whose
+# character counts multiply to at most this needs no tokenising to decide.
+TABLE_CELLS = 2**24
+# The exact linear-memory path takes about len(ref) * len(pred) / 2**30 seconds per LCS type
+# (2 s for two 1 MB English texts of ~190k tokens); above this many cells (~185k x 185k
+# tokens) an LCS type of the row is not computed, rather than running for minutes.
+MAX_LCS_CELLS = 2**35
+# rougeLsum on the exact path walks back once per sentence pair: about
+# len(ref) * sentences(pred) + len(pred) * sentences(ref) Python steps, limited to this.
+MAX_LSUM_STEPS = 2**25
 
 
 class _CallableTokenizer:
@@ -80,11 +103,82 @@ def _scorer(rouge_types: list[str], use_stemmer: bool, tokenizer: Any) -> Any:
     return rouge_scorer.RougeScorer(rouge_types, use_stemmer=use_stemmer, tokenizer=tokenizer)
 
 
+def _default_tokenize(use_stemmer: bool) -> Callable[[str], list[str]]:
+    try:
+        from rouge_score_rs import tokenizers
+    except ImportError:
+        from rouge_score import tokenizers
+    return tokenizers.DefaultTokenizer(use_stemmer=use_stemmer).tokenize
+
+
 def _score_pairs(scorer: Any, targets: list[str], predictions: list[str]) -> list[dict[str, Any]]:
     batch = getattr(scorer, "score_batch", None)
     if batch is not None:
         return batch(targets, predictions)
     return [scorer.score(t, p) for t, p in zip(targets, predictions, strict=True)]
+
+
+def _long_pairs(targets: list[str], predictions: list[str], tokenize: Callable[[str], list[str]],
+                default_tokenizer: bool) -> list[int]:
+    """Indices of the pairs whose LCS table could exceed ``TABLE_CELLS``."""
+    def sizes(texts: list[str]) -> np.ndarray:
+        if default_tokenizer:  # tokens never outnumber characters
+            return np.fromiter(map(len, texts), dtype=np.float64, count=len(texts))
+        counts = {t: len(tokenize(t)) for t in dict.fromkeys(texts)}
+        return np.fromiter(map(counts.__getitem__, texts), dtype=np.float64, count=len(texts))
+
+    return np.flatnonzero(sizes(targets) * sizes(predictions) > TABLE_CELLS).tolist()
+
+
+def _too_long(key: str, cells: int, limit: int, what: str) -> str:
+    return (f"LCSTooLarge: {key} not computed: {what} {cells:,} exceeds the exact path's limit "
+            f"of {limit:,} (see the card's long-input rule)")
+
+
+def _score_long_pair(
+    target: str, prediction: str, types: list[str], engine: Callable[..., Any],
+    tokenize: Callable[[str], list[str]],
+) -> tuple[dict[str, float], dict[str, str]]:
+    """All requested types of one long pair: n-gram types (and LCS types whose tables are
+    small after all) by the engine, the other LCS types by ``shared.lcs``; per type the
+    F-measure or a reason why it was not computed."""
+    values: dict[str, float] = {}
+    errors: dict[str, str] = {}
+    to_engine = [key for key in types if key not in LCS_TYPES]
+    lsum_hits = None  # rougeLsum's hits, when both texts are one sentence
+    if "rougeLsum" in types:
+        refs = [tokenize(s) for s in target.split("\n") if s]
+        cans = [tokenize(s) for s in prediction.split("\n") if s]
+        m, n = sum(map(len, refs)), sum(map(len, cans))
+        steps = m * len(cans) + n * len(refs) + 64 * len(refs) * len(cans)
+        if m * n > MAX_LCS_CELLS:
+            errors["rougeLsum"] = _too_long("rougeLsum", m * n, MAX_LCS_CELLS, "the tables of")
+        elif max(map(len, refs), default=0) * max(map(len, cans), default=0) <= TABLE_CELLS:
+            to_engine.append("rougeLsum")
+        elif steps > MAX_LSUM_STEPS:
+            errors["rougeLsum"] = _too_long("rougeLsum", steps, MAX_LSUM_STEPS,
+                                            "the sentence-pair walk of")
+        else:
+            hits = lcs.summary_lcs_hits(refs, cans)
+            values["rougeLsum"] = lcs.fmeasure(hits / n, hits / m)
+            if len(refs) == len(cans) == 1:
+                lsum_hits = (refs[0], cans[0], hits)
+    if "rougeL" in types:
+        ref, can = tokenize(target), tokenize(prediction)
+        cells = len(ref) * len(can)
+        if cells <= TABLE_CELLS:
+            to_engine.append("rougeL")
+        elif cells > MAX_LCS_CELLS:
+            errors["rougeL"] = _too_long("rougeL", cells, MAX_LCS_CELLS, "the table of")
+        else:
+            # one sentence each: the union LCS is one LCS, its length is rougeL's
+            same = lsum_hits is not None and lsum_hits[0] == ref and lsum_hits[1] == can
+            hits = lsum_hits[2] if same else lcs.lcs_length(ref, can)
+            values["rougeL"] = lcs.fmeasure(hits / len(can), hits / len(ref))
+    if to_engine:
+        scores = engine(tuple(to_engine)).score(target, prediction)
+        values.update((key, scores[key].fmeasure) for key in to_engine)
+    return values, errors
 
 
 class Rouge(ValidatedMetric):
@@ -122,31 +216,72 @@ class Rouge(ValidatedMetric):
                     f"got {type(tokenizer).__name__}"
                 )
             tokenizer = _CallableTokenizer(tokenizer)
-        scorer = _scorer(types, use_stemmer, tokenizer)
+        scorers: dict[tuple[str, ...], Any] = {}
+
+        def engine(keys: tuple[str, ...]) -> Any:
+            if keys not in scorers:
+                scorers[keys] = _scorer(list(keys), use_stemmer, tokenizer)
+            return scorers[keys]
 
         n = len(references)
-        sizes = np.fromiter((len(refs) for refs in references), dtype=np.intp, count=n)
-        if np.all(sizes == 1):
+        sizes = np.fromiter(map(len, references), dtype=np.intp, count=n)
+        if sizes.max() == 1:
             targets = [refs[0] for refs in references]
             paired = predictions
         else:
             targets = [t for refs in references for t in refs]
             paired = [p for p, n in zip(predictions, sizes.tolist(), strict=True) for _ in range(n)]
         with text.paused_gc():
-            raw = _score_pairs(scorer, targets, paired)
+            long: list[int] = []
+            if any(key in LCS_TYPES for key in types):
+                tokenize = tokenizer.tokenize if tokenizer else _default_tokenize(use_stemmer)
+                long = _long_pairs(targets, paired, tokenize, tokenizer is None)
+            if long:
+                skip = set(long)
+                keep = [k for k in range(len(targets)) if k not in skip]
+                raw: list[Any] = [None] * len(targets)
+                engine_scores = _score_pairs(engine(tuple(types)), [targets[k] for k in keep],
+                                             [paired[k] for k in keep])
+                for k, score in zip(keep, engine_scores, strict=True):
+                    raw[k] = {key: score[key].fmeasure for key in types}
+                errors: dict[int, dict[str, str]] = {}
+                for k in long:
+                    raw[k], errors[k] = _score_long_pair(targets[k], paired[k], types, engine,
+                                                         tokenize)
+                del engine_scores
+                pair_values = {key: [r.get(key, np.nan) for r in raw] for key in types}
+            else:
+                raw = _score_pairs(engine(tuple(types)), targets, paired)
+                pair_values = {key: [s[key].fmeasure for s in raw] for key in types}
+            # free the engine's Score objects now: alive when the collector is switched back
+            # on, they would be walked by the next collection (a few ms per 10k pairs)
+            n_pairs = len(raw)
+            del raw
             starts = np.concatenate(([0], np.cumsum(sizes)[:-1]))
             per_type: dict[str, np.ndarray] = {}
             for key in types:
-                values = np.fromiter((s[key].fmeasure for s in raw), dtype=np.float64,
-                                     count=len(raw))
-                per_type[key] = values if len(raw) == n else np.maximum.reduceat(values, starts)
+                values = np.asarray(pair_values[key], dtype=np.float64)
+                per_type[key] = values if n_pairs == n else np.maximum.reduceat(values, starts)
             columns = {key: values.tolist() for key, values in per_type.items()}
-            result: dict[str, Any] = {
-                key: (float(values.mean()) if use_aggregator else columns[key])
-                for key, values in per_type.items()
-            }
+            result: dict[str, Any] = {}
+            unmeasured: list[dict[str, Any]] = []
+            if long and any(errors.values()):
+                sample_of = np.repeat(np.arange(n), sizes)
+                unmeasured = [
+                    {"index": int(sample_of[k]), "rouge_type": key, "reason": errors[k][key]}
+                    for k in long for key in types if key in errors[k]
+                ]
+                for key, values in columns.items():
+                    columns[key] = [None if v != v else v for v in values]  # NaN: not computed
+            for key, values in per_type.items():
+                measured = values[~np.isnan(values)]
+                mean = float(measured.mean()) if measured.size else None
+                result[key] = mean if use_aggregator else columns[key]
+            # (not strict: every column has n values; a strict inner zip doubles this line's time)
             rows = zip(*columns.values(), strict=True)
-            result["scores"] = [dict(zip(types, row, strict=True)) for row in rows]
+            result["scores"] = [dict(zip(types, row, strict=False)) for row in rows]
+            if unmeasured:
+                result["unmeasured"] = unmeasured
         return result
 
 

@@ -1,5 +1,11 @@
 """Semantic List Contains (Future AGI): does a response semantically contain any (or all) of a
-list of expected phrases? Cosine similarity of sentence embeddings against a threshold."""
+list of expected phrases? Cosine similarity of sentence embeddings against a threshold.
+
+Texts longer than the model's window (256 word pieces for MiniLM) are read in overlapping
+windows: a phrase's similarity is, over the phrase's windows, the lowest of its best match among
+the response's windows ("every part of the phrase is somewhere in the response"). With one
+window on each side that is the plain cosine similarity, as before.
+"""
 
 from __future__ import annotations
 
@@ -8,7 +14,7 @@ from typing import Any
 import evaluate
 import numpy as np
 
-from shared import Input, ValidatedMetric, embed_texts, text, validation
+from shared import Input, ValidatedMetric, embed_windows, text, validation
 
 _CITATION = """\
 @software{futureagi_ai_evaluation,
@@ -22,7 +28,9 @@ Checks whether a response contains phrases semantically similar to expected key 
 response and each phrase are lowercased and stripped of ASCII punctuation (both optional),
 embedded with a sentence-transformers model (default: the embedded all-MiniLM-L6-v2), and
 compared by cosine similarity. A sample scores 1.0 when any phrase (with match_all=True: every
-phrase) reaches similarity_threshold, else 0.0; "score" is the mean over samples.
+phrase) reaches similarity_threshold, else 0.0; "score" is the mean over samples. A text longer
+than the model's window is read in overlapping windows (the response contains the phrase when
+every window of the phrase is similar to some window of the response); the details say so.
 """
 
 _KWARGS_DESCRIPTION = """\
@@ -40,7 +48,9 @@ Returns:
     score (float): mean of the per-sample scores.
     scores (list of float): 1.0 or 0.0 per sample.
     details (list of dict): per sample: similarities {phrase: float}, matches [bool],
-        threshold, match_all, and reason when the sample was not compared.
+        threshold, match_all, reason when the sample was not compared, and windows
+        {"response": int, "phrases": [int]} plus cut (bool) when a text was longer than the
+        model's window.
 Examples:
     >>> slc = evaluate.load("metrics/semantic_list_contains")
     >>> result = slc.compute(predictions=["The quick brown fox jumps over the lazy dog."],
@@ -107,14 +117,25 @@ class SemanticListContains(ValidatedMetric):
         distinct: dict[str, int] = {}
         for t in (*response_texts, *pair_texts):
             distinct.setdefault(t, len(distinct))
+        windows: list[Any] = []
+        response_row: dict[int, int] = {}
         if distinct:
-            vectors = embed_texts(list(distinct), model=embedding_model, batch_size=batch_size)
+            vectors, rows, windows = embed_windows(list(distinct), model=embedding_model,
+                                                   batch_size=batch_size)
+            # one row per text (its first window); texts that fit are compared as before
+            first = vectors[[r[0] for r in rows]]
             response_row = dict(zip(measured, (distinct[t] for t in response_texts), strict=True))
-            left = vectors[[response_row[i] for i in pair_sample]]
-            right = vectors[[distinct[t] for t in pair_texts]]
-            similarity = np.einsum("ij,ij->i", left, right).tolist()
+            left = np.asarray([response_row[i] for i in pair_sample], dtype=np.intp)
+            right = np.asarray([distinct[t] for t in pair_texts], dtype=np.intp)
+            similarity = np.einsum("ij,ij->i", first[left], first[right]).tolist()
+            several = np.fromiter((len(r) > 1 for r in rows), dtype=bool, count=len(rows))
+            for k in np.flatnonzero(several[left] | several[right]).tolist():
+                # every window of the phrase against its best window of the response
+                phrase, response = vectors[rows[right[k]]], vectors[rows[left[k]]]
+                similarity[k] = float((phrase @ response.T).max(axis=1).min())
         else:
             similarity = []
+        any_windowed = any(w.windowed for w in windows)
 
         scores: list[float] = []
         details: list[dict[str, Any]] = []
@@ -130,6 +151,13 @@ class SemanticListContains(ValidatedMetric):
                 details.append(detail)
                 continue
             values = similarity[cursor:cursor + len(phrases)]
+            if any_windowed:
+                read = [windows[distinct[t]] for t in pair_texts[cursor:cursor + len(phrases)]]
+                response_read = windows[response_row[i]]
+                if response_read.windowed or any(w.windowed for w in read):
+                    detail["windows"] = {"response": len(response_read.parts),
+                                         "phrases": [len(w.parts) for w in read]}
+                    detail["cut"] = response_read.cut or any(w.cut for w in read)
             cursor += len(phrases)
             matches = [v >= threshold for v in values]
             detail["similarities"] = dict(zip(phrases, values, strict=True))

@@ -71,3 +71,32 @@ def test_dry_run_counts_statements_exactly_and_one_classification_per_reference(
     assert result["answer_correctness"] is None
     assert [u["index"] for u in result["unmeasured"]] == [0, 1]
     assert all("dry run" in u["reason"] for u in result["unmeasured"])
+
+
+def test_similarity_of_long_texts_is_windowed(metric) -> None:
+    """The embedding part alone (no judge): an answer and a reference that share their first
+    ~300 words and then differ are no longer 1.0 (the model alone reads only the shared start);
+    short texts keep the plain cosine similarity and get no window note."""
+    import sys
+
+    import numpy as np
+
+    from shared import embed_texts, embeddings
+
+    similarities = sys.modules[type(metric).__module__]._similarities
+    start = " ".join(f"the committee reviewed item {k} of the budget." for k in range(40))
+    answer = start + " " + " ".join(f"rain fell on field {k} all night." for k in range(150))
+    reference = start + " " + " ".join(f"the orchestra played piece {k}." for k in range(150))
+    short_a, short_r = "Einstein was born in 1879.", "Einstein was born in Germany in 1879."
+    sims, read = similarities([answer, short_a], [[reference, short_r], [short_r]], None)
+    truncated = embed_texts([answer, reference])
+    assert float(truncated[0] @ truncated[1]) > 0.99  # what cutting both at 256 pieces says
+    assert sims[0][0] < 0.95
+    assert read[0][0]["answer_windows"] > 1 and read[0][0]["reference_windows"] > 1
+    assert read[0][0]["cut"] is False and read[1] == [None]
+    rows = embed_texts([short_a, short_r])
+    # (encoded in another batch: float32 rounding may differ)
+    assert sims[1][0] == pytest.approx(float(rows[0] @ rows[1]), abs=1e-6)
+    assert len(read[0]) == 2 and read[0][1]["reference_windows"] == 1
+    assert embeddings.MAX_WINDOWS >= read[0][0]["answer_windows"]
+    assert np.isfinite(sims[0][1])

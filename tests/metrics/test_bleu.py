@@ -189,3 +189,27 @@ def test_identical_to_nltk_with_a_large_vocabulary(bleu) -> None:
 def test_load_by_relative_path_from_repo_root(monkeypatch) -> None:
     monkeypatch.chdir(registry.METRICS_DIR.parent)
     assert evaluate.load("metrics/bleu").name == "bleu"
+
+
+def test_two_different_megabyte_texts_linear(bleu) -> None:
+    """Two different ~1 MB texts (~170k tokens each, 4-grams shared and not): n-gram counting,
+    no pairwise table. Equal to nltk's; the memory the call allocates (tracemalloc, numpy's
+    arrays included) stays a small multiple of the input, far below a len x len table."""
+    import tracemalloc
+
+    rng = random.Random(7)
+    vocabulary = [f"w{k}" for k in range(300)] + ["$5", "e.g.", "don't"]
+
+    def text() -> str:
+        return " ".join(rng.choice(vocabulary) for _ in range(170_000))[:1_000_000]
+
+    prediction, reference = text(), text()
+    tracemalloc.start()
+    try:
+        result = bleu.compute(predictions=[prediction], references=[reference])
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert result["scores"] == [valor_bleu(prediction, [reference])]
+    assert 0.0 < result["scores"][0] < 1.0
+    assert peak < 200 * 2**20, peak  # ~65 MiB; a 170k x 170k table of bytes would be 29 GB

@@ -174,3 +174,171 @@ def test_output_ranges(rouge, pairs) -> None:
 def test_load_by_relative_path_from_repo_root(monkeypatch) -> None:
     monkeypatch.chdir(registry.METRICS_DIR.parent)
     assert evaluate.load("metrics/rouge").name == "rouge"
+
+
+# ------------------------------------------------------------------ long inputs (no LCS table)
+
+def rouge_module(rouge) -> object:
+    """The loaded metric script's module (its routing constants)."""
+    import sys
+
+    return sys.modules[type(rouge).__module__]
+
+
+@pytest.fixture()
+def long_path(rouge, monkeypatch):
+    """Every pair with text on both sides takes the exact linear-memory LCS path, with rows
+    recomputed from checkpoints, as a pair of long texts does."""
+    from shared import lcs
+
+    monkeypatch.setattr(rouge_module(rouge), "TABLE_CELLS", 0)
+    monkeypatch.setattr(lcs, "WHOLE_TABLE_BYTES", 64)
+    return rouge
+
+
+def multiline_corpus(n: int, seed: int, max_words: int) -> list[str]:
+    rng = random.Random(seed)
+    words = "the cat sat on mat a dog ran runs running quick brown fox 1984 x y z".split()
+    texts = []
+    for _ in range(n):
+        k = rng.randint(1, max_words)
+        texts.append("".join(rng.choice(words) + rng.choice([" ", " ", " ", "\n", ". ", "\n\n"])
+                             for _ in range(k)))
+    return texts
+
+
+@pytest.mark.parametrize("use_stemmer", [False, True])
+def test_long_path_identical_to_rouge_score(long_path, use_stemmer: bool) -> None:
+    predictions = multiline_corpus(150, seed=11, max_words=80) + corpus(100, seed=12)
+    references = multiline_corpus(150, seed=13, max_words=80) + corpus(100, seed=14)
+    scorer = rouge_scorer.RougeScorer(TYPES, use_stemmer=use_stemmer)
+    result = long_path.compute(predictions=predictions, references=references,
+                               use_stemmer=use_stemmer, use_aggregator=False)
+    assert "unmeasured" not in result
+    for i, (p, r) in enumerate(zip(predictions, references, strict=True)):
+        expected = scorer.score(r, p)
+        assert result["scores"][i] == {key: expected[key].fmeasure for key in TYPES}, i
+
+
+@settings(max_examples=40, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.lists(st.tuples(st.text("ab \n", max_size=60), st.text("ab \n", min_size=1,
+                                                                 max_size=60).filter(str.strip)),
+                min_size=1, max_size=4))
+def test_long_path_hypothesis(long_path, pairs) -> None:
+    predictions, references = map(list, zip(*pairs, strict=True))
+    result = long_path.compute(predictions=predictions, references=references,
+                               use_aggregator=False)
+    scorer = rouge_scorer.RougeScorer(TYPES)
+    for i, (p, r) in enumerate(pairs):
+        expected = scorer.score(r, p)
+        assert result["scores"][i] == {key: expected[key].fmeasure for key in TYPES}
+
+
+@pytest.mark.parametrize("lines", [False, True])
+def test_thousands_of_tokens(rouge, monkeypatch, lines: bool) -> None:
+    """2,500 x 1,500 tokens (3.75M cells) routed as a long pair; several references, one of
+    them short (the engine scores that one)."""
+    from shared import lcs
+
+    monkeypatch.setattr(rouge_module(rouge), "TABLE_CELLS", 2**20)
+    monkeypatch.setattr(lcs, "WHOLE_TABLE_BYTES", 4096)
+    rng = random.Random(lines)
+    vocabulary = [f"w{k}" for k in range(60)]
+
+    def text(k: int) -> str:
+        sep = (lambda: rng.choice([" "] * 30 + ["\n"])) if lines else (lambda: " ")
+        return "".join(rng.choice(vocabulary) + sep() for _ in range(k))
+
+    prediction, reference = text(2500), text(1500)
+    scorer = rouge_scorer.RougeScorer(TYPES)
+    result = rouge.compute(predictions=[prediction], references=[[reference, "w1 w2"]],
+                           use_aggregator=False)
+    expected = scorer.score_multi([reference, "w1 w2"], prediction)
+    assert result["scores"][0] == {key: expected[key].fmeasure for key in TYPES}
+
+
+def test_beyond_the_exact_limit_is_a_named_row_error(rouge, monkeypatch) -> None:
+    """A row whose LCS would exceed the limits gets None and a reason for those types only; the
+    other rows and types are scored, the means are over the scored rows."""
+    module = rouge_module(rouge)
+    monkeypatch.setattr(module, "TABLE_CELLS", 100)
+    monkeypatch.setattr(module, "MAX_LCS_CELLS", 10_000)
+    big = " ".join(f"w{k % 50}" for k in range(150))
+    predictions = ["the cat sat on the mat", big, "a dog"]
+    references = ["the cat is on the mat", big + " extra", "a dog barked"]
+    result = rouge.compute(predictions=predictions, references=references, use_aggregator=False)
+    scorer = rouge_scorer.RougeScorer(TYPES)
+    expected = [scorer.score(r, p) for p, r in zip(predictions, references, strict=True)]
+    for i in (0, 2):
+        assert result["scores"][i] == {key: expected[i][key].fmeasure for key in TYPES}
+    assert result["scores"][1] == {"rouge1": expected[1]["rouge1"].fmeasure,
+                                   "rouge2": expected[1]["rouge2"].fmeasure,
+                                   "rougeL": None, "rougeLsum": None}
+    assert [(u["index"], u["rouge_type"]) for u in result["unmeasured"]] == [
+        (1, "rougeL"), (1, "rougeLsum")]
+    assert all(u["reason"].startswith("LCSTooLarge: ") for u in result["unmeasured"])
+    mean = rouge.compute(predictions=predictions, references=references)
+    assert mean["rougeL"] == pytest.approx(
+        (expected[0]["rougeL"].fmeasure + expected[2]["rougeL"].fmeasure) / 2, abs=1e-15)
+    assert mean["rouge1"] == pytest.approx(
+        sum(e["rouge1"].fmeasure for e in expected) / 3, abs=1e-15)
+
+    # rougeLsum: many sentences against one long one exceed the walk limit, rougeL does not
+    monkeypatch.setattr(module, "MAX_LCS_CELLS", 10**9)
+    monkeypatch.setattr(module, "MAX_LSUM_STEPS", 1_000)
+    many_lines = "\n".join(f"w{k % 50} w{k % 7}" for k in range(60))
+    result = rouge.compute(predictions=[many_lines], references=[big],
+                           rouge_types=["rougeL", "rougeLsum"], use_aggregator=False)
+    assert result["rougeL"] == [scorer.score(big, many_lines)["rougeL"].fmeasure]
+    assert result["rougeLsum"] == [None]
+    assert "sentence-pair walk" in result["unmeasured"][0]["reason"]
+
+
+MEGABYTE_PAIR = r'''
+import json, random, resource, sys
+import evaluate
+rouge = evaluate.load(sys.argv[1])
+rouge.compute(predictions=["warm up"], references=["warm up"])
+rng = random.Random(0)
+words = [f"{stem}{suffix}" for stem in ("report", "market", "govern", "develop", "nation",
+         "research", "climat", "energ", "polic", "econom", "health", "water", "court")
+         for suffix in ("", "s", "ed", "ing", "er", "al")] + "the a of in to and on".split()
+def text():
+    return " ".join(rng.choice(words) for _ in range(170_000))[:1_000_000]
+a, b = text(), text()
+vm = [int(line.split()[1]) for line in open("/proc/self/status") if line.startswith("VmSize")][0]
+ceiling = vm * 1024 + 2 * 2**30  # what the process holds now + 2 GiB
+resource.setrlimit(resource.RLIMIT_AS, (ceiling, ceiling))
+before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+result = rouge.compute(predictions=[a, "short text"], references=[b, "short"],
+                       use_aggregator=False)
+after = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+print(json.dumps({"scores": result["scores"], "unmeasured": result.get("unmeasured"),
+                  "peak_growth_kib": after - before, "a": a[:200], "b": b[:200]}))
+'''
+
+
+def test_megabyte_pair_in_bounded_memory(tmp_path) -> None:
+    """Two different ~1 MB single-line texts (~170k tokens each): the engine alone would
+    allocate a 54 GB table and abort the process. Scored in a subprocess limited to its own
+    size + 2 GiB of address space; every type computed; rouge1 equals rouge_score's."""
+    import json
+    import subprocess
+    import sys
+
+    script = tmp_path / "pair.py"
+    script.write_text(MEGABYTE_PAIR)
+    done = subprocess.run([sys.executable, str(script), registry.metric_path("rouge")],
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    report = json.loads(done.stdout.strip().splitlines()[-1])
+    assert report["unmeasured"] is None
+    long_pair = report["scores"][0]
+    assert set(long_pair) == set(TYPES)
+    assert all(0.0 < long_pair[key] < 1.0 for key in TYPES), long_pair
+    # one sentence each: rougeLsum's union LCS is one LCS
+    assert long_pair["rougeL"] == long_pair["rougeLsum"]
+    assert report["peak_growth_kib"] < 2 * 2**20
+    short = rouge_scorer.RougeScorer(TYPES).score("short", "short text")
+    assert report["scores"][1] == {key: short[key].fmeasure for key in TYPES}

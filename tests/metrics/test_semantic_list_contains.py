@@ -192,3 +192,101 @@ def test_output_ranges(slc, samples, threshold: float, match_all: bool) -> None:
 def test_load_by_relative_path_from_repo_root(monkeypatch) -> None:
     monkeypatch.chdir(registry.METRICS_DIR.parent)
     assert evaluate.load("metrics/semantic_list_contains").name == "semantic_list_contains"
+
+
+# ------------------------------------------------------------- texts longer than the model's window
+
+COOKING = [
+    "Whisk the eggs with a pinch of salt before adding the flour.",
+    "Let the dough rest for thirty minutes in a warm kitchen.",
+    "Roast the peppers until their skins blister and blacken.",
+    "A splash of vinegar brightens a heavy tomato sauce.",
+    "Simmer the stock slowly so that it stays clear.",
+    "Fold the butter into the pastry and chill it again.",
+    "Toast the cumin seeds in a dry pan until fragrant.",
+    "Slice the onions thinly and cook them until golden.",
+]
+SPACE = [
+    "The probe entered orbit around the gas giant after a long cruise.",
+    "Astronomers measured the spectrum of the distant quasar.",
+    "The rocket's second stage separated high above the ocean.",
+    "A solar flare disturbed radio signals across the hemisphere.",
+    "The telescope's mirror was polished to a fraction of a wavelength.",
+    "Cosmic rays collided with the upper atmosphere all night.",
+]
+
+
+def paragraph(sentences: list[str], words: int, offset: int = 0) -> str:
+    out, count, k = [], 0, offset
+    while count < words:
+        sentence = sentences[k % len(sentences)]
+        out.append(sentence)
+        count += len(sentence.split())
+        k += 1
+    return " ".join(out)
+
+
+def cos(a: np.ndarray, b: np.ndarray) -> float:
+    return 1.0 - cosine(a, b)
+
+
+def test_phrase_beyond_the_first_window_is_found(slc) -> None:
+    """The response talks about cooking for ~900 word pieces, then mentions the phrase: the model
+    alone reads only the cooking (its first 256 pieces); the windows find the phrase, about as
+    similar as in a response of one window's length that ends with it (the same reading as for
+    a short response)."""
+    model = load_embedding_model()
+    needle = "The Eiffel Tower stands in Paris, the capital of France."
+    response = paragraph(COOKING, 700) + " " + needle
+    one_window = paragraph(COOKING, 150) + " " + needle  # < 256 word pieces
+    phrase = "eiffel tower in paris"
+    result = slc.compute(predictions=[response, one_window, "Paris has the Eiffel Tower."],
+                         references=[[phrase]] * 3, similarity_threshold=0.35)
+    detail = result["details"][0]
+    assert detail["windows"]["response"] > 2 and detail["windows"]["phrases"] == [1]
+    assert detail["cut"] is False
+    prep = str.maketrans("", "", string.punctuation)
+    truncated = cos(model.encode(response.lower().translate(prep)), model.encode(phrase))
+    found = detail["similarities"][phrase]
+    alone = result["details"][1]["similarities"][phrase]
+    assert truncated < 0.1 and found > truncated + 0.25, (truncated, found)
+    assert abs(found - alone) < 0.1, (found, alone)
+    assert result["scores"] == [1.0, 1.0, 1.0]
+    assert "windows" not in result["details"][1] and "windows" not in result["details"][2]
+
+
+def test_long_phrase_must_be_contained_window_by_window(slc) -> None:
+    """A phrase longer than the window: every window of it must be similar to some window of the
+    response. The same long text is contained in a response that embeds it; a phrase that adds a
+    long second topic is not, although its first window is identical (the model alone, reading
+    only the first 256 pieces, would say 1.0)."""
+    model = load_embedding_model()
+    cooking = paragraph(COOKING, 400)
+    response = paragraph(SPACE, 60) + " " + cooking
+    mixed = cooking + " " + paragraph(SPACE, 400, offset=3)
+    result = slc.compute(predictions=[response, response], references=[[cooking], [mixed]],
+                         similarity_threshold=0.8)
+    contained, mixed_detail = result["details"]
+    assert contained["windows"]["phrases"][0] > 1 and mixed_detail["windows"]["phrases"][0] > 1
+    assert contained["similarities"][cooking] > 0.9
+    truncated = cos(model.encode(mixed.lower()), model.encode(cooking.lower()))
+    assert truncated > 0.99  # what cutting both texts at the model's window says
+    assert mixed_detail["similarities"][mixed] < 0.8
+    assert result["scores"] == [1.0, 0.0]
+
+
+def test_two_different_megabyte_texts(slc) -> None:
+    """Two 1 MB texts that share their first ~300 words and then differ (cooking vs space): not
+    1.0 (cutting both to the model's window gave 1.0), read up to MAX_WINDOWS windows each, and
+    the details say they were cut."""
+    from shared import embeddings
+
+    common = paragraph(COOKING, 300)
+    a = (common + " " + paragraph(COOKING, 200_000, offset=5))[:1_000_000]
+    b = (common + " " + paragraph(SPACE, 200_000))[:1_000_000]
+    result = slc.compute(predictions=[a], references=[[b]])
+    detail = result["details"][0]
+    assert detail["cut"] is True
+    assert detail["windows"] == {"response": embeddings.MAX_WINDOWS,
+                                 "phrases": [embeddings.MAX_WINDOWS]}
+    assert detail["similarities"][b] < 0.7 and result["scores"] == [0.0]

@@ -83,3 +83,39 @@ def test_bad_arguments() -> None:
         embed_texts("one string")
     with pytest.raises(ValueError, match="batch_size"):
         embed_texts(["x"], batch_size=0)
+
+
+def test_text_windows_cover_long_texts() -> None:
+    """Short texts are one part (the text itself); a long text is split into windows the model
+    reads whole (re-tokenised, each fits its limit), starting at the text's start, ending at its
+    end, each overlapping the next; past max_windows the text is cut and says so."""
+    from shared.embeddings import embed_windows, pooled, text_windows, window_pieces
+
+    model = load_embedding_model()
+    tokenizer = model.tokenizer
+    limit = model.max_seq_length - tokenizer.num_special_tokens_to_add(pair=False)
+    words = "alpha beta gamma delta epsilon zeta eta theta iota kappa lambda mu".split()
+    long = " ".join(words[k % 12] + str(k) for k in range(700))  # ~2,500 word pieces
+    short = "a short text"
+    windows = text_windows([short, long, short], model)
+    assert windows[0].parts == (short,) and not windows[0].windowed and windows[2] == windows[0]
+    parts = windows[1].parts
+    assert windows[1].windowed and not windows[1].cut and len(parts) > 5
+    assert long.startswith(parts[0]) and long.endswith(parts[-1])
+    for part in parts:
+        assert part in long
+        assert len(tokenizer(part, add_special_tokens=False)["input_ids"]) <= limit
+    for a, b in zip(parts, parts[1:], strict=False):
+        assert long.index(b) < long.index(a) + len(a)  # overlap
+    assert window_pieces(model) <= limit
+
+    cut = text_windows([long], model, max_windows=3)[0]
+    assert cut.cut and cut.parts == parts[:3]
+
+    vectors, rows, read = embed_windows([short, long], model)
+    assert rows[0] == [0] and len(rows[1]) == len(parts) and read[1] == windows[1]
+    assert np.allclose(vectors[0], embed_texts([short], model)[0], atol=1e-6)
+    one = pooled(vectors, rows)
+    assert np.allclose(np.linalg.norm(one, axis=1), 1.0, atol=1e-5)
+    mean = vectors[rows[1]].mean(axis=0)
+    assert np.allclose(one[1], mean / np.linalg.norm(mean), atol=1e-6)
