@@ -53,11 +53,8 @@ _EXPORTS: dict[str, str] = {
     "pooled": "embeddings",
     "load_embedding_model": "embeddings",
     "text": "",
-<<<<<<< HEAD
     "qa_match": "",
-=======
     "lcs": "",
->>>>>>> hostile-metrics
     "stats": "",
     "defaults": "",
     # agreement of a metric with human labels (`python -m shared agree`)
