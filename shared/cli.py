@@ -459,6 +459,11 @@ def _lone_surrogate(value: Any, where: str = "") -> str | None:
     return None
 
 
+def read_records(path: Path) -> list[dict[str, Any]]:
+    """The rows of a ``.csv`` file, else of a JSON-lines file, as dicts (strict readers)."""
+    return _read_csv(path) if path.suffix.lower() == ".csv" else _read_jsonl(path)
+
+
 def _read_jsonl(path: Path) -> list[dict[str, Any]]:
     records = []
     data = path.read_bytes()

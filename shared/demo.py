@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import ast
 import contextlib
-import csv
 import html
 import inspect
 import itertools
@@ -303,32 +302,19 @@ def judge_options(values: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def read_batch_file(path: str | Path) -> list[dict[str, Any]]:
-    """Rows of a ``.jsonl`` (one JSON object per line) or ``.csv`` (header row) file."""
+    """Rows of a ``.jsonl`` (one JSON object per line) or ``.csv`` (header row) file, read as
+    strictly as the CLI reads them: a merged, cut or undecodable row is an error naming its
+    line."""
+    from .batch import BatchInputError
+    from .cli import read_records
+
     path = Path(path)
-    suffix = path.suffix.lower()
-    if suffix in (".jsonl", ".ndjson"):
-        rows = []
-        with path.open(encoding="utf-8") as lines:
-            for number, line in enumerate(lines, start=1):
-                if not line.strip():
-                    continue
-                try:
-                    row = json.loads(line)
-                except json.JSONDecodeError as error:
-                    raise DemoInputError(
-                        f"{path.name}, line {number}: not valid JSON ({error.msg})"
-                    ) from None
-                if not isinstance(row, dict):
-                    raise DemoInputError(
-                        f"{path.name}, line {number}: expected a JSON object (one row)"
-                    )
-                rows.append(row)
-        return rows
-    if suffix == ".csv":
-        with path.open(encoding="utf-8-sig", newline="") as handle:
-            return [{k: v for k, v in row.items() if k is not None}
-                    for row in csv.DictReader(handle)]
-    raise DemoInputError(f"{path.name}: upload a .jsonl or .csv file")
+    if path.suffix.lower() not in (".jsonl", ".ndjson", ".csv"):
+        raise DemoInputError(f"{path.name}: upload a .jsonl or .csv file")
+    try:
+        return read_records(path)
+    except BatchInputError as error:
+        raise DemoInputError(str(error).replace(f"INPUT {path}", path.name)) from None
 
 
 def rows_for_table(spec: MetricSpec, records: Sequence[Mapping[str, Any]], source: str

@@ -219,6 +219,17 @@ def test_upload_fills_the_table(demo: Any, tmp_path: Path) -> None:
     assert "jm-error" in status and "'reference'" in status and rouge.table not in loaded
 
 
+def test_upload_reads_as_strictly_as_the_cli(demo: Any, tmp_path: Path) -> None:
+    """An unterminated quote would merge the rows after it into one cell: refused by line."""
+    rouge = demo.jm_panels["rouge"]
+    broken = tmp_path / "broken.csv"
+    broken.write_text('prediction,reference\na,"unterminated\nb,b\nc,c\n')
+    loaded = rouge.load_file(str(broken))
+    status = html.unescape(loaded[rouge.outputs["status"]])
+    assert "jm-error" in status and "broken.csv, line 2" in status and "unterminated" in status
+    assert str(tmp_path) not in status and rouge.table not in loaded
+
+
 def test_load_example_restores_the_example_and_its_options(demo: Any) -> None:
     accuracy = demo.jm_panels["accuracy"]
     loaded = accuracy.load_example()
