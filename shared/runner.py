@@ -469,11 +469,11 @@ class Judge:
         invalid: ``Outcome(error="invalid judge answer: <reason>")``.
 
         ``checks``: optional, one callable (or ``None``) per request, run on each schema-valid
-        answer: it returns ``None`` when the answer is usable, else the reason
-        it is not (e.g. :mod:`shared.grounding`: copied from the prompt). A failed check gets the
-        same one repair retry, on every backend, with that reason spelled out. Only answers that
-        pass are cached, under a key holding ``CHECK_VERSION`` (a check depends only on its
-        request, which the key holds too), so a cached answer has passed its check."""
+        answer: ``None`` when the answer is usable, else the reason it is not (e.g.
+        :mod:`shared.grounding`: copied from the prompt). A failed check gets the same one repair
+        retry, on every backend, with that reason spelled out. Only answers that pass are
+        cached, under a key holding ``CHECK_VERSION`` (a check depends only on its request,
+        which the key holds too), so a cached answer has passed its check."""
         requests = _check_requests(requests)
         if isinstance(max_tokens, bool) or not isinstance(max_tokens, int) or max_tokens < 1:
             raise ValueError(f"max_tokens must be an int >= 1, got {max_tokens!r}")

@@ -9,7 +9,6 @@ import json
 from collections.abc import Callable
 
 import pytest
-
 from judgeserver import JudgeServer
 
 from shared import get_judge, judge_config, prompts, rag_judge
