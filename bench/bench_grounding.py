@@ -2,7 +2,7 @@
 
 Per judge metric, per judge (the embedded transformers judge and the llama.cpp server with the
 embedded GGUF), on the first ``BENCH_GROUNDING_ROWS`` rows of examples/rag_sample.jsonl (default
-5) and ``BENCH_GROUNDING_AGREEMENT`` rows (default 2) of each human-labelled set in
+3) and ``BENCH_GROUNDING_AGREEMENT`` rows (default 2) of each human-labelled set in
 /work/shared/agreement/ (SummEval -> summary_coherence; Davidson -> bias, toxicity; EVOUNA NQ ->
 answer_correctness, answer_relevance):
 
@@ -43,7 +43,7 @@ for path in (str(REPO), str(BENCH_DIR)):
 from bench_l3score import MODEL_ALIAS, TIMEOUT, llama_server  # noqa: E402
 
 BEFORE_COMMIT = "ab4c7a2"  # main before the grounding checks (prompts version 1)
-RAG_ROWS = int(os.environ.get("BENCH_GROUNDING_ROWS", "5"))
+RAG_ROWS = int(os.environ.get("BENCH_GROUNDING_ROWS", "3"))
 AGREEMENT_ROWS = int(os.environ.get("BENCH_GROUNDING_AGREEMENT", "2"))
 JUDGES = tuple(os.environ.get("BENCH_GROUNDING_JUDGES", "local,server").split(","))
 AGREEMENT = Path(os.environ.get("JUDGE_METRICS_AGREEMENT", "/work/shared/agreement"))
@@ -101,8 +101,8 @@ def v1_prompts() -> dict[str, Any]:
 
     source = subprocess.run(["git", "show", f"{BEFORE_COMMIT}:shared/prompts.py"], cwd=REPO,
                             capture_output=True, text=True, check=True).stdout
-    module = types.ModuleType("prompts_v1")
-    module.__dict__["__name__"] = "shared.prompts_v1"
+    module = types.ModuleType("shared.prompts_v1")
+    sys.modules[module.__name__] = module  # dataclasses look their module up
     exec(compile(source.replace("from .types import", "from shared.types import"),
                  "prompts_v1", "exec"), module.__dict__)
     old: dict[str, Any] = {}

@@ -191,3 +191,41 @@ def test_the_embedded_judge_builds_no_number_on_copied_or_unsupported_items(
     assert sum(result["invalid_answers"].values()) == len(grounded)
     for index, reason in unmeasured.items():
         assert result["details"][index].get("invalid_answer") in (*CATEGORIES, None), reason
+
+
+# --- a judge that copies the prompt -------------------------------------------------------------
+
+def copying_answer(body: dict[str, Any]) -> str:
+    """A judge that answers with the prompt's own placeholders: the opinions placeholder as the
+    only opinion, the reason placeholder as every reason (also when asked to repair)."""
+    data = fenced_fields(body)
+    if "List the opinions" in body["messages"][0]["content"]:
+        return json.dumps({"opinions": [prompts.ITEM_PLACEHOLDERS[2]]})
+    items = json.loads(data["opinions"])
+    return json.dumps({"verdicts": [{"verdict": "no", "reason": prompts.REASON_PLACEHOLDER}
+                                    for _ in items]})
+
+
+def test_copied_answers_are_unmeasured_and_counted_in_the_batch_summary(cache_dir: str) -> None:
+    import datasets
+
+    from shared.batch import score_dataset
+
+    texts = ["I think the new bridge is ugly.", "The bridge opened in May."]
+    with JudgeServer(copying_answer) as server:
+        scored, summary = score_dataset(
+            datasets.Dataset.from_list([{"prediction": t} for t in texts]), ["bias"],
+            show_progress=False, provider="openai-compatible", base_url=server.url,
+            model="copier", api_key="sk-none", response_format="json_schema",
+            cache_dir=cache_dir)
+        repairs = sum(is_repair(body) for body in server.seen)
+    assert scored["bias"] == [None, None]
+    for detail in map(json.loads, scored["bias_details"]):
+        assert "copied the prompt's example" in detail["unmeasured"]
+        assert prompts.ITEM_PLACEHOLDERS[2] in detail["unmeasured"]
+    (bias,) = summary.metrics
+    assert bias.unmeasured == 2 and bias.invalid_answers["copied_example"] == 2
+    assert repairs == 2  # one repair per extraction, none more
+    header, _, row = summary.table().splitlines()
+    assert header.split()[-2:] == ["invalid", "answers"]
+    assert row.split()[-1] == "copied_example=2"
