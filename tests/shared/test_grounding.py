@@ -215,3 +215,17 @@ def test_checks_change_the_cache_key_and_must_match_the_requests(cache_dir: str)
         again = get_judge(judge_config(**options))
         again.structured([request], schema, checks=[lambda value: None])
         assert again.usage.calls == 0 and again.usage.cache_hits == 1
+
+
+def test_the_demo_lists_invalid_answers_above_the_unmeasured_rows() -> None:
+    from shared.demo import _Scrubber, unmeasured_markdown
+
+    reason = ("bias: invalid judge answer: copied the format placeholder 'short reason' as "
+              "the reason")
+    result = {"unmeasured": [{"index": 0, "reason": reason}],
+              "invalid_answers": count_invalid([{"index": 0, "reason": reason}])}
+    text = unmeasured_markdown(result, [3], _Scrubber(None))
+    assert "Invalid judge answers (placeholder reason: 1)" in text
+    assert "table row 3" in text
+    assert "Invalid judge answers" not in unmeasured_markdown(
+        {**result, "invalid_answers": dict.fromkeys(CATEGORIES, 0)}, [3], _Scrubber(None))
