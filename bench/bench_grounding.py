@@ -15,8 +15,10 @@ answer_correctness, answer_relevance):
 ``share`` = failing answers / structured answers the metric used (extraction and verdict
 answers; an extraction shared through the cache counts for each metric that uses it). Also
 reported after: rows unmeasured for a grounding reason, and extracted items dropped.
-Run alone: ``python bench/bench_grounding.py`` (writes bench/GROUNDING.md); ``run_all.py`` runs
-it too.
+Run alone: ``python bench/bench_grounding.py`` (writes bench/GROUNDING.md and the raw rows to
+bench/grounding_results.json); ``run_all.py`` runs it too. ``BENCH_GROUNDING_PASSES`` (e.g.
+``server:before,server:after``) runs only those passes and keeps the other passes' rows of
+grounding_results.json, so one pass can be redone after a change without redoing the rest.
 """
 
 from __future__ import annotations
@@ -46,6 +48,8 @@ BEFORE_COMMIT = "ab4c7a2"  # main before the grounding checks (prompts version 1
 RAG_ROWS = int(os.environ.get("BENCH_GROUNDING_ROWS", "3"))
 AGREEMENT_ROWS = int(os.environ.get("BENCH_GROUNDING_AGREEMENT", "2"))
 JUDGES = tuple(os.environ.get("BENCH_GROUNDING_JUDGES", "local,server").split(","))
+PASSES = tuple(p for p in os.environ.get("BENCH_GROUNDING_PASSES", "").split(",") if p)
+RESULTS_JSON = BENCH_DIR / "grounding_results.json"
 AGREEMENT = Path(os.environ.get("JUDGE_METRICS_AGREEMENT", "/work/shared/agreement"))
 RAG_METRICS = (
     "answer_correctness", "answer_relevance", "bias", "toxicity", "context_precision",
@@ -277,12 +281,23 @@ def write(results: list[dict[str, Any]], seconds: float) -> str:
 
 def main() -> list[dict[str, Any]]:
     started = time.perf_counter()
+    wanted = PASSES or tuple(f"{j}:{w}" for j in JUDGES for w in ("before", "after"))
     results: list[dict[str, Any]] = []
+    if PASSES and RESULTS_JSON.exists():  # keep the passes not redone
+        results = [r for r in json.loads(RESULTS_JSON.read_text(encoding="utf-8"))
+                   if f"{r['judge']}:{r['when']}" not in wanted]
     for judge in JUDGES:
+        whens = [w for w in ("before", "after") if f"{judge}:{w}" in wanted]
+        if not whens:
+            continue
         context = llama_server() if judge == "server" else contextlib.nullcontext(None)
         with context as base_url:
-            for when in ("before", "after"):
+            for when in whens:
                 results += run_pass(judge, base_url, when)
+                RESULTS_JSON.write_text(json.dumps(results, indent=1), encoding="utf-8")
+    order = {(j, w): k for k, (j, w) in enumerate((j, w) for j in JUDGES
+                                                   for w in ("before", "after"))}
+    results.sort(key=lambda r: order.get((r["judge"], r["when"]), 99))
     write(results, time.perf_counter() - started)
     rows = []
     for judge in JUDGES:

@@ -43,8 +43,8 @@ as a copy of an example: one word changed in a sentence of five or more words.""
 MAX_QUOTED = 3  # items quoted in a failure reason
 
 # The failure categories every judge metric counts (``invalid_answers``), in display order.
-CATEGORIES = ("copied_example", "placeholder_reason", "unsupported_items", "verdict_mismatch",
-              "invalid_json")
+CATEGORIES = ("copied_example", "placeholder_reason", "unsupported_items", "empty_extraction",
+              "verdict_mismatch", "invalid_json")
 
 COPIED = "copied the prompt's example"
 PLACEHOLDER = "copied the format placeholder"
@@ -233,6 +233,8 @@ def category(reason: str) -> str | None:
         return "placeholder_reason"
     if UNSUPPORTED in reason:
         return "unsupported_items"
+    if re.search(r"should be non-empty|is too short \(at /(statements|opinions)\)", reason):
+        return "empty_extraction"
     if re.search(r"is too (short|long)|(non-unique|fewer|more) items", reason):
         return "verdict_mismatch"
     return "invalid_json"

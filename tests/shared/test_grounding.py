@@ -135,6 +135,7 @@ def test_categories_of_unmeasured_reasons() -> None:
         "statements: invalid judge answer: copied the prompt's example: 'x'",
         "bias: invalid judge answer: copied the format placeholder 'short reason' as the reason",
         "statements: invalid judge answer: 2 of 2 items not supported by the text: 'a', 'b'",
+        "statements: invalid judge answer: [] should be non-empty (at /statements)",
         "bias: invalid judge answer: [{'verdict': 'yes'}] is too short (at /verdicts)",
         "bias: invalid judge answer: the answer is not valid JSON",
         "bias: judge backend failed: APIConnectionError",
