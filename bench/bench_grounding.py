@@ -49,7 +49,8 @@ RAG_ROWS = int(os.environ.get("BENCH_GROUNDING_ROWS", "3"))
 AGREEMENT_ROWS = int(os.environ.get("BENCH_GROUNDING_AGREEMENT", "2"))
 JUDGES = tuple(os.environ.get("BENCH_GROUNDING_JUDGES", "local,server").split(","))
 PASSES = tuple(p for p in os.environ.get("BENCH_GROUNDING_PASSES", "").split(",") if p)
-RESULTS_JSON = BENCH_DIR / "grounding_results.json"
+RESULTS_JSON = Path(os.environ.get("BENCH_GROUNDING_RESULTS",
+                                   str(BENCH_DIR / "grounding_results.json")))
 AGREEMENT = Path(os.environ.get("JUDGE_METRICS_AGREEMENT", "/work/shared/agreement"))
 RAG_METRICS = (
     "answer_correctness", "answer_relevance", "bias", "toxicity", "context_precision",
