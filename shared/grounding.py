@@ -49,6 +49,7 @@ CATEGORIES = ("copied_example", "placeholder_reason", "unsupported_items", "empt
 COPIED = "copied the prompt's example"
 PLACEHOLDER = "copied the format placeholder"
 UNSUPPORTED = "not supported by the text"
+EMPTY = "nothing extracted from a text that has words"
 
 STOPWORDS = frozenset("""
 a an the this that these those there here it its it's itself they them their theirs he him his
@@ -186,13 +187,18 @@ def ground_items(items: Sequence[str], source: str, context: str = "",
     return report
 
 
-def extraction_check(key: str, source: str, context: str = "",
-                     examples: Sequence[str] = ()) -> Callable[[Any], str | None]:
-    """A runner check for ``{key: [item, ...]}`` extracted from ``source``."""
+def extraction_check(key: str, source: str, context: str = "", examples: Sequence[str] = (),
+                     require_items: bool = False) -> Callable[[Any], str | None]:
+    """A runner check for ``{key: [item, ...]}`` extracted from ``source``; with
+    ``require_items`` (statements: every text has one) an empty list of a text with words is
+    invalid too."""
 
     def check(value: Any) -> str | None:
         items = [" ".join(str(i).split()) for i in value.get(key, [])]
-        return ground_items([i for i in items if i], source, context, examples).reason
+        items = [i for i in items if i]
+        if require_items and not items and words(source):
+            return f"{EMPTY} ({key})"
+        return ground_items(items, source, context, examples).reason
 
     return check
 
@@ -233,7 +239,7 @@ def category(reason: str) -> str | None:
         return "placeholder_reason"
     if UNSUPPORTED in reason:
         return "unsupported_items"
-    if re.search(r"should be non-empty|is too short \(at /(statements|opinions)\)", reason):
+    if EMPTY in reason:
         return "empty_extraction"
     if re.search(r"is too (short|long)|(non-unique|fewer|more) items", reason):
         return "verdict_mismatch"

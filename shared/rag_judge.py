@@ -54,15 +54,10 @@ def _verdict_items(labels: Sequence[str], n: int) -> dict[str, Any]:
     return {"type": "array", "items": item, "minItems": n, "maxItems": n}
 
 
-def list_schema(key: str, max_items: int = MAX_ITEMS, min_items: int = 0) -> dict[str, Any]:
-    """``{key: [str, ...]}`` with at most ``max_items`` short, non-empty strings (and at least
-    ``min_items``: a text always has a statement, so an empty list of statements is not an
-    answer; a constrained decoder then cannot return one)."""
+def list_schema(key: str, max_items: int = MAX_ITEMS) -> dict[str, Any]:
+    """``{key: [str, ...]}`` with at most ``max_items`` short, non-empty strings."""
     strings = {"type": "string", "minLength": 1, "maxLength": ITEM_MAX_CHARS}
-    items = {"type": "array", "items": strings, "maxItems": max_items}
-    if min_items:
-        items["minItems"] = min_items
-    return _object({key: items})
+    return _object({key: {"type": "array", "items": strings, "maxItems": max_items}})
 
 
 def verdicts_schema(n: int, labels: Sequence[str] = YES_NO) -> dict[str, Any]:
@@ -189,7 +184,7 @@ def _failed(desc: str, error: str | None) -> Step:
 
 def _extract(judge: Any, templates: Sequence[PromptTemplate], key: str, texts: Sequence[str],
              desc: str, questions: Sequence[str | None] | None = None,
-             min_items: int = 0) -> list[Step]:
+             require_items: bool = False) -> list[Step]:
     """``templates``: (without a question, with a question); ``questions``: one per text or
     ``None``; a text with a question is extracted with the second template, and the question's
     words count as support for its items."""
@@ -203,9 +198,10 @@ def _extract(judge: Any, templates: Sequence[PromptTemplate], key: str, texts: S
             requests.append(templates[1].request(text=text, question=question))
             examples = templates[1].examples
         sources.append((text, question or "", examples))
-        checks.append(grounding.extraction_check(key, text, question or "", examples))
-    outcomes = judge.structured(requests, list_schema(key, min_items=min_items),
-                                max_tokens=LIST_MAX_TOKENS, desc=desc, checks=checks)
+        checks.append(grounding.extraction_check(key, text, question or "", examples,
+                                                 require_items=require_items))
+    outcomes = judge.structured(requests, list_schema(key), max_tokens=LIST_MAX_TOKENS,
+                                desc=desc, checks=checks)
     steps = []
     for outcome, (text, question, examples) in zip(outcomes, sources, strict=True):
         if not outcome.ok:
@@ -223,7 +219,7 @@ def extract_statements(judge: Any, texts: Sequence[str],
     with a question (``questions``, one per text or ``None``) is split with the question shown,
     so names left out of a short answer come from the question."""
     return _extract(judge, (prompts.STATEMENTS, prompts.STATEMENTS_WITH_QUESTION), "statements",
-                    texts, "statements", questions, min_items=1)
+                    texts, "statements", questions, require_items=True)
 
 
 def extract_opinions(judge: Any, texts: Sequence[str]) -> list[Step]:

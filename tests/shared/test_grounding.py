@@ -130,12 +130,19 @@ def test_an_answer_keeps_a_supported_majority_and_drops_the_rest() -> None:
         "Koalas eat leaves."] + items[:1]}) or "")
 
 
+def test_an_empty_list_of_statements_is_invalid_for_a_text_with_words() -> None:
+    statements = extraction_check("statements", "Jane Austen", require_items=True)
+    assert "nothing extracted" in (statements({"statements": []}) or "")
+    assert statements({"statements": ["Jane Austen"]}) is None
+    assert extraction_check("opinions", "Jane Austen")({"opinions": []}) is None
+
+
 def test_categories_of_unmeasured_reasons() -> None:
     reasons = [
         "statements: invalid judge answer: copied the prompt's example: 'x'",
         "bias: invalid judge answer: copied the format placeholder 'short reason' as the reason",
         "statements: invalid judge answer: 2 of 2 items not supported by the text: 'a', 'b'",
-        "statements: invalid judge answer: [] should be non-empty (at /statements)",
+        "statements: invalid judge answer: nothing extracted from a text that has words",
         "bias: invalid judge answer: [{'verdict': 'yes'}] is too short (at /verdicts)",
         "bias: invalid judge answer: the answer is not valid JSON",
         "bias: judge backend failed: APIConnectionError",
