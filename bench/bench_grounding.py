@@ -56,7 +56,7 @@ RAG_METRICS = (
     "answer_correctness", "answer_relevance", "bias", "toxicity", "context_precision",
     "context_recall", "context_relevance", "faithfulness", "hallucination", "summary_coherence",
 )
-GROUNDING_KINDS = ("copied_example", "placeholder_reason", "unsupported_items")
+GROUNDING_KINDS = ("copied_example", "placeholder_reason", "unsupported_items", "empty_extraction")
 V1_EXAMPLES = {
     "statements": ("Paris is the capital of France.", "Paris has about two million inhabitants."),
     "opinions": ("The new stadium is a waste of money.", "The Earth is flat",

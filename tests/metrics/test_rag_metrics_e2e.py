@@ -46,7 +46,7 @@ ROWS = [
 ]
 MAX_REQUESTS_PER_ROW = 14  # 4 extractions (statements, with the question, of the reference;
 # opinions) and 10 verdict requests
-GROUNDING_KINDS = {"copied_example", "placeholder_reason", "unsupported_items"}
+GROUNDING_KINDS = {"copied_example", "placeholder_reason", "unsupported_items", "empty_extraction"}
 YES_NO = {"yes", "no"}
 
 
