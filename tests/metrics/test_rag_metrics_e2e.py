@@ -225,11 +225,13 @@ def _rest_of_the_server_test(metrics: dict[str, evaluate.Metric],
 def test_ten_metrics_on_the_local_judge(
     metrics: dict[str, evaluate.Metric], cache_dir: str
 ) -> None:
-    """One row on the embedded transformers judge (xgrammar-constrained): keys, 0 unmeasured,
-    the card's formulas and the request budget. The rerun and second-row checks of the server
-    test are the runner's, not the backend's, and are not repeated here (the local judge is the
-    slowest component of the suite)."""
+    """One row on the embedded transformers judge (xgrammar-constrained): keys, rows unmeasured
+    only for a grounding check, the card's formulas and the request budget (each first request
+    may get one repair: no proxy sees the local judge's repairs). The rerun and second-row
+    checks of the server test are the runner's, not the backend's, and are not repeated here
+    (the local judge is the slowest component of the suite)."""
     first = run_all(metrics, ROWS[:1], {"cache_dir": cache_dir, "show_progress": False})
     check(first, ROWS[:1])
-    assert total_calls(first) <= MAX_REQUESTS_PER_ROW, {n: r["usage"] for n, r in first.items()}
+    assert total_calls(first) <= 2 * MAX_REQUESTS_PER_ROW, {n: r["usage"]
+                                                            for n, r in first.items()}
 
