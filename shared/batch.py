@@ -32,7 +32,8 @@ DEFAULT_JUDGE_CHUNK_SIZE = 32
 DEFAULT_LOCAL_JUDGE_CHUNK_SIZE = 8  # the in-process judge is slow: keep the progress bar moving
 EMBEDDING_OPTION_NAMES = ("embedding_model",)
 # output keys that are never per-row details
-_NOT_DETAILS = {"scores", "individual_scores", "details", "unmeasured", "usage", "Cost", "dry_run"}
+_NOT_DETAILS = {"scores", "individual_scores", "details", "unmeasured", "usage", "Cost", "dry_run",
+                "invalid_answers"}
 
 
 class BatchInputError(ValueError):
@@ -56,6 +57,7 @@ class MetricSummary:
     dry_run: dict[str, Any] | None = None
     columns: list[str] = field(default_factory=list)
     seconds: float = 0.0
+    invalid_answers: dict[str, int] = field(default_factory=dict)  # unmeasured, per kind
 
 
 @dataclass
@@ -84,11 +86,12 @@ class BatchSummary:
                          _int(total["completion_tokens"]), _money(total["cost"])])
         else:
             header = ["metric", "aggregate(s)", "rows", "unmeasured", "calls", "cache hits",
-                      "cost"]
+                      "cost", "invalid answers"]
             rows = []
             for m in self.metrics:
                 aggregates = " ".join(f"{k}={_number(v)}" for k, v in m.aggregates.items())
-                judged = [str(m.calls), str(m.cache_hits), _money(m.cost)] if m.judge else ["-"] * 3
+                judged = ([str(m.calls), str(m.cache_hits), _money(m.cost),
+                           _invalid(m.invalid_answers)] if m.judge else ["-"] * 4)
                 rows.append([m.metric, aggregates, str(m.rows), str(m.unmeasured), *judged])
         return _format_table(header, rows)
 
@@ -392,6 +395,8 @@ def _score_metric(
                     weighted[key][0] += float(value) * count
                     weighted[key][1] += count
             _add_usage(summary, output)
+            for kind, count in (output.get("invalid_answers") or {}).items():
+                summary.invalid_answers[kind] = summary.invalid_answers.get(kind, 0) + int(count)
             bar.update(n)
     summary.seconds = time.perf_counter() - started
     summary.aggregates = {k: (s / w if w else None) for k, (s, w) in weighted.items()}
@@ -485,6 +490,12 @@ def _per_row_details(
             elif isinstance(rows[index], dict) and "unmeasured" not in rows[index]:
                 rows[index] = {**rows[index], "unmeasured": reason}
     return rows
+
+
+def _invalid(counts: Mapping[str, int]) -> str:
+    """``copied_example=2,placeholder_reason=1`` (the non-zero kinds), or ``0``."""
+    shown = ",".join(f"{kind}={count}" for kind, count in counts.items() if count)
+    return shown or "0"
 
 
 def _add_usage(summary: MetricSummary, output: Mapping[str, Any]) -> None:

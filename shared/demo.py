@@ -537,6 +537,10 @@ def unmeasured_markdown(result: Mapping[str, Any], rows: Sequence[int], scrub: _
     if not unmeasured:
         return ""
     lines = [f"**Unmeasured rows ({len(unmeasured)})**: not counted in the aggregate."]
+    invalid = {k: v for k, v in (result.get("invalid_answers") or {}).items() if v}
+    if invalid:  # the grounding checks' counts (docs/GROUNDING.md)
+        counts = ", ".join(f"{kind.replace('_', ' ')}: {count}" for kind, count in invalid.items())
+        lines.append(f"Invalid judge answers ({_escape_markdown(counts)}).")
     for item in unmeasured:
         index = item.get("index", -1)
         row = rows[index] if isinstance(index, int) and 0 <= index < len(rows) else index

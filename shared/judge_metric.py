@@ -7,6 +7,7 @@ from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
 from .config import JUDGE_OPTION_NAMES, JudgeConfig, judge_config
+from .grounding import count_invalid
 
 if TYPE_CHECKING:
     from .runner import Judge
@@ -45,14 +46,17 @@ def judge_output(
     unmeasured: list[dict[str, Any]],
     judge: Judge,
 ) -> dict[str, Any]:
-    """A judge metric's result: ``{**headline, "scores", "details", "unmeasured", "usage",
-    "Cost"}``, plus ``"dry_run": judge.plan()`` when the judge is in dry-run mode. NaN in the
-    headline or the scores becomes ``None``."""
+    """A judge metric's result: ``{**headline, "scores", "details", "unmeasured",
+    "invalid_answers", "usage", "Cost"}``, plus ``"dry_run": judge.plan()`` when the judge is in
+    dry-run mode. ``invalid_answers`` counts the unmeasured rows per kind of invalid judge answer
+    (:func:`shared.grounding.count_invalid`). NaN in the headline or the scores becomes
+    ``None``."""
     output = {key: _no_nan(value) for key, value in headline.items()}
     output.update(
         scores=[_no_nan(score) for score in scores],
         details=details,
         unmeasured=unmeasured,
+        invalid_answers=count_invalid(unmeasured),
         usage=judge.usage.as_dict(),
         Cost=judge.cost,
     )

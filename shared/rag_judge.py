@@ -9,6 +9,12 @@ and bias and toxicity reuse each other's opinions.
 
 A step never raises for a judge fault: each result is a :class:`Step` that holds a value or the
 reason it has none (the metric reports that sample as unmeasured).
+
+Every step passes grounding checks (:mod:`.grounding`) to the runner: an extraction must be
+supported by its text and copy no example of the prompt; a reason must not be a format
+placeholder. A failed check gets the runner's one repair retry, then makes the sample
+unmeasured. An extraction whose items are mostly supported keeps those and drops the rest
+(``Step.dropped``; the metrics report them as ``dropped_items`` in the row's details).
 """
 
 from __future__ import annotations
@@ -18,7 +24,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from . import prompts, scoring
+from . import grounding, prompts, scoring
 from .prompts import PromptTemplate
 
 MAX_ITEMS = 10  # statements / opinions extracted from one text
@@ -113,6 +119,7 @@ class Step:
 
     value: Any = None
     error: str | None = None
+    dropped: list[str] = field(default_factory=list)  # extracted items the text does not support
 
     @property
     def ok(self) -> bool:
@@ -175,35 +182,62 @@ def _failed(desc: str, error: str | None) -> Step:
 
 # --- steps ------------------------------------------------------------------------------------
 
-def _extract(judge: Any, template: PromptTemplate, key: str, texts: Sequence[str],
-             desc: str) -> list[Step]:
-    requests = [template.request(text=t) for t in texts]
-    outcomes = judge.structured(requests, list_schema(key), max_tokens=LIST_MAX_TOKENS, desc=desc)
-    return [
-        Step(_clean(o.value[key])) if o.ok else _failed(desc, o.error) for o in outcomes
-    ]
+def _extract(judge: Any, templates: Sequence[PromptTemplate], key: str, texts: Sequence[str],
+             desc: str, questions: Sequence[str | None] | None = None,
+             require_items: bool = False) -> list[Step]:
+    """``templates``: (without a question, with a question); ``questions``: one per text or
+    ``None``; a text with a question is extracted with the second template, and the question's
+    words count as support for its items."""
+    questions = list(questions) if questions is not None else [None] * len(texts)
+    requests, checks, sources = [], [], []
+    for text, question in zip(texts, questions, strict=True):
+        if question is None:
+            requests.append(templates[0].request(text=text))
+            examples = templates[0].examples
+        else:
+            requests.append(templates[1].request(text=text, question=question))
+            examples = templates[1].examples
+        sources.append((text, question or "", examples))
+        checks.append(grounding.extraction_check(key, text, question or "", examples,
+                                                 require_items=require_items))
+    outcomes = judge.structured(requests, list_schema(key), max_tokens=LIST_MAX_TOKENS,
+                                desc=desc, checks=checks)
+    steps = []
+    for outcome, (text, question, examples) in zip(outcomes, sources, strict=True):
+        if not outcome.ok:
+            steps.append(_failed(desc, outcome.error))
+            continue
+        report = grounding.ground_items(_clean(outcome.value[key]), text, question, examples)
+        steps.append(Step(report.kept, dropped=report.unsupported))
+    return steps
 
 
-def extract_statements(judge: Any, texts: Sequence[str]) -> list[Step]:
+def extract_statements(judge: Any, texts: Sequence[str],
+                       questions: Sequence[str | None] | None = None) -> list[Step]:
     """Per text, its statements (``list[str]``): the first step of answer correctness, answer
-    relevance, faithfulness (claims) and context recall (the reference's statements)."""
-    return _extract(judge, prompts.STATEMENTS, "statements", texts, "statements")
+    relevance, faithfulness (claims) and context recall (the reference's statements). A text
+    with a question (``questions``, one per text or ``None``) is split with the question shown,
+    so names left out of a short answer come from the question."""
+    return _extract(judge, (prompts.STATEMENTS, prompts.STATEMENTS_WITH_QUESTION), "statements",
+                    texts, "statements", questions, require_items=True)
 
 
 def extract_opinions(judge: Any, texts: Sequence[str]) -> list[Step]:
     """Per text, the writer's opinions (``list[str]``): the first step of bias and toxicity."""
-    return _extract(judge, prompts.OPINIONS, "opinions", texts, "opinions")
+    return _extract(judge, (prompts.OPINIONS, prompts.OPINIONS), "opinions", texts, "opinions")
 
 
 def _structured_by_size(judge: Any, requests: list[Any], schemas: list[dict[str, Any]],
-                        sizes: list[int], desc: str) -> list[Any]:
+                        sizes: list[int], desc: str, check: Any) -> list[Any]:
     """``judge.structured`` with a token limit that depends only on each request's own number
-    of verdicts, so a request's cache key does not depend on the other rows of the batch."""
+    of verdicts, so a request's cache key does not depend on the other rows of the batch;
+    ``check`` (a :mod:`.grounding` check) runs on every answer."""
     outcomes: list[Any] = [None] * len(requests)
     for size in sorted(set(sizes)):
         picked = [k for k, s in enumerate(sizes) if s == size]
         answers = judge.structured([requests[k] for k in picked], [schemas[k] for k in picked],
-                                   max_tokens=_verdict_max_tokens(size), desc=desc)
+                                   max_tokens=_verdict_max_tokens(size), desc=desc,
+                                   checks=[check] * len(picked))
         for k, answer in zip(picked, answers, strict=True):
             outcomes[k] = answer
     return outcomes
@@ -233,7 +267,8 @@ def judge_items(judge: Any, template: PromptTemplate, items_field: str,
     ]
     schemas = [verdicts_schema(len(jobs[i].items)) for i in send]
     sizes = [len(jobs[i].items) for i in send]
-    outcomes = _structured_by_size(judge, requests, schemas, sizes, desc)
+    outcomes = _structured_by_size(judge, requests, schemas, sizes, desc,
+                                   grounding.reasons_check(["verdicts"], template.examples))
     for i, outcome in zip(send, outcomes, strict=True):
         if not outcome.ok:
             results[i] = _failed(desc, outcome.error)
@@ -282,7 +317,8 @@ def correctness_verdicts(judge: Any, jobs: Sequence[CorrectnessJob | None]) -> l
         for i in send
     ]
     sizes = [len(jobs[i].answer_statements) + len(jobs[i].reference_statements) for i in send]
-    outcomes = _structured_by_size(judge, requests, schemas, sizes, "answer_correctness")
+    check = grounding.reasons_check(["answer", "reference"], prompts.ANSWER_CORRECTNESS.examples)
+    outcomes = _structured_by_size(judge, requests, schemas, sizes, "answer_correctness", check)
     for i, outcome in zip(send, outcomes, strict=True):
         if not outcome.ok:
             results[i] = _failed("answer_correctness", outcome.error)
@@ -302,9 +338,10 @@ def rate_summaries(judge: Any, sources: Sequence[str], summaries: Sequence[str])
     """Summary coherence: per sample ``{"score": 1..5, "reason": str}``."""
     requests = [prompts.SUMMARY_COHERENCE.request(source=s, summary=p)
                 for s, p in zip(sources, summaries, strict=True)]
+    check = grounding.reasons_check([""], prompts.SUMMARY_COHERENCE.examples)
     outcomes = judge.structured(requests, coherence_schema(),
                                 max_tokens=_token_limit(SUMMARY_REASON_MAX_CHARS + 40),
-                                desc="summary_coherence")
+                                desc="summary_coherence", checks=[check] * len(requests))
     return [
         Step({"score": o.value["score"], "reason": o.value["reason"]}) if o.ok
         else _failed("summary_coherence", o.error)
@@ -314,6 +351,13 @@ def rate_summaries(judge: Any, sources: Sequence[str], summaries: Sequence[str])
 
 def verdict_dicts(verdicts: Sequence[Verdict]) -> list[dict[str, str]]:
     return [v.as_dict() for v in verdicts]
+
+
+def dropped_details(*steps: Step | None) -> dict[str, Any]:
+    """A row's ``dropped_items`` (how many extracted items the grounding check dropped) and,
+    when there are any, the ``unsupported`` items themselves."""
+    dropped = [item for step in steps if step is not None for item in step.dropped]
+    return {"dropped_items": len(dropped), **({"unsupported": dropped} if dropped else {})}
 
 
 class SampleResults:
@@ -330,7 +374,9 @@ class SampleResults:
 
     def fail(self, index: int, reason: str, **details: Any) -> None:
         self.scores[index] = None
-        self.details[index] = {"error": reason, **details}
+        kind = grounding.category(reason)
+        self.details[index] = {"error": reason, **({"invalid_answer": kind} if kind else {}),
+                               **details}
         self.unmeasured.append({"index": index, "reason": reason})
 
     def first_error(self, index: int, *steps: Step | None) -> bool:
@@ -371,7 +417,7 @@ def flagged_opinion_share(judge: Any, predictions: Sequence[str], template: Prom
             continue
         flags = [v.yes for v in judged.value]
         results.score(i, scoring.proportion(flags, empty=0.0), opinions=step.value,
-                      verdicts=verdict_dicts(judged.value))
+                      verdicts=verdict_dicts(judged.value), **dropped_details(step))
     return results
 
 

@@ -36,6 +36,9 @@ if TYPE_CHECKING:
 
 DRY_RUN_ERROR = "dry run: not sent"
 MAX_REASON_CHARS = 300
+CHECK_VERSION = "1"  # in the cache key of checked requests: bump when shared/grounding.py changes
+
+Check = Callable[[Any], "str | None"]
 
 
 @dataclass
@@ -451,29 +454,50 @@ class Judge:
 
     def structured(self, requests: Iterable[JudgeRequest],
                    schemas: dict[str, Any] | Sequence[dict[str, Any]],
-                   max_tokens: int = 512, desc: str | None = None) -> list[Outcome]:
+                   max_tokens: int = 512, desc: str | None = None,
+                   checks: Sequence[Check | None] | None = None) -> list[Outcome]:
         """Each request's JSON answer, parsed and validated against its schema
         (``Outcome.value``: the parsed JSON).
 
         ``schemas``: one JSON-schema dict for every request, or a sequence with one per request.
         An unconstrained backend whose answer does not validate gets one repair retry; still
-        invalid: ``Outcome(error="invalid judge answer: <reason>")``."""
+        invalid: ``Outcome(error="invalid judge answer: <reason>")``.
+
+        ``checks``: optional, one callable (or ``None``) per request, run on each schema-valid
+        answer: ``None`` when the answer is usable, else the reason it is not (e.g.
+        :mod:`shared.grounding`: copied from the prompt). A failed check gets the same one repair
+        retry, on every backend, with that reason spelled out. Only answers that pass are
+        cached, under a key holding ``CHECK_VERSION`` (a check depends only on its request,
+        which the key holds too), so a cached answer has passed its check."""
         requests = _check_requests(requests)
         if isinstance(max_tokens, bool) or not isinstance(max_tokens, int) or max_tokens < 1:
             raise ValueError(f"max_tokens must be an int >= 1, got {max_tokens!r}")
         per_request = _check_schemas(schemas, len(requests))
+        if checks is not None and len(checks) != len(requests):
+            raise ValueError(f"checks has {len(checks)} entries for {len(requests)} requests")
         if not requests:
             return []
         if self.config.dry_run:
             return self._planned_structured(requests, per_request, max_tokens)
         backend = self.backend
         sampling = backend.sampling_params("structured")
+        extra = {} if checks is None else {"check": CHECK_VERSION}
         keys = [
             self._key("structured", request, sampling,
-                      {"schema": schema.schema, "max_tokens": max_tokens})
+                      {"schema": schema.schema, "max_tokens": max_tokens, **extra})
             for request, schema in zip(requests, per_request, strict=True)
         ]
         schema_of = dict(zip(keys, per_request, strict=True))
+        check_of = dict(zip(keys, checks or [None] * len(keys), strict=True))
+
+        def parse(key: str, answer: Any) -> tuple[Any, str | None, bool]:
+            """(value, reason, repairable): schema first, then the request's check."""
+            value, reason = schema_of[key].parse(answer)
+            if reason is not None or check_of[key] is None:
+                return value, reason, isinstance(answer, str) and not backend.constrained
+            reason = check_of[key](value)
+            return (value, None, False) if reason is None else (None, _short(reason), True)
+
         batch = _Batch(self, requests, keys, desc)
         try:
             missing = batch.serve_known(lambda payload: payload["value"])
@@ -484,15 +508,17 @@ class Judge:
                 if not outcome.ok:
                     batch.deliver(key, outcome)
                     return
-                value, reason = schema_of[key].parse(outcome.value)
+                value, reason, repairable = parse(key, outcome.value)
                 if reason is None:
                     batch.deliver(key, Outcome(value=value, usage=outcome.usage), {"value": value})
-                elif backend.constrained or not isinstance(outcome.value, str):
+                elif not repairable:
                     batch.deliver(key, Outcome(error=f"invalid judge answer: {reason}",
                                                usage=outcome.usage))
                 else:
+                    answer = outcome.value if isinstance(outcome.value, str) else json.dumps(
+                        outcome.value, ensure_ascii=False)
                     with repairs_lock:
-                        repairs[key] = (outcome.value, reason, outcome.usage)
+                        repairs[key] = (answer, reason, outcome.usage)
 
             def handle_repair(key: str, outcome: Outcome) -> None:
                 answer, reason, first_usage = repairs[key]
@@ -503,7 +529,7 @@ class Judge:
                         error=_short(f"invalid judge answer: {reason}; repair failed: "
                                      f"{outcome.error}"), usage=usage))
                     return
-                value, new_reason = schema_of[key].parse(outcome.value)
+                value, new_reason, _ = parse(key, outcome.value)
                 if new_reason is None:
                     batch.deliver(key, Outcome(value=value, usage=usage), {"value": value})
                 else:

@@ -111,7 +111,9 @@ class AnswerCorrectness(ValidatedMetric):
 
         n = len(predictions)
         flat_references = [ref for refs in references for ref in refs]
-        steps = rag_judge.extract_statements(judge, list(predictions) + flat_references)
+        asked = list(questions) if questions is not None else [None] * n
+        steps = rag_judge.extract_statements(  # the question resolves names in the answer
+            judge, list(predictions) + flat_references, asked + [None] * len(flat_references))
         answer_steps, reference_steps = steps[:n], steps[n:]
         pairs = [(i, r) for i, refs in enumerate(references) for r in range(len(refs))]
 
@@ -152,7 +154,9 @@ class AnswerCorrectness(ValidatedMetric):
             raw = per_reference[best]["score"]
             results.score(i, scoring.binarize(raw, threshold),
                           prediction_statements=answer_steps[i].value, references=per_reference,
-                          best_reference=best, score_before_threshold=raw)
+                          best_reference=best, score_before_threshold=raw,
+                          **rag_judge.dropped_details(answer_steps[i],
+                                                      *(pair[0] for pair in steps_i)))
         return judge_output({"answer_correctness": mean_measured(results.scores)}, results.scores,
                             results.details, results.unmeasured, judge)
 

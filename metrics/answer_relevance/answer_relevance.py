@@ -72,7 +72,7 @@ class AnswerRelevance(ValidatedMetric):
         config, options = split_judge_options(options)
         rag_judge.reject_unknown_options("answer_relevance", options)
         judge = get_judge(config)
-        statements = rag_judge.extract_statements(judge, predictions)
+        statements = rag_judge.extract_statements(judge, predictions, questions)
         jobs = []
         for question, prediction, step in zip(questions, predictions, statements, strict=True):
             items = rag_judge.items_or_estimate(judge, step, prediction)
@@ -86,6 +86,7 @@ class AnswerRelevance(ValidatedMetric):
                 continue
             flags = [v.yes for v in judged.value]
             results.score(i, scoring.proportion(flags, empty=0.0), statements=step.value,
-                          verdicts=rag_judge.verdict_dicts(judged.value))
+                          verdicts=rag_judge.verdict_dicts(judged.value),
+                          **rag_judge.dropped_details(step))
         return judge_output({"answer_relevance": mean_measured(results.scores)}, results.scores,
                             results.details, results.unmeasured, judge)

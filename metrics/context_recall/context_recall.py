@@ -102,6 +102,7 @@ class ContextRecall(ValidatedMetric):
                 per_reference.append({"statements": step.value, "score": score,
                                       "verdicts": rag_judge.verdict_dicts(judged.value)})
             results.score(i, scoring.best([r["score"] for r in per_reference]),
-                          references=per_reference)
+                          references=per_reference,
+                          **rag_judge.dropped_details(*(step for step, _ in steps)))
         return judge_output({"context_recall": mean_measured(results.scores)}, results.scores,
                             results.details, results.unmeasured, judge)

@@ -101,6 +101,7 @@ class Faithfulness(ValidatedMetric):
                 continue
             flags = [v.yes for v in judged.value]
             results.score(i, scoring.proportion(flags, empty=1.0), claims=step.value,
-                          verdicts=rag_judge.verdict_dicts(judged.value))
+                          verdicts=rag_judge.verdict_dicts(judged.value),
+                          **rag_judge.dropped_details(step))
         return judge_output({"faithfulness": mean_measured(results.scores)}, results.scores,
                             results.details, results.unmeasured, judge)

@@ -4,8 +4,11 @@ and the embedded local model (xgrammar-constrained decoding).
 The tiny judge is not expected to be right; what must hold is the pipeline: documented keys,
 every sample measured (constrained decoding yields schema-valid answers), scores in range and
 equal to the card's formula applied to the returned verdicts, and the request budget: with one
-reference and two contexts, the ten metrics on one row send at most 14 requests through one
-shared cache, and a second run sends none.
+reference and two contexts, the ten metrics on one row send at most 14 first requests through
+one shared cache (plus at most one repair each, for an answer failing a grounding check), and a
+second run sends none. A row may be unmeasured only for a grounding check (docs/GROUNDING.md:
+the tiny judge copied the prompt's placeholder), which ``invalid_answers`` counts; no measured
+row keeps an item its text does not support.
 """
 
 from __future__ import annotations
@@ -16,8 +19,10 @@ from typing import Any
 import evaluate
 import numpy as np
 import pytest
+from faultproxy import FaultProxy
 
 from shared import registry
+from shared.grounding import CATEGORIES, category
 
 NAMES = (
     "answer_correctness", "answer_relevance", "bias", "toxicity", "context_precision",
@@ -39,7 +44,9 @@ ROWS = [
         "source": "Paris is the capital of France. France is in Europe.",
     },
 ]
-MAX_REQUESTS_PER_ROW = 14
+MAX_REQUESTS_PER_ROW = 14  # 4 extractions (statements, with the question, of the reference;
+# opinions) and 10 verdict requests
+GROUNDING_KINDS = {"copied_example", "placeholder_reason", "unsupported_items", "empty_extraction"}
 YES_NO = {"yes", "no"}
 
 
@@ -116,32 +123,58 @@ def expected_score(name: str, detail: dict[str, Any], row: dict[str, Any]) -> fl
 
 def check(results: dict[str, dict[str, Any]], rows: list[dict[str, Any]]) -> None:
     for name, result in results.items():
-        assert set(result) == {name, "scores", "details", "unmeasured", "usage", "Cost"}, name
-        assert result["unmeasured"] == [], (name, result["unmeasured"])
+        assert set(result) == {name, "scores", "details", "unmeasured", "invalid_answers",
+                               "usage", "Cost"}, name
+        unmeasured = {u["index"]: u["reason"] for u in result["unmeasured"]}
+        assert all(category(r) in GROUNDING_KINDS for r in unmeasured.values()), unmeasured
+        counted = {k: sum(category(r) == k for r in unmeasured.values()) for k in CATEGORIES}
+        assert result["invalid_answers"] == counted, name
         scores = result["scores"]
         assert len(scores) == len(rows) == len(result["details"])
-        for score, detail, row in zip(scores, result["details"], rows, strict=True):
+        for index, (score, detail, row) in enumerate(zip(scores, result["details"], rows,
+                                                         strict=True)):
+            if index in unmeasured:
+                assert score is None and detail["error"] == unmeasured[index]
+                continue
             if name == "summary_coherence":
                 assert isinstance(score, int) and 1 <= score <= 5
                 assert isinstance(detail["reason"], str)
             else:
                 assert 0.0 <= score <= 1.0 and not math.isnan(score)
                 assert score == pytest.approx(expected_score(name, detail, row)), name
-        assert result[name] == pytest.approx(sum(scores) / len(scores))
+        measured = [s for s in scores if s is not None]
+        if measured:
+            assert result[name] == pytest.approx(sum(measured) / len(measured))
+        else:
+            assert result[name] is None
 
 
-def check_request_budget(metrics: dict[str, evaluate.Metric], options: dict[str, Any]) -> None:
+def check_request_budget(metrics: dict[str, evaluate.Metric], options: dict[str, Any],
+                         repairs: Any = None) -> None:
+    """``repairs()``: repair requests sent so far (counted by a proxy), or ``None`` when they
+    cannot be seen: then each first request may have had one."""
+    def within_budget(results: dict[str, dict[str, Any]], repaired_before: int) -> int:
+        calls = total_calls(results)
+        if repairs is None:
+            assert calls <= 2 * MAX_REQUESTS_PER_ROW, {n: r["usage"] for n, r in results.items()}
+            return 0
+        repaired = repairs() - repaired_before
+        assert calls - repaired <= MAX_REQUESTS_PER_ROW, {n: r["usage"] for n, r in results.items()}
+        assert repaired <= calls - repaired
+        return repaired_before + repaired
+
     first = run_all(metrics, ROWS[:1], options)
     check(first, ROWS[:1])
-    assert total_calls(first) <= MAX_REQUESTS_PER_ROW, {n: r["usage"] for n, r in first.items()}
+    seen = within_budget(first, 0)
 
-    again = run_all(metrics, ROWS[:1], options)
-    assert total_calls(again) == 0
+    again = run_all(metrics, ROWS[:1], options)  # only an answer that failed is asked again
+    assert all(r["usage"]["calls"] == 0 for r in again.values() if not r["unmeasured"])
     assert {n: r["scores"] for n, r in again.items()} == {n: r["scores"] for n, r in first.items()}
+    seen = repairs() if repairs is not None else 0
 
     both = run_all(metrics, ROWS, options)  # only the second row is new
     check(both, ROWS)
-    assert total_calls(both) <= MAX_REQUESTS_PER_ROW
+    within_budget(both, seen)
     assert {n: r["scores"][0] for n, r in both.items()} == {
         n: r["scores"][0] for n, r in first.items()
     }
@@ -151,11 +184,18 @@ def check_request_budget(metrics: dict[str, evaluate.Metric], options: dict[str,
 def test_ten_metrics_on_the_llama_cpp_server(
     metrics: dict[str, evaluate.Metric], llama_server: str, cache_dir: str
 ) -> None:
-    options = {
-        "provider": "openai-compatible", "base_url": llama_server, "model": "smollm2",
-        "response_format": "json_object", "cache_dir": cache_dir, "show_progress": False,
-    }
-    check_request_budget(metrics, options)
+    with FaultProxy(llama_server) as proxy:  # passes everything on; counts repair requests
+        options = {
+            "provider": "openai-compatible", "base_url": proxy.url, "model": "smollm2",
+            "response_format": "json_object", "cache_dir": cache_dir, "show_progress": False,
+        }
+        check_request_budget(metrics, options, repairs=lambda: sum(
+            len(seen.body.get("messages") or []) > 1 for seen in proxy.seen))
+        _rest_of_the_server_test(metrics, options)
+
+
+def _rest_of_the_server_test(metrics: dict[str, evaluate.Metric],
+                             options: dict[str, Any]) -> None:
 
     # answer correctness: the similarity part against sentence-transformers itself, and the
     # F1-only (Valor) definition with a threshold; both from the cache (no new request)
@@ -166,6 +206,10 @@ def test_ten_metrics_on_the_llama_cpp_server(
     row = ROWS[0]
     correctness = metrics["answer_correctness"]
     result = correctness.compute(**inputs("answer_correctness", [row]), **options)
+    if result["unmeasured"]:  # the tiny judge gave no grounded statements (docs/GROUNDING.md)
+        assert category(result["unmeasured"][0]["reason"]) in GROUNDING_KINDS
+        assert result["details"][0]["invalid_answer"] in GROUNDING_KINDS
+        return  # nothing to compare the similarity part with
     reference = result["details"][0]["references"][0]
     encoder = SentenceTransformer(str(embedding_model_dir()), device="cpu")
     a, b = encoder.encode([row["prediction"], row["reference"]])
@@ -185,11 +229,13 @@ def test_ten_metrics_on_the_llama_cpp_server(
 def test_ten_metrics_on_the_local_judge(
     metrics: dict[str, evaluate.Metric], cache_dir: str
 ) -> None:
-    """One row on the embedded transformers judge (xgrammar-constrained): keys, 0 unmeasured,
-    the card's formulas and the request budget. The rerun and second-row checks of the server
-    test are the runner's, not the backend's, and are not repeated here (the local judge is the
-    slowest component of the suite)."""
+    """One row on the embedded transformers judge (xgrammar-constrained): keys, rows unmeasured
+    only for a grounding check, the card's formulas and the request budget (each first request
+    may get one repair: no proxy sees the local judge's repairs). The rerun and second-row
+    checks of the server test are the runner's, not the backend's, and are not repeated here
+    (the local judge is the slowest component of the suite)."""
     first = run_all(metrics, ROWS[:1], {"cache_dir": cache_dir, "show_progress": False})
     check(first, ROWS[:1])
-    assert total_calls(first) <= MAX_REQUESTS_PER_ROW, {n: r["usage"] for n, r in first.items()}
+    assert total_calls(first) <= 2 * MAX_REQUESTS_PER_ROW, {n: r["usage"]
+                                                            for n, r in first.items()}
 

@@ -60,8 +60,8 @@ def test_extraction_uses_one_prompt_whatever_the_metric() -> None:
     text = "Paris is the capital of France."
     first = prompts.STATEMENTS.request(text=text)
     assert first == prompts.STATEMENTS.request(text=text)
-    assert first.prompt_id == "statements@1"
-    assert prompts.OPINIONS.request(text=text).prompt_id == "opinions@1"
+    assert first.prompt_id == "statements@2"
+    assert prompts.OPINIONS.request(text=text).prompt_id == "opinions@2"
 
 
 def test_lists_go_in_as_one_json_array() -> None:

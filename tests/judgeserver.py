@@ -1,0 +1,83 @@
+"""A small OpenAI-compatible chat-completions server on 127.0.0.1 whose answers a test writes.
+
+``with JudgeServer(answer) as server: server.url`` serves ``POST /v1/chat/completions``: each
+request's body goes to ``answer(body) -> str`` and the string comes back as the assistant's
+message, in a real chat-completion envelope (:func:`faultproxy._envelope`). The real
+``openai`` client and the project's OpenAI-compatible backend talk to it as to any server; what
+the test controls is only what the "model" says. Bodies are recorded in ``seen``.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import threading
+from collections.abc import Callable
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+from faultproxy import _envelope
+
+Answer = Callable[[dict[str, Any]], str]
+_FENCED = re.compile(r"<(data-([a-z_]+)-[0-9a-f]{12})>\n(.*?)\n</\1>", re.DOTALL)
+
+
+def fenced_fields(body: dict[str, Any]) -> dict[str, str]:
+    """The fenced user data of the request's first user message, by field name."""
+    first = next(m for m in body["messages"] if m["role"] == "user")
+    return {name: value for _, name, value in _FENCED.findall(first["content"])}
+
+
+def is_repair(body: dict[str, Any]) -> bool:
+    return len(body["messages"]) > 1
+
+
+class JudgeServer:
+    def __init__(self, answer: Answer) -> None:
+        self.answer = answer
+        self.seen: list[dict[str, Any]] = []
+        self._lock = threading.Lock()
+        self._server: ThreadingHTTPServer | None = None
+
+    def __enter__(self) -> JudgeServer:
+        owner = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, format: str, *args: Any) -> None:
+                pass
+
+            def do_POST(self) -> None:
+                body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+                with owner._lock:
+                    owner.seen.append(body)
+                try:
+                    content = owner.answer(body)
+                    data = json.dumps(_envelope(body, {"role": "assistant", "content": content},
+                                                None)).encode()
+                    status = 200
+                except Exception as exc:  # a bug in the test's answer: a visible 500
+                    data = json.dumps({"error": {"message": repr(exc)}}).encode()
+                    status = 500
+                self.send_response(status)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self._server.daemon_threads = True
+        threading.Thread(target=self._server.serve_forever, kwargs={"poll_interval": 0.05},
+                         daemon=True).start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        assert self._server is not None
+        self._server.shutdown()
+        self._server.server_close()
+
+    @property
+    def url(self) -> str:
+        assert self._server is not None
+        return f"http://127.0.0.1:{self._server.server_address[1]}/v1"

@@ -1,0 +1,239 @@
+"""The grounding rule on hand-made cases, and the runner's check hook with its repair pass.
+
+The cases are written from the rule's statement in docs/GROUNDING.md (what a reader expects to
+be supported or not), not from this module's output."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+
+import pytest
+from judgeserver import JudgeServer
+
+from shared import get_judge, judge_config, prompts, rag_judge
+from shared.cache import CallCache
+from shared.grounding import (
+    CATEGORIES,
+    SUPPORT_MIN,
+    category,
+    content_stems,
+    copied_example,
+    count_invalid,
+    extraction_check,
+    ground_items,
+    is_supported,
+    reasons_check,
+    support,
+)
+
+V1_EXAMPLES = ("Paris is the capital of France.", "Paris has about two million inhabitants.")
+
+
+# --- the support rule --------------------------------------------------------------------------
+
+def test_the_sources_own_sentence_and_a_reordering_are_supported() -> None:
+    source = "Canberra is the capital city of Australia. It was chosen as a compromise."
+    assert support("Canberra is the capital city of Australia.", source) == 1.0
+    assert is_supported("The capital of Australia is Canberra.", source)
+
+
+def test_a_pronoun_resolved_from_the_question_is_supported_only_with_the_question() -> None:
+    answer = "She wrote it in 1813."
+    question = "Who wrote Pride and Prejudice, Jane Austen or Emily Bronte?"
+    statement = "Jane Austen wrote Pride and Prejudice in 1813."
+    assert not is_supported(statement, answer)  # names the answer alone never gives
+    assert is_supported(statement, answer, question)
+
+
+def test_numbers_must_occur_in_the_source() -> None:
+    source = "At sea level pure water boils at 100 °C (212 °F)."
+    assert is_supported("Water boils at 100 degrees at sea level.", source)
+    # every other word is the source's own, but the number is invented
+    assert support("Water boils at 90 °C at sea level.", source) >= SUPPORT_MIN
+    assert not is_supported("Water boils at 90 °C at sea level.", source)
+    assert is_supported("The town has 2000 people.", "The town has 2,000 people.")
+
+
+def test_a_paraphrase_with_the_sources_words_and_inflections_is_supported() -> None:
+    source = "The museum opened in May and visitors praised its collection."
+    assert is_supported("Visitors praise the museum's collection.", source)
+    assert is_supported("The museum opens in May.", source)
+
+
+def test_an_item_from_another_text_is_not_supported() -> None:
+    source = "The capital of Australia is Canberra."
+    assert not is_supported("Sydney has a famous opera house.", source)
+    assert not is_supported("The Eiffel Tower is in Paris.", source)
+    assert support("Sydney has a famous opera house.", source) == 0.0
+
+
+def test_accents_case_and_stopwords_do_not_matter() -> None:
+    assert content_stems("The Café in Zürich") == content_stems("the cafe in zurich")
+    assert content_stems("It is the one.") == []
+    assert is_supported("It is.", "It is what it is.")  # no content word: all its words occur
+    assert not is_supported("It was.", "It is.")
+
+
+# --- copies of the prompt -----------------------------------------------------------------------
+
+def test_an_example_of_the_prompt_is_never_supported_even_when_the_source_holds_it() -> None:
+    source = "Paris is the capital of France. Paris has about two million inhabitants."
+    report = ground_items(["Paris is the capital of France."], source, examples=V1_EXAMPLES)
+    assert report.copies and not report.kept
+    assert "copied the prompt's example" in (report.reason or "")
+
+
+def test_an_example_blended_with_the_input_is_a_copy() -> None:
+    source = "The capital of Australia is Canberra."
+    # near-equal to the example (one word changed)
+    assert copied_example("Paris is the capital of Australia.", V1_EXAMPLES) is not None
+    # not near-equal, but its missing words come from an example sentence
+    report = ground_items(["Canberra has about two million inhabitants."], source,
+                          examples=V1_EXAMPLES)
+    assert [item for item, _ in report.copies] == ["Canberra has about two million inhabitants."]
+
+
+def test_a_placeholder_copied_as_an_item_or_a_reason_is_caught() -> None:
+    placeholders = prompts.STATEMENTS.examples
+    assert copied_example("<a statement of the text>", placeholders)
+    assert copied_example("A statement of the text.", placeholders)
+    check = reasons_check(["verdicts"], prompts.BIAS.examples)
+    assert check({"verdicts": [{"verdict": "no", "reason": "it names no group"}]}) is None
+    copied = check({"verdicts": [{"verdict": "no", "reason": "it names no group"},
+                                 {"verdict": "yes", "reason": "<why, in your own words>"}]})
+    assert copied is not None and "verdicts 2" in copied
+    assert "short reason" in (check({"verdicts": [{"verdict": "no", "reason": "Short reason."}]})
+                              or "")
+
+
+def test_example_sentences_of_the_current_prompts_are_none_of_the_tests_inputs() -> None:
+    """The version-2 prompts show placeholders only: a real text about Paris is not a copy."""
+    for template in (prompts.STATEMENTS, prompts.STATEMENTS_WITH_QUESTION, prompts.OPINIONS):
+        assert copied_example("Paris is the capital of France.", template.examples) is None
+        for example in template.examples:
+            assert example in template.text
+
+
+# --- whole answers ------------------------------------------------------------------------------
+
+def test_an_answer_keeps_a_supported_majority_and_drops_the_rest() -> None:
+    source = "Canberra is the capital of Australia. It was a compromise between two cities."
+    items = ["Canberra is the capital of Australia.", "Canberra was a compromise.",
+             "Kangaroos live in the outback."]
+    report = ground_items(items, source)
+    assert report.kept == items[:2] and report.unsupported == items[2:]
+    assert report.reason is None
+    check = extraction_check("statements", source)
+    assert check({"statements": items}) is None
+    assert "2 of 3 items not supported" in (check({"statements": items[2:] + [
+        "Koalas eat leaves."] + items[:1]}) or "")
+
+
+def test_an_empty_list_of_statements_is_invalid_for_a_text_with_words() -> None:
+    statements = extraction_check("statements", "Jane Austen", require_items=True)
+    assert "nothing extracted" in (statements({"statements": []}) or "")
+    assert statements({"statements": ["Jane Austen"]}) is None
+    assert extraction_check("opinions", "Jane Austen")({"opinions": []}) is None
+
+
+def test_categories_of_unmeasured_reasons() -> None:
+    reasons = [
+        "statements: invalid judge answer: copied the prompt's example: 'x'",
+        "bias: invalid judge answer: copied the format placeholder 'short reason' as the reason",
+        "statements: invalid judge answer: 2 of 2 items not supported by the text: 'a', 'b'",
+        "statements: invalid judge answer: nothing extracted from a text that has words",
+        "bias: invalid judge answer: [{'verdict': 'yes'}] is too short (at /verdicts)",
+        "bias: invalid judge answer: the answer is not valid JSON",
+        "bias: judge backend failed: APIConnectionError",
+    ]
+    assert [category(r) for r in reasons] == [*CATEGORIES, None]
+    counts = count_invalid([{"index": i, "reason": r} for i, r in enumerate(reasons)])
+    assert counts == dict.fromkeys(CATEGORIES, 1)
+
+
+# --- the runner's check hook --------------------------------------------------------------------
+
+def _judge(url: str, constrained: bool = False):
+    """The real OpenAI-compatible backend and runner against a scripted loopback server."""
+    return get_judge(judge_config(
+        provider="openai-compatible", base_url=url, model="scripted", api_key="sk-none",
+        response_format="json_object" if constrained else "none", use_cache=False,
+        show_progress=False, max_retries=0))
+
+
+def _script(*answers: str) -> Callable[[dict], str]:
+    queue = list(answers)
+    return lambda body: queue.pop(0)
+
+
+SOURCE = "The capital of Australia is Canberra."
+COPY = json.dumps({"statements": ["Paris is the capital of Australia."]})
+GOOD = json.dumps({"statements": ["Canberra is the capital of Australia."]})
+
+
+@pytest.mark.parametrize("constrained", [False, True])
+def test_a_failed_check_is_repaired_with_its_reason_on_every_backend(constrained: bool) -> None:
+    """A schema-valid copy gets the repair retry even from a constrained backend (which gets
+    none for a schema error: its decoder already enforced the schema)."""
+    request = prompts.STATEMENTS.request(text=SOURCE)
+    check = extraction_check("statements", SOURCE, examples=V1_EXAMPLES)
+    with JudgeServer(_script(COPY, GOOD)) as server:
+        judge = _judge(server.url, constrained)
+        assert judge.backend.constrained == constrained
+        (outcome,) = judge.structured([request], rag_judge.list_schema("statements"),
+                                      checks=[check])
+        assert outcome.ok and outcome.value == json.loads(GOOD)
+        repair = server.seen[1]["messages"]
+    assert repair[-2] == {"role": "assistant", "content": COPY}
+    assert "copied the prompt's example" in repair[-1]["content"]
+    assert "Paris is the capital of Australia." in repair[-1]["content"]
+
+
+def test_a_check_still_failing_after_repair_is_an_invalid_answer_saying_what_was_copied(
+        cache_dir: str) -> None:
+    request = prompts.STATEMENTS.request(text=SOURCE)
+    check = extraction_check("statements", SOURCE, examples=V1_EXAMPLES)
+    with JudgeServer(_script(COPY, COPY)) as server:
+        judge = get_judge(judge_config(
+            provider="openai-compatible", base_url=server.url, model="scripted",
+            api_key="sk-none", response_format="none", cache_dir=cache_dir, show_progress=False))
+        (outcome,) = judge.structured([request], rag_judge.list_schema("statements"),
+                                      checks=[check])
+        assert len(server.seen) == 2  # one repair, no more
+    assert not outcome.ok
+    assert outcome.error.startswith("invalid judge answer: copied the prompt's example")
+    assert "Paris is the capital of Australia." in outcome.error
+    assert len(CallCache(cache_dir)) == 0  # never cached: a rerun asks again
+
+
+def test_checks_change_the_cache_key_and_must_match_the_requests(cache_dir: str) -> None:
+    request = prompts.STATEMENTS.request(text=SOURCE)
+    schema = rag_judge.list_schema("statements")
+    with JudgeServer(_script(GOOD, GOOD)) as server:
+        options = dict(provider="openai-compatible", base_url=server.url, model="scripted",
+                       api_key="sk-none", response_format="none", cache_dir=cache_dir,
+                       show_progress=False)
+        judge = get_judge(judge_config(**options))
+        with pytest.raises(ValueError, match="checks has 2 entries for 1 requests"):
+            judge.structured([request], schema, checks=[None, None])
+        judge.structured([request], schema)
+        judge.structured([request], schema, checks=[lambda value: None])
+        assert judge.usage.calls == 2  # the checked request did not reuse the unchecked answer
+        again = get_judge(judge_config(**options))
+        again.structured([request], schema, checks=[lambda value: None])
+        assert again.usage.calls == 0 and again.usage.cache_hits == 1
+
+
+def test_the_demo_lists_invalid_answers_above_the_unmeasured_rows() -> None:
+    from shared.demo import _Scrubber, unmeasured_markdown
+
+    reason = ("bias: invalid judge answer: copied the format placeholder 'short reason' as "
+              "the reason")
+    result = {"unmeasured": [{"index": 0, "reason": reason}],
+              "invalid_answers": count_invalid([{"index": 0, "reason": reason}])}
+    text = unmeasured_markdown(result, [3], _Scrubber(None))
+    assert "Invalid judge answers (placeholder reason: 1)" in text
+    assert "table row 3" in text
+    assert "Invalid judge answers" not in unmeasured_markdown(
+        {**result, "invalid_answers": dict.fromkeys(CATEGORIES, 0)}, [3], _Scrubber(None))
