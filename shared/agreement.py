@@ -579,6 +579,10 @@ def embedded_judge_note(metric: str, figures: Mapping[str, Any] | None = None) -
         return (f"embedded judge: gave every one of {entry.get('n')} {entry.get('data_set')} "
                 f"rows the same score ({entry['constant_score']:g}), so it does not agree with "
                 f"people's {entry.get('label')} at all (bench/AGREEMENT.md); {tail}")
+    if isinstance(entry, Mapping) and entry.get("n") == 0 and entry.get("unmeasured"):
+        return (f"embedded judge: every one of its {entry['unmeasured']} {entry.get('data_set')} "
+                "rows in `make agreement` was unmeasured (no answer passed the grounding checks, "
+                f"bench/AGREEMENT.md); {tail}")
     if not isinstance(entry, Mapping) or entry.get("value") is None:
         return f"embedded judge: agreement with people not measured for {metric}; {tail}"
     name = _STATISTIC_NAMES.get(str(entry.get("statistic")), str(entry.get("statistic")))

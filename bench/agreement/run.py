@@ -214,6 +214,8 @@ def fmt_stat(report: agreement.AgreementReport, name: str) -> str:
 
 
 def constant_note(report: agreement.AgreementReport) -> str:
+    if report.n == 0 and report.unmeasured:
+        return f"; {UNMEASURED_NOTE}"
     if report.constant_score is None:
         return ""
     return (f"; every row scored {report.constant_score:g}: the metric does not separate these "
@@ -335,6 +337,10 @@ def write_report(results: list[dict[str, Any]], header: dict[str, Any], path: Pa
     path.write_text("\n".join(lines), encoding="utf-8")
 
 
+UNMEASURED_NOTE = ("every row unmeasured: no judge answer passed the schema and grounding checks "
+                   "(docs/GROUNDING.md)")
+
+
 def write_figures(results: list[dict[str, Any]], header: dict[str, Any], path: Path) -> None:
     """Per judge metric, the headline statistic of its first row (the CLI and demo note)."""
     figures: dict[str, Any] = {}
@@ -343,6 +349,10 @@ def write_figures(results: list[dict[str, Any]], header: dict[str, Any], path: P
         if not job.judge or job.name in figures or job.options:
             continue
         name, stat = headline(rep)
+        if rep.n == 0 and rep.unmeasured:
+            figures[job.name] = {"data_set": job.data[1], "label": job.label, "n": 0,
+                                 "unmeasured": rep.unmeasured, "value": None}
+            continue
         if stat is None:
             continue
         figures[job.name] = {
@@ -375,7 +385,9 @@ def card_block(metric: str, results: list[dict[str, Any]], header: dict[str, Any
               "|---|---|---|---|---|---|"]
     for r in rows:
         job, rep = r["job"], r["report"]
-        if rep.label_kind == agreement.BOOLEAN:
+        if rep.n == 0:
+            parts = []
+        elif rep.label_kind == agreement.BOOLEAN:
             parts = [f"AUROC {fmt_stat(rep, 'auroc')}"]
             if rep.threshold is not None:
                 parts.append(f"balanced accuracy {fmt_stat(rep, 'balanced_accuracy')} and "
@@ -387,7 +399,7 @@ def card_block(metric: str, results: list[dict[str, Any]], header: dict[str, Any
         if job.score_key:
             options += f", {job.score_key}"
         lines.append(f"| {job.data[1]} | {job.label} | {options} | {rep.n} | {rep.unmeasured} | "
-                     f"{'; '.join(parts)}{constant_note(rep)} |")
+                     f"{('; '.join(parts) + constant_note(rep)).lstrip('; ')} |")
     lines += ["", "Reproduce: `make agreement` (full table: "
               "[bench/AGREEMENT.md](../../bench/AGREEMENT.md)); on your own labels: "
               f"`python -m shared agree FILE --metric {metric} --label COLUMN`.", CARD_END]

@@ -210,11 +210,17 @@ def test_embedded_judge_note_reads_the_shipped_figures() -> None:
     for metric, entry in figures["metrics"].items():
         note = agreement.embedded_judge_note(metric, figures)
         assert "not a measurement" in note
-        if entry.get("constant_score") is not None:
+        if entry.get("n") == 0:
+            assert f"every one of its {entry['unmeasured']} " in note and "unmeasured" in note
+        elif entry.get("constant_score") is not None:
             assert f"same score ({entry['constant_score']:g})" in note
         else:
             assert f"{entry['value']:.2f}" in note
     assert "not measured" in agreement.embedded_judge_note("bias", {"metrics": {}})
+    lost = {"metrics": {"faithfulness": {"data_set": "SummEval", "label": "consistency", "n": 0,
+                                         "unmeasured": 6, "value": None}}}
+    assert "every one of its 6 SummEval rows" in agreement.embedded_judge_note("faithfulness",
+                                                                              lost)
 
 
 # ------------------------------------------------------------------------------ CLI end to end

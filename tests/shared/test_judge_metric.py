@@ -58,8 +58,10 @@ def test_judge_output_has_exactly_the_documented_keys():
     judge = _judge()
     output = judge_output({"Metric": float("nan")}, [1.0, None, float("nan")],
                           [{"v": 1}, None, None], [{"index": 1, "reason": "r"}], judge)
-    assert list(output) == ["Metric", "scores", "details", "unmeasured", "usage", "Cost"]
+    assert list(output) == ["Metric", "scores", "details", "unmeasured", "invalid_answers",
+                            "usage", "Cost"]
     assert output["Metric"] is None and output["scores"] == [1.0, None, None]
+    assert sum(output["invalid_answers"].values()) == 0  # reason "r" is no invalid judge answer
     assert output["usage"] == {"calls": 0, "cache_hits": 0, "prompt_tokens": 0,
                                "completion_tokens": 0}
     assert output["Cost"] == 0.0  # priced model, nothing sent
