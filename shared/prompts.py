@@ -99,6 +99,10 @@ ITEM_PLACEHOLDERS = ("<a statement of the text>", "<another statement of the tex
                      "<an opinion of the writer, in the text's words>")
 _V1_REASON = "short reason"
 
+# the answer format both statement prompts end with
+_STATEMENTS_FORMAT = (_JSON_ONLY + ' {{"statements": ["' + ITEM_PLACEHOLDERS[0] + '", "'
+                      + ITEM_PLACEHOLDERS[1] + '"]}}')
+
 STATEMENTS = PromptTemplate(
     name="statements",
     version="2",
@@ -107,8 +111,7 @@ STATEMENTS = PromptTemplate(
         "text and is understandable on its own (use names, not pronouns). Use the text's own "
         "words and add nothing. " + FENCE_NOTE + "\n\n"
         "Text:\n{text}\n\n"
-        + _JSON_ONLY + ' {{"statements": ["' + ITEM_PLACEHOLDERS[0] + '", "'
-        + ITEM_PLACEHOLDERS[1] + '"]}}'
+        + _STATEMENTS_FORMAT
     ),
     examples=ITEM_PLACEHOLDERS[:2],
 )
@@ -122,8 +125,7 @@ STATEMENTS_WITH_QUESTION = PromptTemplate(
         "names, not pronouns, taking them from the question where the text leaves them out. Use "
         "the words of the text and the question and add nothing. " + FENCE_NOTE + "\n\n"
         "Question:\n{question}\n\nText:\n{text}\n\n"
-        + _JSON_ONLY + ' {{"statements": ["' + ITEM_PLACEHOLDERS[0] + '", "'
-        + ITEM_PLACEHOLDERS[1] + '"]}}'
+        + _STATEMENTS_FORMAT
     ),
     examples=ITEM_PLACEHOLDERS[:2],
 )

@@ -52,3 +52,12 @@ def judge_options(base_url: str, cache_dir: str) -> dict[str, Any]:
         "cache_dir": cache_dir,
         "show_progress": False,
     }
+
+
+def metric_inputs(name: str, rows: list[dict[str, Any]]) -> dict[str, list[Any]]:
+    """``compute`` keyword arguments of metric ``name`` from rows with the singular columns."""
+    from shared import registry
+
+    spec = registry.METRICS[name]
+    columns = {**spec.columns, **spec.optional_columns}
+    return {arg: [row[column] for row in rows] for arg, column in columns.items()}

@@ -18,6 +18,7 @@ from typing import Any
 import evaluate
 import pytest
 from judgeserver import JudgeServer, fenced_fields, is_repair
+from metric_examples import metric_inputs as inputs
 
 from shared import prompts, registry
 from shared.grounding import CATEGORIES, copied_example, is_supported
@@ -129,12 +130,6 @@ def implied_score(name: str, row: dict[str, Any]) -> float:
 @pytest.fixture(scope="module")
 def metrics() -> dict[str, evaluate.Metric]:
     return {name: evaluate.load(registry.metric_path(name)) for name in NAMES}
-
-
-def inputs(name: str, rows: list[dict[str, Any]]) -> dict[str, list[Any]]:
-    spec = registry.METRICS[name]
-    columns = {**spec.columns, **spec.optional_columns}
-    return {arg: [row[column] for row in rows] for arg, column in columns.items()}
 
 
 def test_a_grounded_judge_loses_no_row(metrics: dict[str, evaluate.Metric],

@@ -20,6 +20,7 @@ import evaluate
 import numpy as np
 import pytest
 from faultproxy import FaultProxy
+from metric_examples import metric_inputs as inputs
 
 from shared import registry
 from shared.grounding import CATEGORIES, category
@@ -53,12 +54,6 @@ YES_NO = {"yes", "no"}
 @pytest.fixture(scope="module")
 def metrics() -> dict[str, evaluate.Metric]:
     return {name: evaluate.load(registry.metric_path(name)) for name in NAMES}
-
-
-def inputs(name: str, rows: list[dict[str, Any]]) -> dict[str, list[Any]]:
-    spec = registry.METRICS[name]
-    columns = {**spec.columns, **spec.optional_columns}
-    return {arg: [row[column] for row in rows] for arg, column in columns.items()}
 
 
 def run_all(metrics: dict[str, evaluate.Metric], rows: list[dict[str, Any]],
