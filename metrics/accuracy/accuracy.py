@@ -102,6 +102,7 @@ class Accuracy(ValidatedMetric):
         Input("references", kind="texts"),
         Input("questions", required=False, allow_empty=True),
     )
+    PAUSES_GC = True
 
     def _info(self) -> evaluate.MetricInfo:
         return evaluate.MetricInfo(

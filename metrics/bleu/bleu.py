@@ -66,6 +66,7 @@ _TINY = sys.float_info.min  # nltk method0's stand-in for a zero precision
 
 class Bleu(ValidatedMetric):
     INPUTS = (Input("predictions", allow_empty=True), Input("references", kind="texts"))
+    PAUSES_GC = True
 
     def _info(self) -> evaluate.MetricInfo:
         return evaluate.MetricInfo(

@@ -183,6 +183,7 @@ def _score_long_pair(
 
 class Rouge(ValidatedMetric):
     INPUTS = (Input("predictions", allow_empty=True), Input("references", kind="texts"))
+    PAUSES_GC = True
 
     def _info(self) -> evaluate.MetricInfo:
         return evaluate.MetricInfo(

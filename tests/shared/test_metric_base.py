@@ -88,3 +88,72 @@ def test_optional_input_given_to_compute_after_add_batch_is_checked() -> None:
         metric.compute(questions=["Capital?", "Another?"], dry_run=True)
     result = metric.compute(predictions=["Paris."], references=["Paris."], dry_run=True)
     assert "dry_run" in result
+
+
+def test_gc_paused_restores_the_collector_after_nested_and_threaded_uses() -> None:
+    import gc
+    import threading
+
+    from shared.metric_base import gc_paused
+
+    assert gc.isenabled()
+    seen: list[bool] = []
+    inside = threading.Event()
+    release = threading.Event()
+
+    def other_thread() -> None:
+        with gc_paused():
+            inside.set()
+            release.wait(5)
+            seen.append(gc.isenabled())
+
+    worker = threading.Thread(target=other_thread)
+    with gc_paused():
+        worker.start()
+        assert inside.wait(5)
+        with gc_paused():
+            seen.append(gc.isenabled())
+        seen.append(gc.isenabled())
+    # the other thread is still inside: the collector stays off until it leaves
+    seen.append(gc.isenabled())
+    release.set()
+    worker.join(5)
+    assert seen == [False, False, False, False]
+    assert gc.isenabled()
+
+
+def test_gc_paused_keeps_a_collector_the_caller_turned_off() -> None:
+    import gc
+
+    from shared.metric_base import gc_paused
+
+    gc.disable()
+    try:
+        with gc_paused():
+            pass
+        assert not gc.isenabled()
+    finally:
+        gc.enable()
+
+
+@pytest.mark.parametrize("name", ["accuracy", "rouge", "bleu"])
+def test_string_metrics_score_with_the_collector_paused_and_restore_it(
+    name: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import gc
+
+    metric = load(name)
+    states: list[bool] = []
+    compute = type(metric)._compute
+
+    def spying_compute(self: Any, **kwargs: Any) -> Any:
+        states.append(gc.isenabled())
+        return compute(self, **kwargs)
+
+    monkeypatch.setattr(type(metric), "_compute", spying_compute)
+    metric.compute(predictions=["a cat sat"], references=["a cat sat"])
+    assert states == [False]
+    assert gc.isenabled()
+    with pytest.raises(ValueError):
+        metric.compute(predictions=["a"], references=["a", "b"])
+    assert gc.isenabled()
