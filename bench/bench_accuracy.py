@@ -66,7 +66,7 @@ def load_benchwise() -> tuple[Callable | None, str]:
 def main() -> list[dict]:
     import evaluate
 
-    from shared.metric_base import gc_paused
+    from shared.text import paused_gc
 
     metric = evaluate.load(str(REPO / "metrics" / "accuracy"))
     predictions, references = corpus(N)
@@ -80,7 +80,7 @@ def main() -> list[dict]:
                                              fuzzy_match=fuzzy_match)
 
         def ours_core(fuzzy_match=fuzzy_match) -> None:
-            with gc_paused():  # as compute() runs it
+            with paused_gc():  # as compute() runs it
                 metric._compute(predictions=predictions, references=references,
                                 fuzzy_match=fuzzy_match)
 

@@ -15,11 +15,8 @@ the result is the same; ``add_batch`` and ``num_process > 1`` still go through e
 
 from __future__ import annotations
 
-import gc
 import os
-import threading
-from collections.abc import Iterator
-from contextlib import contextmanager, nullcontext
+from contextlib import nullcontext
 from dataclasses import dataclass
 from typing import Any, ClassVar, Literal
 
@@ -28,6 +25,7 @@ import evaluate
 from datasets.utils.py_utils import temp_seed
 
 from . import validation
+from .text import paused_gc
 
 InputKind = Literal["text", "texts", "list", "phrases"]
 
@@ -65,44 +63,14 @@ class Input:
         return validation.text_lists(self.name, values)
 
 
-_gc_lock = threading.Lock()
-_gc_depth = 0
-_gc_was_enabled = True
-
-
-@contextmanager
-def gc_paused() -> Iterator[None]:
-    """Python's cyclic garbage collector off for the duration (reference counting still frees
-    everything the string metrics make: they make no cycles).
-
-    Why: ``import evaluate`` brings torch and ~450k long-lived objects into the process, and a
-    string metric allocates one small list per sample (several references per sample), so every
-    generation-2 collection rescans that heap: measured on 100k accuracy pairs, 0.6-1.9 s with the
-    collector on against 0.28-0.40 s with it off. Nested and threaded uses are counted: the
-    collector's previous state comes back when the last one leaves.
-    """
-    global _gc_depth, _gc_was_enabled
-    with _gc_lock:
-        if _gc_depth == 0:
-            _gc_was_enabled = gc.isenabled()
-            gc.disable()
-        _gc_depth += 1
-    try:
-        yield
-    finally:
-        with _gc_lock:
-            _gc_depth -= 1
-            if _gc_depth == 0 and _gc_was_enabled:
-                gc.enable()
-
-
 class ValidatedMetric(evaluate.Metric):
     """An ``evaluate.Metric`` whose inputs are declared in ``INPUTS`` and checked up front."""
 
     INPUTS: ClassVar[tuple[Input, ...]] = ()
-    # True for metrics that only compute over strings in this process (no judge, no model): their
-    # validation and scoring run with the cyclic collector paused (:func:`gc_paused`). Never for
-    # a judge metric, whose network clients do make cycles over a long run.
+    # True for metrics that only compute over strings in this process (no judge, no model):
+    # their validation and scoring run with the cyclic collector paused
+    # (:func:`shared.text.paused_gc`). Never for a judge metric, whose network clients do make
+    # cycles over a long run.
     PAUSES_GC: ClassVar[bool] = False
 
     @classmethod
@@ -129,7 +97,7 @@ class ValidatedMetric(evaluate.Metric):
 
         (evaluate appends the metric's inputs description to this docstring.)
         """
-        with gc_paused() if self.PAUSES_GC else nullcontext():
+        with paused_gc() if self.PAUSES_GC else nullcontext():
             return self._validated_compute(predictions, references, kwargs)
 
     def _validated_compute(self, predictions: Any, references: Any, kwargs: dict[str, Any]

@@ -90,52 +90,6 @@ def test_optional_input_given_to_compute_after_add_batch_is_checked() -> None:
     assert "dry_run" in result
 
 
-def test_gc_paused_restores_the_collector_after_nested_and_threaded_uses() -> None:
-    import gc
-    import threading
-
-    from shared.metric_base import gc_paused
-
-    assert gc.isenabled()
-    seen: list[bool] = []
-    inside = threading.Event()
-    release = threading.Event()
-
-    def other_thread() -> None:
-        with gc_paused():
-            inside.set()
-            release.wait(5)
-            seen.append(gc.isenabled())
-
-    worker = threading.Thread(target=other_thread)
-    with gc_paused():
-        worker.start()
-        assert inside.wait(5)
-        with gc_paused():
-            seen.append(gc.isenabled())
-        seen.append(gc.isenabled())
-    # the other thread is still inside: the collector stays off until it leaves
-    seen.append(gc.isenabled())
-    release.set()
-    worker.join(5)
-    assert seen == [False, False, False, False]
-    assert gc.isenabled()
-
-
-def test_gc_paused_keeps_a_collector_the_caller_turned_off() -> None:
-    import gc
-
-    from shared.metric_base import gc_paused
-
-    gc.disable()
-    try:
-        with gc_paused():
-            pass
-        assert not gc.isenabled()
-    finally:
-        gc.enable()
-
-
 @pytest.mark.parametrize("name", ["accuracy", "rouge", "bleu"])
 def test_string_metrics_score_with_the_collector_paused_and_restore_it(
     name: str, monkeypatch: pytest.MonkeyPatch

@@ -109,3 +109,33 @@ def test_paused_gc_restores_the_collector_state() -> None:
         assert not gc.isenabled()  # a caller's own choice is left alone
     finally:
         gc.enable()
+
+
+def test_paused_gc_restores_the_collector_after_nested_and_threaded_uses() -> None:
+    import threading
+
+    assert gc.isenabled()
+    seen: list[bool] = []
+    inside = threading.Event()
+    release = threading.Event()
+
+    def other_thread() -> None:
+        with text.paused_gc():
+            inside.set()
+            release.wait(5)
+            seen.append(gc.isenabled())
+
+    worker = threading.Thread(target=other_thread)
+    with text.paused_gc():
+        worker.start()
+        assert inside.wait(5)
+        with text.paused_gc():
+            seen.append(gc.isenabled())
+        seen.append(gc.isenabled())
+    # the other thread is still inside: the collector stays off until it leaves
+    seen.append(gc.isenabled())
+    release.set()
+    worker.join(5)
+    assert seen == [False, False, False, False]
+    assert gc.isenabled()
+
