@@ -10,8 +10,10 @@ Metrics talk to a :class:`Judge` (from :func:`get_judge`); the judge talks to on
    each answer in the cache from the backend's ``on_result`` callback as soon as it arrives, so
    a killed run loses no finished call and a rerun sends only the missing ones.
 
-Per-request faults become ``Outcome(error=...)``; nothing raises out of a batch except
-:class:`~shared.backends.base.LogprobsUnavailable` (a configuration error). See docs/RUNNER.md.
+Structured answers are parsed and checked by :mod:`shared.answers`; this module decides what
+follows (accept, reject, one repair). Per-request faults become ``Outcome(error=...)``; nothing
+raises out of a batch except :class:`~shared.backends.base.LogprobsUnavailable` (a configuration
+error). See docs/RUNNER.md.
 """
 
 from __future__ import annotations
@@ -504,8 +506,9 @@ class Judge:
         (``Outcome.value``: the parsed JSON).
 
         ``schemas``: one JSON-schema dict for every request, or a sequence with one per request.
-        An unconstrained backend whose answer does not validate gets one repair retry; still
-        invalid: ``Outcome(error="invalid judge answer: <reason>")``.
+        An answer the backend did not constrain (``Outcome.constrained``) that does not
+        validate gets one repair retry; still invalid:
+        ``Outcome(error="invalid judge answer: <reason>")``. See :class:`_StructuredCall`.
 
         ``checks``: optional, one callable (or ``None``) per request, run on each schema-valid
         answer: ``None`` when the answer is usable, else the reason it is not (e.g.
