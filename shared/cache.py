@@ -34,13 +34,10 @@ CACHE_FILE = "judge-calls.sqlite3"
 KEY_VERSION = 2
 
 
-def default_cache_dir() -> Path:
-    """``$JUDGE_METRICS_CACHE_DIR``, else the user cache folder (``~/.cache/judge-metrics`` on
-    Linux, ``~/Library/Caches/judge-metrics`` on macOS, ``%LOCALAPPDATA%\\judge-metrics`` on
-    Windows)."""
-    env = os.environ.get(CACHE_ENV)
-    if env:
-        return Path(env).expanduser()
+def user_cache_dir() -> Path:
+    """The project's folder in the user cache folder: ``judge-metrics`` in ``~/.cache`` (or
+    ``$XDG_CACHE_HOME``) on Linux, ``~/Library/Caches`` on macOS, ``%LOCALAPPDATA%`` on
+    Windows. The call cache and the local backend's model cache live under it by default."""
     if sys.platform == "win32":
         base = Path(os.environ.get("LOCALAPPDATA") or Path.home() / "AppData" / "Local")
     elif sys.platform == "darwin":
@@ -48,6 +45,14 @@ def default_cache_dir() -> Path:
     else:
         base = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
     return base / "judge-metrics"
+
+
+def default_cache_dir() -> Path:
+    """``$JUDGE_METRICS_CACHE_DIR``, else :func:`user_cache_dir` (``~/.cache/judge-metrics`` on
+    Linux, ``~/Library/Caches/judge-metrics`` on macOS, ``%LOCALAPPDATA%\\judge-metrics`` on
+    Windows)."""
+    env = os.environ.get(CACHE_ENV)
+    return Path(env).expanduser() if env else user_cache_dir()
 
 
 def _canonical(value: Any) -> str:

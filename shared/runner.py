@@ -10,32 +10,34 @@ Metrics talk to a :class:`Judge` (from :func:`get_judge`); the judge talks to on
    each answer in the cache from the backend's ``on_result`` callback as soon as it arrives, so
    a killed run loses no finished call and a rerun sends only the missing ones.
 
-Per-request faults become ``Outcome(error=...)``; nothing raises out of a batch except
-:class:`~shared.backends.base.LogprobsUnavailable` (a configuration error). See docs/RUNNER.md.
+Structured answers are parsed and checked by :mod:`shared.answers`; this module decides what
+follows (accept, reject, one repair). Per-request faults become ``Outcome(error=...)``; nothing
+raises out of a batch except :class:`~shared.backends.base.LogprobsUnavailable` (a configuration
+error). See docs/RUNNER.md.
 """
 
 from __future__ import annotations
 
 import json
 import math
-import re
 import threading
 import warnings
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from .answers import AnswerSchema, answer_schemas
 from .cache import CallCache, call_key, open_cache
 from .config import JudgeConfig, endpoint_of
 from .pricing import cost_of, estimate_cost
 from .redaction import redact
+from .text import short_reason
 from .types import JudgeRequest, Outcome, TokenUsage, YesNoAnswer
 
 if TYPE_CHECKING:
     from .backends.base import Backend
 
 DRY_RUN_ERROR = "dry run: not sent"
-MAX_REASON_CHARS = 300
 CHECK_VERSION = "1"  # in the cache key of checked requests: bump when shared/grounding.py changes
 
 Check = Callable[[Any], "str | None"]
@@ -58,102 +60,6 @@ class Usage:
             "prompt_tokens": self.prompt_tokens,
             "completion_tokens": self.completion_tokens,
         }
-
-
-def _short(text: str) -> str:
-    text = " ".join(str(text).split())
-    return text if len(text) <= MAX_REASON_CHARS else text[: MAX_REASON_CHARS - 3] + "..."
-
-
-# ---------------------------------------------------------------- structured answers
-
-
-def _reject_constant(name: str) -> Any:
-    raise ValueError(f"{name} is not a number")
-
-
-_DECODER = json.JSONDecoder(parse_constant=_reject_constant)
-_FENCE = re.compile(r"```[A-Za-z0-9_-]*\s*\n?(.*?)```", re.DOTALL)
-_MAX_STARTS = 64
-
-
-def extract_json(text: str) -> Any:
-    """The JSON in a judge's answer: the whole text, else a ```-fenced block, else the first
-    object or array that parses. NaN and Infinity are refused. Raises ``ValueError``."""
-    stripped = text.strip()
-    try:
-        return _DECODER.decode(stripped)
-    except ValueError:
-        pass
-    for block in _FENCE.findall(stripped):
-        try:
-            return _DECODER.decode(block.strip())
-        except ValueError:
-            pass
-    starts = [i for i, char in enumerate(stripped) if char in "{["][:_MAX_STARTS]
-    for start in starts:
-        try:
-            return _DECODER.raw_decode(stripped, start)[0]
-        except ValueError:
-            pass
-    raise ValueError("no JSON object or array in the answer" if not starts else
-                     "the answer is not valid JSON")
-
-
-def _schema_text(schema: dict[str, Any]) -> str:
-    return json.dumps(schema, sort_keys=True, separators=(",", ":"), ensure_ascii=False,
-                      default=str)
-
-
-class _Schema:
-    """A request schema with its validator, checked once."""
-
-    def __init__(self, schema: dict[str, Any], index: int | None) -> None:
-        import jsonschema
-
-        where = "schemas" if index is None else f"schemas[{index}]"
-        if not isinstance(schema, dict):
-            raise TypeError(f"{where} must be a JSON-schema dict, got {type(schema).__name__}")
-        cls = jsonschema.validators.validator_for(schema)
-        try:
-            cls.check_schema(schema)
-        except jsonschema.exceptions.SchemaError as exc:
-            raise ValueError(f"{where} is not a valid JSON schema: {_short(exc.message)}") from exc
-        self.schema = schema
-        self.text = _schema_text(schema)
-        self._validator = cls(schema)
-        self._best_match = jsonschema.exceptions.best_match
-
-    def parse(self, answer: Any) -> tuple[Any, str | None]:
-        """``(value, None)`` for an answer that is valid JSON for the schema, else
-        ``(None, reason)``."""
-        if isinstance(answer, str):
-            try:
-                value = extract_json(answer)
-            except ValueError as exc:
-                return None, str(exc)
-        elif isinstance(answer, (dict, list)):
-            value = answer
-        else:
-            return None, f"expected JSON text, got {type(answer).__name__}"
-        error = self._best_match(self._validator.iter_errors(value))
-        if error is None:
-            return value, None
-        path = "/".join(str(part) for part in error.absolute_path)
-        return None, _short(f"{error.message}" + (f" (at /{path})" if path else ""))
-
-
-def repair_request(
-    request: JudgeRequest, answer: str, reason: str, schema: _Schema
-) -> JudgeRequest:
-    """The original conversation, the invalid answer, and a request for corrected JSON only."""
-    message = (
-        f"Your answer is not valid: {reason}\n"
-        "Reply with the corrected JSON only, with no other text. It must match this JSON "
-        f"schema:\n{schema.text}"
-    )
-    messages = (*request.messages, ("assistant", str(answer)), ("user", message))
-    return JudgeRequest(messages=messages, prompt_id=request.prompt_id)
 
 
 # ---------------------------------------------------------------- yes/no answers
@@ -274,14 +180,14 @@ class _Batch:
             try:
                 handle(key, outcome)
             except Exception as exc:  # bookkeeping must not lose the rest of the batch
-                self.deliver(key, Outcome(error=_short(f"{type(exc).__name__}: {exc}")))
+                self.deliver(key, Outcome(error=short_reason(f"{type(exc).__name__}: {exc}")))
 
         try:
             call([request for _, request in batch], on_result)
         except LogprobsUnavailable:
             raise
         except Exception as exc:
-            return _short(f"judge backend failed: {type(exc).__name__}: {exc}")
+            return short_reason(f"judge backend failed: {type(exc).__name__}: {exc}")
         return None
 
     def finish(self) -> list[Outcome]:
@@ -290,6 +196,146 @@ class _Batch:
             outcome if outcome is not None else Outcome(error="no answer from the judge backend")
             for outcome in self.outcomes
         ]
+
+
+# ---------------------------------------------------------------- structured answers
+
+
+@dataclass
+class _Repair:
+    """A first answer that gets one repair retry: its text, why it is invalid, what it cost."""
+
+    answer: str
+    reason: str
+    usage: TokenUsage
+
+
+class _StructuredCall:
+    """One :meth:`Judge.structured` call: the first pass sends every request the cache cannot
+    answer; the repair pass asks once more, with the reason, each one whose first answer was
+    repairable (free text failing its schema, or any answer failing its check)."""
+
+    def __init__(self, judge: Judge, requests: list[JudgeRequest], schemas: list[AnswerSchema],
+                 checks: Sequence[Check | None] | None, max_tokens: int,
+                 desc: str | None) -> None:
+        self.backend = judge.backend
+        self.max_tokens = max_tokens
+        sampling = self.backend.sampling_params("structured")
+        extra = {} if checks is None else {"check": CHECK_VERSION}
+        keys = [
+            judge._key("structured", request, sampling,
+                       {"schema": schema.schema, "max_tokens": max_tokens, **extra})
+            for request, schema in zip(requests, schemas, strict=True)
+        ]
+        self.schema_of = dict(zip(keys, schemas, strict=True))
+        self.check_of = dict(zip(keys, checks or [None] * len(keys), strict=True))
+        self.batch = _Batch(judge, requests, keys, desc)
+        self.repairs: dict[str, _Repair] = {}
+        self._lock = threading.Lock()
+
+    def run(self) -> list[Outcome]:
+        try:
+            missing = self.batch.serve_known(lambda payload: payload["value"])
+            self.first_pass(missing)
+            self.repair_pass([key for key in missing if key in self.repairs])
+        finally:
+            outcomes = self.batch.finish()
+        return outcomes
+
+    # -- the two passes
+
+    def first_pass(self, keys: list[str]) -> None:
+        for group in _by_schema(keys, self.schema_of):
+            requests = [(key, self.batch.first(key)) for key in group]
+            error = self.batch.send(self._operation(group), requests, self.first_answer)
+            _fail_unanswered(self.batch, [key for key in group if key not in self.repairs],
+                             error)
+
+    def repair_pass(self, keys: list[str]) -> None:
+        for group in _by_schema(keys, self.schema_of):
+            schema = self.schema_of[group[0]]
+            fixes = [(key, repair_request(self.batch.first(key), self.repairs[key].answer,
+                                          self.repairs[key].reason, schema)) for key in group]
+            error = self.batch.send(self._operation(group), fixes, self.repaired_answer)
+            for key in group:
+                if not self.batch.done(key):
+                    self._repair_failed(key, error or "no answer from the judge backend")
+
+    # -- each answer
+
+    def first_answer(self, key: str, outcome: Outcome) -> None:
+        if not outcome.ok:
+            self.batch.deliver(key, outcome)
+            return
+        value, reason, repairable = self.verdict(key, outcome)
+        if reason is None:
+            self._accept(key, value, outcome.usage)
+        elif not repairable:
+            self._reject(key, reason, outcome.usage)
+        else:
+            answer = outcome.value if isinstance(outcome.value, str) else json.dumps(
+                outcome.value, ensure_ascii=False)
+            with self._lock:
+                self.repairs[key] = _Repair(answer, reason, outcome.usage)
+
+    def repaired_answer(self, key: str, outcome: Outcome) -> None:
+        first = self.repairs[key]
+        usage = TokenUsage(first.usage.prompt_tokens + outcome.usage.prompt_tokens,
+                           first.usage.completion_tokens + outcome.usage.completion_tokens)
+        if not outcome.ok:
+            self._repair_failed(key, outcome.error, usage)
+            return
+        value, reason, _ = self.verdict(key, outcome)
+        if reason is None:
+            self._accept(key, value, usage)
+        else:
+            self._reject(key, reason, usage)
+
+    def verdict(self, key: str, outcome: Outcome) -> tuple[Any, str | None, bool]:
+        """``(value, reason, repairable)`` of an answer: its schema first, then its check. A
+        schema failure is repairable in free text only (a constrained decoder already enforced
+        the schema); a failed check always is."""
+        answer = outcome.value
+        value, reason = self.schema_of[key].parse(answer)
+        check = self.check_of[key]
+        if reason is not None or check is None:
+            return value, reason, isinstance(answer, str) and not outcome.constrained
+        reason = check(value)
+        return (value, None, False) if reason is None else (None, short_reason(reason), True)
+
+    # -- plumbing
+
+    def _operation(self, group: list[str]) -> Callable[..., None]:
+        schema = self.schema_of[group[0]].schema
+        return lambda reqs, on_result: self.backend.structured(
+            reqs, schema, self.max_tokens, on_result)
+
+    def _accept(self, key: str, value: Any, usage: TokenUsage) -> None:
+        self.batch.deliver(key, Outcome(value=value, usage=usage), {"value": value})
+
+    def _reject(self, key: str, reason: str, usage: TokenUsage) -> None:
+        self.batch.deliver(key, Outcome(error=f"invalid judge answer: {reason}", usage=usage))
+
+    def _repair_failed(self, key: str, why: str | None,
+                       usage: TokenUsage | None = None) -> None:
+        reason = self.repairs[key].reason
+        self.batch.deliver(key, Outcome(
+            error=short_reason(f"invalid judge answer: {reason}; repair failed: {why}"),
+            usage=usage or TokenUsage()))
+
+
+def repair_request(
+    request: JudgeRequest, answer: str, reason: str, schema: AnswerSchema
+) -> JudgeRequest:
+    """The original conversation, the invalid answer, and a request for corrected JSON only."""
+    message = (
+        f"Your answer is not valid: {reason}\n"
+        "Reply with the corrected JSON only, with no other text. It must match this JSON "
+        f"schema:\n{schema.text}"
+    )
+    messages = (*request.messages, ("assistant", str(answer)), ("user", message))
+    return JudgeRequest(messages=messages, prompt_id=request.prompt_id)
+
 
 
 # ---------------------------------------------------------------- the judge
@@ -460,8 +506,9 @@ class Judge:
         (``Outcome.value``: the parsed JSON).
 
         ``schemas``: one JSON-schema dict for every request, or a sequence with one per request.
-        An unconstrained backend whose answer does not validate gets one repair retry; still
-        invalid: ``Outcome(error="invalid judge answer: <reason>")``.
+        An answer the backend did not constrain (``Outcome.constrained``) that does not
+        validate gets one repair retry; still invalid:
+        ``Outcome(error="invalid judge answer: <reason>")``. See :class:`_StructuredCall`.
 
         ``checks``: optional, one callable (or ``None``) per request, run on each schema-valid
         answer: ``None`` when the answer is usable, else the reason it is not (e.g.
@@ -472,95 +519,16 @@ class Judge:
         requests = _check_requests(requests)
         if isinstance(max_tokens, bool) or not isinstance(max_tokens, int) or max_tokens < 1:
             raise ValueError(f"max_tokens must be an int >= 1, got {max_tokens!r}")
-        per_request = _check_schemas(schemas, len(requests))
+        per_request = answer_schemas(schemas, len(requests))
         if checks is not None and len(checks) != len(requests):
             raise ValueError(f"checks has {len(checks)} entries for {len(requests)} requests")
         if not requests:
             return []
         if self.config.dry_run:
             return self._planned_structured(requests, per_request, max_tokens)
-        backend = self.backend
-        sampling = backend.sampling_params("structured")
-        extra = {} if checks is None else {"check": CHECK_VERSION}
-        keys = [
-            self._key("structured", request, sampling,
-                      {"schema": schema.schema, "max_tokens": max_tokens, **extra})
-            for request, schema in zip(requests, per_request, strict=True)
-        ]
-        schema_of = dict(zip(keys, per_request, strict=True))
-        check_of = dict(zip(keys, checks or [None] * len(keys), strict=True))
+        return _StructuredCall(self, requests, per_request, checks, max_tokens, desc).run()
 
-        def parse(key: str, answer: Any) -> tuple[Any, str | None, bool]:
-            """(value, reason, repairable): schema first, then the request's check."""
-            value, reason = schema_of[key].parse(answer)
-            if reason is not None or check_of[key] is None:
-                return value, reason, isinstance(answer, str) and not backend.constrained
-            reason = check_of[key](value)
-            return (value, None, False) if reason is None else (None, _short(reason), True)
-
-        batch = _Batch(self, requests, keys, desc)
-        try:
-            missing = batch.serve_known(lambda payload: payload["value"])
-            repairs: dict[str, tuple[str, str, TokenUsage]] = {}
-            repairs_lock = threading.Lock()
-
-            def handle(key: str, outcome: Outcome) -> None:
-                if not outcome.ok:
-                    batch.deliver(key, outcome)
-                    return
-                value, reason, repairable = parse(key, outcome.value)
-                if reason is None:
-                    batch.deliver(key, Outcome(value=value, usage=outcome.usage), {"value": value})
-                elif not repairable:
-                    batch.deliver(key, Outcome(error=f"invalid judge answer: {reason}",
-                                               usage=outcome.usage))
-                else:
-                    answer = outcome.value if isinstance(outcome.value, str) else json.dumps(
-                        outcome.value, ensure_ascii=False)
-                    with repairs_lock:
-                        repairs[key] = (answer, reason, outcome.usage)
-
-            def handle_repair(key: str, outcome: Outcome) -> None:
-                answer, reason, first_usage = repairs[key]
-                usage = TokenUsage(first_usage.prompt_tokens + outcome.usage.prompt_tokens,
-                                   first_usage.completion_tokens + outcome.usage.completion_tokens)
-                if not outcome.ok:
-                    batch.deliver(key, Outcome(
-                        error=_short(f"invalid judge answer: {reason}; repair failed: "
-                                     f"{outcome.error}"), usage=usage))
-                    return
-                value, new_reason, _ = parse(key, outcome.value)
-                if new_reason is None:
-                    batch.deliver(key, Outcome(value=value, usage=usage), {"value": value})
-                else:
-                    batch.deliver(key, Outcome(error=f"invalid judge answer: {new_reason}",
-                                               usage=usage))
-
-            def call(schema: _Schema) -> Callable[..., None]:
-                return lambda reqs, on_result: backend.structured(
-                    reqs, schema.schema, max_tokens, on_result)
-
-            for group in _by_schema(missing, schema_of):
-                error = batch.send(call(schema_of[group[0]]),
-                                   [(key, batch.first(key)) for key in group], handle)
-                _fail_unanswered(batch, [key for key in group if key not in repairs], error)
-            pending = [key for key in missing if key in repairs]
-            for group in _by_schema(pending, schema_of):
-                schema = schema_of[group[0]]
-                fixes = [(key, repair_request(batch.first(key), repairs[key][0],
-                                              repairs[key][1], schema)) for key in group]
-                error = batch.send(call(schema), fixes, handle_repair)
-                for key in group:
-                    if not batch.done(key):
-                        reason = repairs[key][1]
-                        batch.deliver(key, Outcome(error=_short(
-                            f"invalid judge answer: {reason}; repair failed: "
-                            f"{error or 'no answer from the judge backend'}")))
-        finally:
-            outcomes = batch.finish()
-        return outcomes
-
-    def _planned_structured(self, requests: list[JudgeRequest], schemas: list[_Schema],
+    def _planned_structured(self, requests: list[JudgeRequest], schemas: list[AnswerSchema],
                             max_tokens: int) -> list[Outcome]:
         for request, schema in zip(requests, schemas, strict=True):
             self._plan_requests("structured", [request],
@@ -580,29 +548,7 @@ def _check_requests(requests: Iterable[JudgeRequest]) -> list[JudgeRequest]:
     return requests
 
 
-def _check_schemas(schemas: Any, count: int) -> list[_Schema]:
-    if isinstance(schemas, dict):
-        shared_schema = _Schema(schemas, None)
-        return [shared_schema] * count
-    if isinstance(schemas, (str, bytes)) or not isinstance(schemas, Sequence):
-        raise TypeError("schemas must be a JSON-schema dict or a list of them, one per request")
-    if len(schemas) != count:
-        raise ValueError(f"schemas has {len(schemas)} entries for {count} requests")
-    by_text: dict[str, _Schema] = {}
-    checked = []
-    for index, schema in enumerate(schemas):
-        if not isinstance(schema, dict):
-            raise TypeError(
-                f"schemas[{index}] must be a JSON-schema dict, got {type(schema).__name__}"
-            )
-        text = _schema_text(schema)
-        if text not in by_text:
-            by_text[text] = _Schema(schema, index)
-        checked.append(by_text[text])
-    return checked
-
-
-def _by_schema(keys: list[str], schema_of: dict[str, _Schema]) -> list[list[str]]:
+def _by_schema(keys: list[str], schema_of: dict[str, AnswerSchema]) -> list[list[str]]:
     """Keys grouped by schema (a backend call takes one schema), in first-seen order."""
     groups: dict[str, list[str]] = {}
     for key in keys:

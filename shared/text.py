@@ -22,6 +22,7 @@ _DROP_PUNCTUATION = str.maketrans("", "", ASCII_PUNCTUATION)
 # Valor's BLEU tokeniser (nltk ``RegexpTokenizer`` with this pattern): words, "$<digits>", and any
 # other run of characters that are neither whitespace nor a period. Periods are ignored.
 BLEU_TOKEN_PATTERN = r"\w+|\$[\d]+|[^\s\.]+"
+MAX_REASON_CHARS = 300  # the judge engine's failure reasons (short_reason)
 
 
 _gc_lock = threading.Lock()
@@ -144,3 +145,15 @@ def ngrams(tokens: Sequence[str], n: int) -> list[tuple[str, ...]]:
 def ngram_counts(tokens: Sequence[str], n: int) -> Counter[tuple[str, ...]]:
     """How often each ``n``-gram occurs in ``tokens``."""
     return Counter(zip(*(tokens[i:] for i in range(n)), strict=False))
+
+
+def shorten(text: str, limit: int, ellipsis: str = "...") -> str:
+    """``text`` when it has at most ``limit`` characters, else its start and ``ellipsis``,
+    ``limit`` characters in all."""
+    return text if len(text) <= limit else text[: limit - len(ellipsis)] + ellipsis
+
+
+def short_reason(text: object, limit: int = MAX_REASON_CHARS) -> str:
+    """``str(text)`` on one line (whitespace collapsed), at most ``limit`` characters: how the
+    judge engine words a failure reason (``Outcome.error``)."""
+    return shorten(collapse_whitespace(str(text)), limit)

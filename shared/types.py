@@ -46,13 +46,16 @@ class Outcome:
     """The result of one judge request: a value, or an error saying why there is none.
 
     For ``yes_no`` the value is a :class:`YesNoAnswer`; for ``structured`` the backend returns the
-    raw answer text and the runner replaces it with the validated object.
+    raw answer text and the runner replaces it with the validated object. ``constrained``: set
+    by a backend on a ``structured`` answer whose decoding enforced the request's JSON schema
+    (the runner then asks for no repair of a schema error); a fact of that one call.
     """
 
     value: Any = None
     error: str | None = None
     usage: TokenUsage = field(default_factory=TokenUsage)
     cached: bool = False
+    constrained: bool = False
 
     @property
     def ok(self) -> bool:

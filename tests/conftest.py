@@ -69,6 +69,18 @@ def llama_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
             process.kill()
 
 
+@pytest.fixture(scope="module")
+def one_torch_thread() -> Iterator[None]:
+    """Small models on a shared 2-core machine: one torch thread avoids OpenMP spin contention.
+    A module asks for it with ``pytestmark = pytest.mark.usefixtures("one_torch_thread")``."""
+    import torch
+
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(before)
+
+
 @pytest.fixture(scope="session")
 def examples_cache_dir(tmp_path_factory: pytest.TempPathFactory) -> str:
     """One call cache for the per-metric examples (tests/metric_examples.py), shared by the card

@@ -26,7 +26,9 @@ class Backend(ABC):
     host: str  # base URL host for remote backends, "" for local ones
     endpoint: str = ""  # base URL without credentials (a call-cache key part), "" for local ones
     provider: str
-    constrained: bool  # True when structured answers are schema-constrained at decode time
+    # True when this backend constrains structured answers to their schema at decode time (where
+    # the schema allows it: each answer's Outcome.constrained says whether its decoding did)
+    constrained: bool
 
     @abstractmethod
     def sampling_params(self, operation: str) -> dict[str, Any]:
@@ -42,15 +44,11 @@ class Backend(ABC):
         (``Outcome.value`` is a :class:`shared.types.YesNoAnswer`)."""
 
     @abstractmethod
-    def structured(
-        self,
-        requests: Sequence[JudgeRequest],
-        json_schema: dict[str, Any],
-        max_tokens: int,
-        on_result: ResultCallback,
-    ) -> None:
+    def structured(self, requests: Sequence[JudgeRequest], json_schema: dict[str, Any],
+                   max_tokens: int, on_result: ResultCallback) -> None:
         """For each request, the judge's answer text, constrained to ``json_schema`` where the
-        backend can (``Outcome.value`` is the raw text; the runner validates it)."""
+        backend can (``Outcome.value`` is the raw text; the runner validates it).
+        ``Outcome.constrained`` says whether that answer's decoding enforced the schema."""
 
     def close(self) -> None:  # noqa: B027 - optional hook
         """Release connections or memory."""

@@ -11,8 +11,8 @@ A loaded model is kept for the life of the process and shared by every backend t
   gives the top-k list (tokens decoded as an API shows them, e.g. ``" Yes"``) and the exact
   ``p_yes``/``p_no`` (summed over every token whose stripped, lower-cased text is a Yes/No word).
 - ``structured``: greedy decoding constrained to the JSON schema by ``xgrammar``; a schema that
-  xgrammar cannot compile is decoded unconstrained (``constrained`` is False for that call) and
-  the runner validates and repairs.
+  xgrammar cannot compile is decoded unconstrained (each answer of that call says so:
+  ``Outcome.constrained`` is False) and the runner validates and repairs.
 """
 
 from __future__ import annotations
@@ -20,7 +20,6 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import sys
 import threading
 import warnings
 from collections.abc import Sequence
@@ -28,14 +27,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..cache import user_cache_dir
 from ..defaults import DEFAULT_JUDGE_MODEL, judge_gguf_path, offline_environment
+from ..logprobs import NO_TOKENS, YES_TOKENS
+from ..text import short_reason
 from ..types import JudgeRequest, Outcome, TokenUsage, YesNoAnswer
 from .base import Backend, ResultCallback
 
-YES_WORDS = frozenset({"yes", "yeah"})
-NO_WORDS = frozenset({"no"})
 MODEL_CACHE_ENV = "JUDGE_METRICS_MODEL_CACHE"
-MAX_REASON_CHARS = 300
 
 
 def model_cache_dir() -> Path:
@@ -43,15 +42,7 @@ def model_cache_dir() -> Path:
     ``judge-metrics/models`` in the user cache folder (``~/.cache`` on Linux or
     ``$XDG_CACHE_HOME``, ``~/Library/Caches`` on macOS, ``%LOCALAPPDATA%`` on Windows)."""
     env = os.environ.get(MODEL_CACHE_ENV)
-    if env:
-        return Path(env).expanduser()
-    if sys.platform == "win32":
-        base = Path(os.environ.get("LOCALAPPDATA") or Path.home() / "AppData" / "Local")
-    elif sys.platform == "darwin":
-        base = Path.home() / "Library" / "Caches"
-    else:
-        base = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
-    return base / "judge-metrics" / "models"
+    return Path(env).expanduser() if env else user_cache_dir() / "models"
 
 
 def dequantized_dir(gguf: Path) -> Path:
@@ -81,11 +72,6 @@ def resolve_device(device: str | None) -> str:
     import torch
 
     return "cuda" if torch.cuda.is_available() else "cpu"
-
-
-def _short(text: str) -> str:
-    text = " ".join(str(text).split())
-    return text if len(text) <= MAX_REASON_CHARS else text[: MAX_REASON_CHARS - 3] + "..."
 
 
 # ---------------------------------------------------------------- loading
@@ -131,7 +117,7 @@ class LoadedModel:
                 compiled = self._compiler.compile_json_schema(text, any_whitespace=False)
                 self._grammars[text] = (compiled, None)
             except Exception as exc:  # xgrammar raises RuntimeError for unsupported schemas
-                self._grammars[text] = (None, _short(f"{type(exc).__name__}: {exc}"))
+                self._grammars[text] = (None, short_reason(f"{type(exc).__name__}: {exc}"))
         return self._grammars[text]
 
 
@@ -172,13 +158,13 @@ def _load(spec: str | None, device: str) -> LoadedModel:
                 raise FileNotFoundError(
                     f"model={spec!r} is not a model folder, a .gguf file or a Hugging Face hub id "
                     "in the local cache (nothing is downloaded at run time; run "
-                    f"`huggingface-cli download {spec}` first): {_short(str(exc))}"
+                    f"`huggingface-cli download {spec}` first): {short_reason(str(exc))}"
                 ) from exc
     model.eval()
     vocab_size = int(model.get_output_embeddings().weight.shape[0])
     token_texts = tokenizer.batch_decode([[i] for i in range(vocab_size)])
-    yes_ids = [i for i, text in enumerate(token_texts) if text.strip().lower() in YES_WORDS]
-    no_ids = [i for i, text in enumerate(token_texts) if text.strip().lower() in NO_WORDS]
+    yes_ids = [i for i, text in enumerate(token_texts) if text.strip().lower() in YES_TOKENS]
+    no_ids = [i for i, text in enumerate(token_texts) if text.strip().lower() in NO_TOKENS]
     eos_ids = _eos_ids(model, tokenizer)
     pad_id = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else eos_ids[0]
     return LoadedModel(
@@ -273,6 +259,7 @@ class LocalBackend(Backend):
     kind = "local"
     host = ""
     provider = "local"
+    constrained = True  # per answer: Outcome.constrained (False where xgrammar cannot compile)
 
     def __init__(self, model: str | None = None, device: str | None = None,
                  batch_size: int = 8) -> None:
@@ -280,7 +267,6 @@ class LocalBackend(Backend):
         self.device = resolve_device(device)
         self.model = model or DEFAULT_JUDGE_MODEL
         self.batch_size = batch_size
-        self.constrained = True  # False for a structured call whose schema xgrammar cannot take
 
     def __repr__(self) -> str:
         return f"LocalBackend(model={self.model!r}, device={self.device!r})"
@@ -333,19 +319,13 @@ class LocalBackend(Backend):
                 answer = YesNoAnswer(top=pairs, p_yes=float(p_yes[row]), p_no=float(p_no[row]))
                 on_result(index, Outcome(value=answer, usage=TokenUsage(len(prompt), 1)))
 
-    def structured(
-        self,
-        requests: Sequence[JudgeRequest],
-        json_schema: dict[str, Any],
-        max_tokens: int,
-        on_result: ResultCallback,
-    ) -> None:
+    def structured(self, requests: Sequence[JudgeRequest], json_schema: dict[str, Any],
+                   max_tokens: int, on_result: ResultCallback) -> None:
         import torch
         from transformers import GenerationConfig, LogitsProcessorList
 
         lm = self.loaded
         compiled, _ = lm.grammar(json_schema)
-        self.constrained = compiled is not None
         settings = GenerationConfig(
             max_new_tokens=max_tokens, do_sample=False, num_beams=1,
             eos_token_id=lm.eos_ids, pad_token_id=lm.pad_id,
@@ -375,7 +355,8 @@ class LocalBackend(Backend):
                         break
                 text = lm.tokenizer.decode(generated, skip_special_tokens=True)
                 usage = TokenUsage(len(prompt), len(generated))
-                on_result(index, Outcome(value=text, usage=usage))
+                on_result(index, Outcome(value=text, usage=usage,
+                                         constrained=compiled is not None))
 
     # -- plumbing
 
@@ -393,7 +374,7 @@ class LocalBackend(Backend):
             try:
                 ids = lm.prompt_ids(request)
             except Exception as exc:
-                on_result(index, Outcome(error=_short(
+                on_result(index, Outcome(error=short_reason(
                     f"cannot build the prompt for the local judge: {type(exc).__name__}: {exc}")))
                 continue
             if lm.max_positions and len(ids) + reserve > lm.max_positions:
@@ -424,4 +405,4 @@ def _left_pad(prompts: list[list[int]], pad_id: int, device: str) -> tuple[Any, 
 
 def _fail(indices: list[int], reason: str, on_result: ResultCallback) -> None:
     for index in indices:
-        on_result(index, Outcome(error=_short(reason)))
+        on_result(index, Outcome(error=short_reason(reason)))

@@ -284,9 +284,6 @@ class OpenAICompatBackend(Backend):
         )
         self._semaphore: asyncio.Semaphore | None = None  # created on the loop
         self._logprobs_seen = False
-        self._count_lock = threading.Lock()
-        self.in_flight = 0
-        self.max_in_flight = 0
 
     def __repr__(self) -> str:
         return (
@@ -365,13 +362,8 @@ class OpenAICompatBackend(Backend):
         self._run(requests, one, on_result, probe_first=not self._logprobs_seen,
                   probe_until=lambda: self._logprobs_seen)
 
-    def structured(
-        self,
-        requests: Sequence[JudgeRequest],
-        json_schema: dict[str, Any],
-        max_tokens: int,
-        on_result: ResultCallback,
-    ) -> None:
+    def structured(self, requests: Sequence[JudgeRequest], json_schema: dict[str, Any],
+                   max_tokens: int, on_result: ResultCallback) -> None:
         params = self.sampling_params("structured")
         params.pop("response_format")
         params[self.max_tokens_field] = max_tokens
@@ -385,7 +377,8 @@ class OpenAICompatBackend(Backend):
             except Exception as exc:
                 return Outcome(error=self.reason(exc))
             try:
-                return Outcome(value=message_text(response), usage=usage_of(response))
+                return Outcome(value=message_text(response), usage=usage_of(response),
+                               constrained=self.constrained)
             except MalformedResponse as exc:
                 return Outcome(error=self._redact(f"unusable answer from {self.host}: {exc}"),
                                usage=usage_of(response))
@@ -493,7 +486,6 @@ class OpenAICompatBackend(Backend):
         assert dead is not None
         task = asyncio.ensure_future(one(request))
         waiter = asyncio.ensure_future(dead.wait())
-        self._count(+1)
         try:
             await asyncio.wait({task, waiter}, return_when=asyncio.FIRST_COMPLETED)
         except BaseException:
@@ -501,7 +493,6 @@ class OpenAICompatBackend(Backend):
             raise
         finally:
             waiter.cancel()
-            self._count(-1)
         if task.done():
             return task.result()
         task.cancel()
@@ -512,11 +503,6 @@ class OpenAICompatBackend(Backend):
         return (f"no answer: the judge at {self.host} is unreachable ({DEAD_AFTER} attempts in a "
                 f"row failed to connect or timed out{error}), so its remaining requests were not "
                 "sent; rerun when it is back (answers already received are cached)")
-
-    def _count(self, delta: int) -> None:
-        with self._count_lock:
-            self.in_flight += delta
-            self.max_in_flight = max(self.max_in_flight, self.in_flight)
 
     def _redact(self, text: str) -> str:
         return redact(text, [str(self._client.api_key or "")])

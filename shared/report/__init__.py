@@ -27,6 +27,8 @@ from typing import Any
 
 import numpy as np
 
+from ..text import shorten
+
 TEMPLATES = Path(__file__).resolve().parent / "templates"
 DEFAULT_MAX_ROWS = 2000
 TOP_DIFFERENCES = 10
@@ -112,7 +114,7 @@ def _details(cell: Any) -> Any:
 def _short(value: Any, limit: int = 160) -> str:
     text = value if isinstance(value, str) else json.dumps(_value(value), ensure_ascii=False,
                                                            default=str)
-    return text if len(text) <= limit else text[: limit - 1] + "…"
+    return shorten(text, limit, "…")
 
 
 def _sample(n: int, max_rows: int, seed: int, keep: Sequence[int] = ()) -> tuple[list[int], str]:

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import string
-from collections.abc import Iterator
 
 import evaluate
 import numpy as np
@@ -17,6 +16,8 @@ from scipy.spatial.distance import cosine
 
 from shared import defaults, load_embedding_model, registry
 
+pytestmark = pytest.mark.usefixtures("one_torch_thread")
+
 RESPONSE = "The quick brown fox jumps over the lazy dog."
 PHRASES = ["brown fox", "lazy dog", "dancing giraffe"]
 SEED_SIMILARITIES = {  # from the seed document
@@ -24,17 +25,6 @@ SEED_SIMILARITIES = {  # from the seed document
     "lazy dog": 0.5937517639250626,
     "dancing giraffe": 0.28756572530065383,
 }
-
-
-@pytest.fixture(scope="module", autouse=True)
-def one_torch_thread() -> Iterator[None]:
-    """Small encodes on a shared 2-core machine: one thread avoids OpenMP spin contention."""
-    import torch
-
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
 
 
 @pytest.fixture(scope="module")

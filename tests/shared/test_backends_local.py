@@ -5,88 +5,33 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Iterator
+import threading
 
 import jsonschema
 import openai
 import pytest
+from backend_cases import STATEMENTS, VERDICTS, YES_NO, ask, collect
 
 from shared.backends import make_backend
-from shared.backends.local import (
-    NO_WORDS,
-    YES_WORDS,
-    LocalBackend,
-    dequantized_dir,
-    load_model,
-)
+from shared.backends.local import LocalBackend, dequantized_dir, load_model
 from shared.config import judge_config
 from shared.defaults import DEFAULT_JUDGE_MODEL, judge_gguf_path
-from shared.types import JudgeRequest, Outcome, YesNoAnswer
+from shared.logprobs import NO_TOKENS, YES_TOKENS
+from shared.types import Outcome, YesNoAnswer
 
-YES_NO = "Answer in one word - Yes or No."
+pytestmark = pytest.mark.usefixtures("one_torch_thread")
+
 # Largest |local - server| log-prob of a token in both top-5 lists, measured on 10 Yes/No prompts
 # (0.27 nats; see docs/BACKENDS.md): the server multiplies Q4_1 weights with 8-bit-quantized
 # activations, transformers the dequantized float32 weights with float32 activations.
 LOGPROB_TOLERANCE = 0.35
 
-STATEMENTS = {
-    "type": "object",
-    "properties": {
-        "statements": {
-            "type": "array",
-            "items": {"type": "string", "minLength": 1, "maxLength": 40},
-            "minItems": 1,
-            "maxItems": 3,
-        }
-    },
-    "required": ["statements"],
-    "additionalProperties": False,
-}
-VERDICTS = {
-    "type": "object",
-    "properties": {
-        "verdicts": {
-            "type": "array",
-            "items": {"type": "string", "enum": ["yes", "no"]},
-            "minItems": 3,
-            "maxItems": 3,
-        }
-    },
-    "required": ["verdicts"],
-    "additionalProperties": False,
-}
 SCORE = {
     "type": "object",
     "properties": {"score": {"type": "integer", "minimum": 1, "maximum": 5}},
     "required": ["score"],
     "additionalProperties": False,
 }
-
-
-def ask(text: str) -> JudgeRequest:
-    return JudgeRequest(messages=(("user", text),), prompt_id="test@1")
-
-
-def collect(call: object, *args: object) -> dict[int, Outcome]:
-    results: dict[int, Outcome] = {}
-
-    def on_result(index: int, outcome: Outcome) -> None:
-        assert index not in results, f"index {index} reported twice"
-        results[index] = outcome
-
-    call(*args, on_result)  # type: ignore[operator]
-    return results
-
-
-@pytest.fixture(scope="module", autouse=True)
-def one_torch_thread() -> Iterator[None]:
-    """A tiny model on a shared 2-core machine: one thread avoids OpenMP spin contention."""
-    import torch
-
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
 
 
 @pytest.fixture(scope="session")
@@ -114,9 +59,9 @@ def test_yes_no_gives_top_k_and_exact_yes_no_probabilities(local: LocalBackend) 
         others = 0.0
         for token, logprob in answer.top:
             word = token.strip().lower()
-            if word in YES_WORDS:
+            if word in YES_TOKENS:
                 assert answer.p_yes >= math.exp(logprob) - 1e-6
-            elif word in NO_WORDS:
+            elif word in NO_TOKENS:
                 assert answer.p_no >= math.exp(logprob) - 1e-6
             else:
                 others += math.exp(logprob)
@@ -191,10 +136,10 @@ def test_top_logprobs_agree_with_the_llama_server(local: LocalBackend, llama_ser
 def test_structured_answers_are_schema_valid(local: LocalBackend, schema: dict,
                                              prompts: list[str], max_tokens: int) -> None:
     results = collect(local.structured, [ask(p) for p in prompts], schema, max_tokens)
-    assert local.constrained
     assert sorted(results) == list(range(len(prompts)))
     for outcome in results.values():
         assert outcome.ok, outcome.error
+        assert outcome.constrained  # xgrammar compiled this schema
         jsonschema.validate(json.loads(outcome.value), schema)
         assert 0 < outcome.usage.completion_tokens <= max_tokens
 
@@ -203,11 +148,36 @@ def test_schema_xgrammar_cannot_compile_falls_back_to_free_text(local: LocalBack
     unsupported = {"type": "object", "properties": {"word": {"type": "string",
                                                              "pattern": "\\p{L}+"}}}
     results = collect(local.structured, [ask("Name a fruit, as JSON.")], unsupported, 6)
-    assert not local.constrained
     assert results[0].ok and isinstance(results[0].value, str)
+    assert not results[0].constrained
     assert results[0].usage.completion_tokens <= 6
-    collect(local.structured, [ask("Rate 'ok' from 1 to 5.")], SCORE, 8)
-    assert local.constrained
+    assert collect(local.structured, [ask("Rate 'ok' from 1 to 5.")], SCORE, 8)[0].constrained
+
+
+def test_constrained_is_a_fact_of_each_call_not_of_the_shared_backend(
+        local: LocalBackend) -> None:
+    """Two threads (two metrics) share the one process-wide backend: a schema xgrammar cannot
+    compile in one call leaves the other call's answers constrained, and the reverse."""
+    unsupported = {"type": "object", "properties": {"word": {"type": "string",
+                                                             "pattern": "\\p{L}+"}}}
+    calls = {"free": (unsupported, "Name a fruit, as JSON."), "constrained": (SCORE, "Rate 'ok'.")}
+    results: dict[str, dict[int, Outcome]] = {}
+    start = threading.Barrier(len(calls))
+
+    def run(name: str) -> None:
+        schema, prompt = calls[name]
+        start.wait()
+        results[name] = collect(local.structured, [ask(prompt), ask(prompt + " Now.")], schema, 6)
+
+    threads = [threading.Thread(target=run, args=(name,)) for name in calls]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=300)
+    assert [o.constrained for o in results["free"].values()] == [False, False]
+    assert [o.constrained for o in results["constrained"].values()] == [True, True]
+    assert all(o.ok for answers in results.values() for o in answers.values())
+    assert local.constrained  # the backend's own setting: constrained where xgrammar can
 
 
 def test_model_is_loaded_once_and_its_dequantized_copy_cached(local: LocalBackend) -> None:

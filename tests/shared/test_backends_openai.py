@@ -7,13 +7,14 @@ from __future__ import annotations
 import asyncio
 import json
 import math
-import socket
 import threading
 import time
 
 import jsonschema
 import openai
 import pytest
+from backend_cases import STATEMENTS, VERDICTS, YES_NO, ask, collect
+from conftest import free_port
 from faultproxy import RETRY_AFTER, FaultProxy
 
 from shared.backends import backend_key, make_backend
@@ -24,40 +25,12 @@ from shared.backends.openai_compat import (
     first_token_top_logprobs,
     is_strict_compatible,
 )
-from shared.config import judge_config
-from shared.types import JudgeRequest, Outcome, YesNoAnswer
+from shared.config import JudgeConfig, judge_config
+from shared.types import Outcome, YesNoAnswer
 
 pytestmark = pytest.mark.server
 
 SECRET = "sk-test-DO-NOT-LEAK-4f9a2c"
-YES_NO = "Answer in one word - Yes or No."
-
-STATEMENTS = {
-    "type": "object",
-    "properties": {
-        "statements": {
-            "type": "array",
-            "items": {"type": "string", "minLength": 1, "maxLength": 40},
-            "minItems": 1,
-            "maxItems": 3,
-        }
-    },
-    "required": ["statements"],
-    "additionalProperties": False,
-}
-VERDICTS = {
-    "type": "object",
-    "properties": {
-        "verdicts": {
-            "type": "array",
-            "items": {"type": "string", "enum": ["yes", "no"]},
-            "minItems": 3,
-            "maxItems": 3,
-        }
-    },
-    "required": ["verdicts"],
-    "additionalProperties": False,
-}
 # llama-cpp-python's grammar ignores minimum/maximum (see docs/BACKENDS.md), so the server's
 # 1-5 score is an enum; the local backend's test uses minimum/maximum.
 SCORE = {
@@ -68,33 +41,12 @@ SCORE = {
 }
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def ask(text: str, prompt_id: str = "test@1") -> JudgeRequest:
-    return JudgeRequest(messages=(("user", text),), prompt_id=prompt_id)
-
-
 def backend(url: str, **options: object) -> OpenAICompatBackend:
     options = {"response_format": "json_object", "api_key": SECRET, **options}
     made = make_backend(judge_config(provider="openai-compatible", base_url=url, model="smollm2",
                                      **options))
     assert isinstance(made, OpenAICompatBackend)
     return made
-
-
-def collect(call: object, *args: object) -> dict[int, Outcome]:
-    results: dict[int, Outcome] = {}
-
-    def on_result(index: int, outcome: Outcome) -> None:
-        assert index not in results, f"index {index} reported twice"
-        results[index] = outcome
-
-    call(*args, on_result)  # type: ignore[operator]
-    return results
 
 
 def test_yes_no_returns_top5_with_deterministic_settings(llama_server: str) -> None:
@@ -155,6 +107,7 @@ def test_response_format_styles_shape_the_request(llama_server: str) -> None:
             assert results[0].ok, results[0].error
             sent[style] = proxy.seen[-1].body.get("response_format")
             assert judge.constrained == (style in ("json_schema", "json_object"))
+            assert results[0].constrained == judge.constrained  # told with each answer
     assert sent["json_schema"] == {
         "type": "json_schema",
         "json_schema": {"name": "judge_answer", "schema": SCORE, "strict": True},
@@ -198,9 +151,32 @@ def test_yes_no_raises_after_one_call_when_the_model_gives_no_logprobs(llama_ser
         assert proxy.count == 1  # a probe call, not the whole batch
 
 
+class CountingBackend(OpenAICompatBackend):
+    """The real backend, counting the requests it is waiting for (test-side instrumentation)."""
+
+    def __init__(self, config: JudgeConfig) -> None:
+        super().__init__(config)
+        self.lock = threading.Lock()
+        self.in_flight = 0
+        self.max_in_flight = 0
+
+    async def _watched(self, one, request):  # type: ignore[no-untyped-def]
+        self._count(+1)
+        try:
+            return await super()._watched(one, request)
+        finally:
+            self._count(-1)
+
+    def _count(self, delta: int) -> None:
+        with self.lock:
+            self.in_flight += delta
+            self.max_in_flight = max(self.max_in_flight, self.in_flight)
+
+
 def test_concurrency_is_bounded_and_results_stream_to_the_caller(llama_server: str) -> None:
     with FaultProxy(llama_server) as proxy:
-        judge = backend(proxy.url, max_concurrency=2)
+        judge = CountingBackend(judge_config(provider="openai-compatible", base_url=proxy.url,
+                                             model="smollm2", api_key=SECRET, max_concurrency=2))
         requests = [ask(f"Is {n} an even number? {YES_NO}") for n in range(4)]
         caller = threading.current_thread()
         arrivals: list[tuple[int, int]] = []  # (index, requests still in flight then)
@@ -210,7 +186,10 @@ def test_concurrency_is_bounded_and_results_stream_to_the_caller(llama_server: s
             assert outcome.ok, outcome.error
             arrivals.append((index, judge.in_flight))
 
-        judge.yes_no(requests, 5, on_result)
+        try:
+            judge.yes_no(requests, 5, on_result)
+        finally:
+            judge.close()
     assert sorted(index for index, _ in arrivals) == list(range(4))
     assert proxy.count == 4
     assert proxy.max_in_flight == 2  # the server answers one at a time, so the bound is reached

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
 import numpy as np
 import pytest
 
 from shared import defaults, embed_texts, load_embedding_model
 from shared.embeddings import cosine_similarity, paired_cosine_similarity
+
+pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
 
 class CountingEncoder:
@@ -24,17 +24,6 @@ class CountingEncoder:
 
     def get_embedding_dimension(self) -> int:
         return dimension(self.model)
-
-
-@pytest.fixture(scope="module", autouse=True)
-def one_torch_thread() -> Iterator[None]:
-    """Small encodes on a shared 2-core machine: one thread avoids OpenMP spin contention."""
-    import torch
-
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
 
 
 @pytest.fixture(scope="module")

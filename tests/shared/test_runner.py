@@ -18,11 +18,13 @@ from pathlib import Path
 import jsonschema
 import pytest
 from faultproxy import FaultProxy
+from judgeserver import JudgeServer, is_repair
 
 from shared import JudgeRequest, YesNoAnswer, get_judge, judge_config
-from shared.cache import CACHE_FILE, CallCache
+from shared.cache import CACHE_FILE, CallCache, call_key
+from shared.config import endpoint_of
 from shared.pricing import estimate_cost
-from shared.runner import DRY_RUN_ERROR, extract_json
+from shared.runner import CHECK_VERSION, DRY_RUN_ERROR
 
 REPO = Path(__file__).resolve().parents[2]
 FAKE_KEY = "sk-FAKE-judge-metrics-test-key-7f3a9c"
@@ -69,17 +71,6 @@ def assert_no_api_key_in(cache_dir: str) -> None:
 # ------------------------------------------------------------------ pure parts
 
 
-def test_extract_json_is_tolerant_but_strict_about_numbers():
-    assert extract_json('{"a": 1}') == {"a": 1}
-    assert extract_json('Sure!\n```json\n{"a": [1, 2]}\n```\nDone.') == {"a": [1, 2]}
-    assert extract_json('The answer is {"a": "}"} and {"b": 2}') == {"a": "}"}
-    assert extract_json("noise [1, 2] {") == [1, 2]
-    assert extract_json('"yes"') == "yes"
-    for bad in ("no json here", '{"a": NaN}', '{"a": Infinity}', "{broken"):
-        with pytest.raises(ValueError):
-            extract_json(bad)
-
-
 def test_bad_arguments_name_themselves(cache_dir):
     judge = get_judge(config("http://127.0.0.1:9/v1", cache_dir, dry_run=True))
     with pytest.raises(TypeError, match=r"requests\[1\]"):
@@ -91,6 +82,41 @@ def test_bad_arguments_name_themselves(cache_dir):
     with pytest.raises(ValueError, match=r"schemas\[0\] is not a valid JSON schema"):
         judge.structured([ask("a")], [{"type": "no-such-type"}])
     assert judge.yes_no([]) == [] and judge.structured([], VERDICT) == []
+
+
+def test_structured_cache_keys_are_the_documented_parts(cache_dir):
+    """Each stored answer's key is call_key of (operation, backend kind, endpoint, model,
+    messages, sampling, prompt id, {schema, max_tokens[, check version]}), with the repaired
+    answer stored under its first request's key: a change here would orphan every user's
+    cached structured answers."""
+    yes, no = '{"verdict": "yes"}', '{"verdict": "no"}'
+    scripted = {"plain": (yes, None), "repaired": ("not JSON", yes), "checked": (no, yes),
+                "never": ("not JSON", "still not")}
+
+    def answer(body):
+        first, repair = scripted[body["messages"][0]["content"]]
+        return repair if is_repair(body) else first
+
+    requests = [JudgeRequest(messages=(("user", name),), prompt_id="keys@1") for name in scripted]
+    with JudgeServer(answer) as server:
+        for checks in (None, [lambda value: None if value["verdict"] == "yes" else "said no"] * 4):
+            judge = get_judge(config(server.url, cache_dir, response_format=UNCONSTRAINED))
+            outcomes = judge.structured(requests, VERDICT, max_tokens=32, checks=checks)
+            sampling = judge.backend.sampling_params("structured")
+            extra = {"schema": VERDICT, "max_tokens": 32}
+            if checks is not None:
+                extra["check"] = CHECK_VERSION
+            expected = {
+                call_key(operation="structured", kind="openai-compatible",
+                         endpoint=endpoint_of(server.url), model="smollm2",
+                         messages=request.messages, sampling=sampling,
+                         prompt_id=request.prompt_id, extra=extra): outcome.value
+                for request, outcome in zip(requests, outcomes, strict=True) if outcome.ok
+            }
+            assert len(expected) == 3 and not outcomes[3].ok  # "never" is never stored
+            stored = CallCache(cache_dir).get_many(expected)
+            assert stored == {key: {"value": value} for key, value in expected.items()}
+    assert len(CallCache(cache_dir)) == 6
 
 
 # ------------------------------------------------------------------ against the server

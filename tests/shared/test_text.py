@@ -139,3 +139,19 @@ def test_paused_gc_restores_the_collector_after_nested_and_threaded_uses() -> No
     assert seen == [False, False, False, False]
     assert gc.isenabled()
 
+
+@given(TEXTS, st.integers(min_value=3, max_value=40), st.sampled_from(["...", "…"]))
+def test_shorten_keeps_short_texts_and_cuts_long_ones_to_the_limit(
+        value: str, limit: int, ellipsis: str) -> None:
+    short = text.shorten(value, limit, ellipsis)
+    if len(value) <= limit:
+        assert short == value
+    else:
+        assert len(short) == limit and short.endswith(ellipsis)
+        assert value.startswith(short[: -len(ellipsis)])
+
+
+def test_short_reason_is_one_line_within_the_limit() -> None:
+    assert text.short_reason(ValueError("bad\n\tanswer  here")) == "bad answer here"
+    long = text.short_reason("x " * 400)
+    assert len(long) == text.MAX_REASON_CHARS and long.endswith("...") and "\n" not in long
