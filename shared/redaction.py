@@ -11,15 +11,16 @@ wherever they appear in a text:
 
 Used by the OpenAI-compatible backend (every failure reason), the runner (every ``Outcome``
 error, so unmeasured reasons and per-row details), the CLI (its error line, the output's
-details), the demo (everything the page gets back) and the configuration checks (a bad
-``base_url`` is shown redacted). docs/BACKENDS.md states the rule.
+details), the demo (everything the page gets back, through :func:`redact_all`) and the
+configuration checks (a bad ``base_url`` is shown redacted). docs/BACKENDS.md states the rule.
 """
 
 from __future__ import annotations
 
 import base64
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
+from typing import Any
 
 MASK = "***"
 
@@ -55,6 +56,19 @@ def redact(text: str, secrets: Iterable[str | None] = ()) -> str:
     for pattern, replacement in _PATTERNS:
         text = pattern.sub(replacement, text)
     return text
+
+
+def redact_all(value: Any, secrets: Iterable[str | None] = ()) -> Any:
+    """``value`` with every string in it (mapping keys too, through lists, tuples and mappings)
+    passed through :func:`redact`; other values unchanged."""
+    secrets = tuple(secrets)
+    if isinstance(value, str):
+        return redact(value, secrets)
+    if isinstance(value, Mapping):
+        return {redact_all(k, secrets): redact_all(v, secrets) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return type(value)(redact_all(v, secrets) for v in value)
+    return value
 
 
 def _basic(match: re.Match[str]) -> str:

@@ -1,0 +1,342 @@
+"""One metric's widget: :class:`MetricPanel` (its components and event handlers) and
+``build_panel``, which lays it out in the page."""
+
+from __future__ import annotations
+
+import html
+import json
+import logging
+import threading
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ..agreement import embedded_judge_note, is_embedded_judge
+from ..config import PROVIDERS
+from ..registry import METRICS, MetricSpec, metric_path
+from .inputs import (
+    DemoInputError,
+    compute_inputs,
+    example_for,
+    input_kinds,
+    judge_options,
+    read_batch_file,
+    rows_for_table,
+    table_rows,
+)
+from .options import _MISSING, OptionSpec, _field_value, metric_options, option_value
+from .render import (
+    _error_text,
+    _show,
+    aggregate_html,
+    results_frame,
+    row_scores,
+    score_histogram,
+    split_result,
+    status_html,
+    unmeasured_markdown,
+    usage_markdown,
+)
+from .secrets import _page_key_backend, _Scrubber
+
+logger = logging.getLogger(__name__)
+
+_LOADED: dict[str, Any] = {}
+_LOAD_LOCK = threading.Lock()
+
+
+def load_metric(name: str, metric_dir: str | Path | None = None) -> Any:
+    """``evaluate.load`` of the metric folder, once per process per folder."""
+    path = str(metric_dir) if metric_dir is not None else metric_path(name)
+    with _LOAD_LOCK:
+        if path not in _LOADED:
+            import evaluate
+
+            _LOADED[path] = evaluate.load(path)
+        return _LOADED[path]
+
+
+@dataclass
+class MetricPanel:
+    """One metric's widget: its components, and the handlers the page's events call.
+
+    ``handle(values)`` is the Run handler (``values``: component -> value, as Gradio passes a
+    set of inputs); it returns component -> value for the result components and never raises.
+    """
+
+    name: str
+    spec: MetricSpec
+    metric: Any
+    options: list[OptionSpec]
+    kinds: dict[str, str]
+    table: Any = None
+    option_fields: dict[str, Any] = field(default_factory=dict)
+    judge_fields: dict[str, Any] = field(default_factory=dict)
+    upload: Any = None
+    example_button: Any = None
+    run_button: Any = None
+    outputs: dict[str, Any] = field(default_factory=dict)
+    initial: dict[Any, Any] = field(default_factory=dict)
+    _lock: threading.Lock = field(default_factory=threading.Lock)
+
+    @property
+    def columns(self) -> list[str]:
+        return [*self.spec.columns.values(), *self.spec.optional_columns.values()]
+
+    def inputs(self) -> set[Any]:
+        return {self.table, *self.option_fields.values(), *self.judge_fields.values()}
+
+    def initial_values(self) -> dict[Any, Any]:
+        """component -> the value the page starts with (the example, the defaults)."""
+        return dict(self.initial)
+
+    def example_frame(self) -> Any:
+        import pandas as pd
+
+        rows, _ = example_for(self.name, self.spec)
+        n = max(len(v) for v in rows.values())
+        return pd.DataFrame({c: rows.get(c, [""] * n) for c in self.columns})
+
+    def _empty_outputs(self) -> dict[Any, Any]:
+        import gradio as gr
+        import pandas as pd
+
+        return {
+            self.outputs["status"]: "", self.outputs["aggregate"]: "",
+            self.outputs["rows"]: gr.update(visible=False, value=pd.DataFrame()),
+            self.outputs["unmeasured"]: "",
+            self.outputs["usage"]: "", self.outputs["raw"]: None,
+            self.outputs["chart"]: gr.update(visible=False, value=pd.DataFrame(
+                {"score range": [], "rows": []})),
+        }
+
+    def handle(self, values: Mapping[Any, Any], progress: Any = None) -> dict[Any, Any]:
+        judge_values = {n: values.get(c) for n, c in self.judge_fields.items()}
+        scrub = _Scrubber(judge_values.get("api_key"))
+        out = self._empty_outputs()
+        rows: list[int] = []
+        try:
+            table = table_rows(values.get(self.table), self.columns)
+            inputs, rows = compute_inputs(self.spec, self.kinds, table)
+            kwargs: dict[str, Any] = dict(inputs)
+            for option in self.options:
+                value = option_value(option, values.get(self.option_fields[option.name]))
+                if value is not _MISSING:
+                    kwargs[option.name] = value
+            if self.spec.judge:
+                kwargs.update(judge_options(judge_values))
+            self.embedded_judge = self.spec.judge and is_embedded_judge(
+                kwargs.get("provider"), kwargs.get("model"), kwargs.get("api_key"))
+            if progress is not None:
+                progress(0, desc=f"{self.name}: scoring {len(rows)} rows")
+            started = time.monotonic()
+            with self._lock, _page_key_backend(kwargs):
+                result = self.metric.compute(**kwargs)
+            seconds = time.monotonic() - started
+        except Exception as error:  # every fault is a message in the page
+            out[self.outputs["status"]] = status_html(
+                scrub.text(_error_text(error, self.spec, rows)), "error")
+            if not isinstance(error, (ValueError, TypeError)):
+                logger.warning("%s failed: %s", self.name,
+                               scrub.text(f"{type(error).__name__}: {error}"))
+            return out
+        return self._render(result, inputs, rows, seconds, scrub)
+
+    def _render(self, result: Mapping[str, Any], inputs: Mapping[str, list[Any]],
+                rows: list[int], seconds: float, scrub: _Scrubber) -> dict[Any, Any]:
+        import gradio as gr
+        import pandas as pd
+
+        result = scrub(dict(result))
+        n = len(rows)
+        aggregates, per_row = split_result(result, n)
+        unmeasured = result.get("unmeasured") or []
+        measured = n - len(unmeasured)
+        out = self._empty_outputs()
+        out[self.outputs["usage"]] = usage_markdown(result)
+        out[self.outputs["raw"]] = json.loads(json.dumps(result, default=str))
+        if result.get("dry_run") is not None:  # no scores: only the estimate
+            out[self.outputs["status"]] = status_html(
+                f"Dry run of {n} row{'s' if n != 1 else ''}: nothing was sent to the judge; "
+                "see the estimate below.", "ok")
+            return out
+        out[self.outputs["aggregate"]] = aggregate_html(self.spec, aggregates, measured, n, scrub)
+        if getattr(self, "embedded_judge", False):  # measured agreement beside the numbers
+            out[self.outputs["aggregate"]] += (
+                f'<div class="jm-agreement" style="opacity:0.8">'
+                f"{html.escape(embedded_judge_note(self.name))}</div>")
+        out[self.outputs["rows"]] = gr.update(visible=True, value=results_frame(
+            self.spec, inputs, rows, result, per_row, scrub))
+        out[self.outputs["unmeasured"]] = unmeasured_markdown(result, rows, scrub)
+        chart = row_scores(self.spec, per_row)
+        if chart:
+            bins = score_histogram(chart[1])
+            out[self.outputs["chart"]] = gr.update(visible=True, value=pd.DataFrame(
+                {"score range": [b for b, _ in bins], "rows": [c for _, c in bins]}))
+        if n and measured == 0:
+            first = str(unmeasured[0].get("reason", "")) if unmeasured else ""
+            message = f"No row could be measured. First reason: {first}" if first else (
+                "No row could be measured.")
+            out[self.outputs["status"]] = status_html(scrub.text(message), "warning")
+        else:
+            skipped = f"; {len(unmeasured)} unmeasured (see below)" if unmeasured else ""
+            out[self.outputs["status"]] = status_html(
+                f"Scored {n} row{'s' if n != 1 else ''} in {seconds:.1f} s{skipped}.",
+                "warning" if unmeasured else "ok")
+        return out
+
+    def load_example(self) -> dict[Any, Any]:
+        _, options = example_for(self.name, self.spec)
+        out = {self.table: self.example_frame(),
+               self.outputs["status"]: status_html("Example loaded; press Run.", "ok")}
+        for option in self.options:
+            value = options.get(option.name, option.default)
+            out[self.option_fields[option.name]] = _field_value(option, value)
+        return out
+
+    def load_file(self, path: Any) -> dict[Any, Any]:
+        import pandas as pd
+
+        if not path:
+            return {self.outputs["status"]: ""}
+        path = getattr(path, "name", path)
+        try:
+            records = read_batch_file(path)
+            table = rows_for_table(self.spec, records, Path(path).name)
+        except (DemoInputError, OSError, UnicodeDecodeError) as error:
+            return {self.outputs["status"]: status_html(f"Upload: {error}", "error")}
+        return {
+            self.table: pd.DataFrame(table, columns=self.columns),
+            self.outputs["status"]: status_html(
+                f"Loaded {len(table)} rows from {Path(path).name}; press Run.", "ok"),
+        }
+
+
+def _option_field(option: OptionSpec, value: Any, elem_id: str) -> Any:
+    import gradio as gr
+
+    info = option.doc
+    if "default" not in info.lower():
+        info = f"{info} (default: {_show(option.default)})".strip()
+    if option.kind == "bool":
+        return gr.Checkbox(value=bool(value), label=option.name, info=info, elem_id=elem_id)
+    if option.kind in ("int", "float"):
+        return gr.Number(value=value, label=option.name, info=info, elem_id=elem_id,
+                         precision=0 if option.kind == "int" else None,
+                         step=1 if option.kind == "int" else 0.01)
+    placeholder = "empty: the default" if option.default is None else ""
+    return gr.Textbox(value=_field_value(option, value), label=option.name, info=info,
+                      placeholder=placeholder, elem_id=elem_id, max_lines=1)
+
+
+_JUDGE_HELP = (
+    "**local** (default) runs the embedded SmolLM2-135M-Instruct on this machine: tiny and weak, "
+    "good for trying the widget, not for real evaluations. For those pick a strong judge: "
+    "`openai`, `deepseek`, `xai`, or `openai-compatible` (vLLM, llama.cpp, Ollama, LiteLLM...) "
+    "with its base URL. The API key is used for this request only: it is not logged, stored, "
+    "cached or shown back."
+)
+
+
+def build_panel(name: str, metric_dir: str | Path | None) -> MetricPanel:
+    import gradio as gr
+    import pandas as pd
+
+    spec = METRICS[name]
+    metric = load_metric(name, metric_dir)
+    panel = MetricPanel(name, spec, metric, metric_options(metric, spec), input_kinds(metric))
+    rows, example_options = example_for(name, spec)
+    description = (getattr(metric, "description", "") or "").strip().split("\n\n")[0]
+    list_columns = [c for a, c in {**spec.columns, **spec.optional_columns}.items()
+                    if panel.kinds.get(a) in ("texts", "list", "phrases")]
+    help_text = "One row per sample; edit cells, add rows, or upload a `.jsonl`/`.csv` batch."
+    if list_columns:
+        help_text += (f" In {', '.join(f'`{c}`' for c in list_columns)} write a JSON list "
+                      '(`["first", "second"]`) for several items; plain text is one item.')
+    if spec.optional_columns:
+        help_text += (f" Optional: {', '.join(f'`{c}`' for c in spec.optional_columns.values())}"
+                      " (leave the column empty to omit it).")
+    gr.Markdown(f"### {name}\n{description}\n\n{help_text}")
+    with gr.Row():
+        with gr.Column(scale=3):
+            panel.table = gr.Dataframe(
+                value=panel.example_frame(), headers=panel.columns, datatype="str",
+                column_count=len(panel.columns), interactive=True, wrap=True, label="Inputs",
+                elem_id=f"{name}-table", show_row_numbers=True,
+            )
+            with gr.Row():
+                panel.example_button = gr.Button("Load example", size="sm", scale=1,
+                                                 min_width=120, elem_id=f"{name}-example")
+                panel.upload = gr.File(label="Upload a batch (.jsonl or .csv)",
+                                       file_types=[".jsonl", ".csv"], type="filepath",
+                                       elem_id=f"{name}-upload", height=140, scale=3)
+        with gr.Column(scale=2):
+            if panel.options:
+                with gr.Accordion("Options", open=True):
+                    for option in panel.options:
+                        value = example_options.get(option.name, option.default)
+                        panel.option_fields[option.name] = _option_field(
+                            option, value, f"{name}-option-{option.name}")
+            if spec.judge:
+                with gr.Accordion("Judge", open=True):
+                    gr.Markdown(_JUDGE_HELP)
+                    judge = panel.judge_fields
+                    judge["provider"] = gr.Dropdown(
+                        choices=list(PROVIDERS), value="local", label="provider",
+                        elem_id=f"{name}-provider")
+                    judge["model"] = gr.Textbox(
+                        label="model", placeholder="the provider's default model",
+                        elem_id=f"{name}-model", max_lines=1)
+                    judge["base_url"] = gr.Textbox(
+                        label="base URL", placeholder="e.g. http://127.0.0.1:8000/v1",
+                        elem_id=f"{name}-base-url", max_lines=1)
+                    judge["api_key"] = gr.Textbox(
+                        label="API key", type="password", elem_id=f"{name}-api-key",
+                        placeholder="used for this request only", max_lines=1)
+                    judge["use_cache"] = gr.Checkbox(
+                        value=True, label="use the call cache", elem_id=f"{name}-use-cache")
+                    judge["dry_run"] = gr.Checkbox(
+                        value=False, label="dry run: estimate requests and cost, send nothing",
+                        elem_id=f"{name}-dry-run")
+            panel.run_button = gr.Button("Run", variant="primary", elem_id=f"{name}-run")
+    panel.outputs["status"] = gr.HTML(elem_id=f"{name}-status")
+    panel.outputs["aggregate"] = gr.HTML(elem_id=f"{name}-aggregate")
+    with gr.Row():
+        panel.outputs["chart"] = gr.BarPlot(
+            pd.DataFrame({"score range": [], "rows": []}), x="score range", y="rows",
+            title="Per-row score distribution", height=220, elem_id=f"{name}-chart", scale=1,
+            visible=False)
+        panel.outputs["usage"] = gr.Markdown(elem_id=f"{name}-usage")
+    panel.outputs["rows"] = gr.Dataframe(label="Per-row results", interactive=False, wrap=True,
+                                         elem_id=f"{name}-rows", visible=False)
+    panel.outputs["unmeasured"] = gr.Markdown(elem_id=f"{name}-unmeasured")
+    with gr.Accordion("Raw output (JSON)", open=False):
+        panel.outputs["raw"] = gr.JSON(elem_id=f"{name}-raw")
+
+    panel.initial = {panel.table: panel.example_frame()}
+    for option in panel.options:
+        panel.initial[panel.option_fields[option.name]] = _field_value(
+            option, example_options.get(option.name, option.default))
+    panel.initial.update({panel.judge_fields[k]: v for k, v in (
+        ("provider", "local"), ("model", ""), ("base_url", ""), ("api_key", ""),
+        ("use_cache", True), ("dry_run", False)) if k in panel.judge_fields})
+
+    # Gradio finds its progress tracker by this default value.
+    def run(values: dict[Any, Any],
+            progress: gr.Progress = gr.Progress(track_tqdm=True),  # noqa: B008
+            ) -> dict[Any, Any]:
+        return panel.handle(values, progress)
+
+    outputs = list(panel.outputs.values())
+    panel.run_button.click(run, inputs=panel.inputs(), outputs=outputs,
+                           api_visibility="private", concurrency_limit=1)
+    panel.example_button.click(panel.load_example,
+                               outputs=[panel.table, panel.outputs["status"],
+                                        *panel.option_fields.values()],
+                               api_visibility="private")
+    panel.upload.upload(panel.load_file, inputs=panel.upload,
+                        outputs=[panel.table, panel.outputs["status"]],
+                        api_visibility="private")
+    return panel

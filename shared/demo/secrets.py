@@ -1,0 +1,62 @@
+"""What keeps the API key typed into the page from leaking: every string the page gets back is
+scrubbed (:mod:`shared.redaction`), and the judge backend made for a key is dropped after its
+last run."""
+
+from __future__ import annotations
+
+import contextlib
+import threading
+from collections.abc import Iterator, Mapping
+from typing import Any
+
+from ..config import JUDGE_OPTION_NAMES
+from ..redaction import redact, redact_all
+
+
+class _Scrubber:
+    """The page's redaction step: :func:`shared.redaction.redact` (API keys, Bearer and Basic
+    credentials, URL user-info; a provider's error may quote them) with the key typed into the
+    page as one more secret."""
+
+    def __init__(self, secret: str | None) -> None:
+        self.secrets = (secret,)
+
+    def text(self, value: str) -> str:
+        return redact(value, self.secrets)
+
+    def __call__(self, value: Any) -> Any:
+        return redact_all(value, self.secrets)
+
+
+_KEYED_RUNS: dict[tuple[object, ...], int] = {}
+_KEYED_LOCK = threading.Lock()
+
+
+@contextlib.contextmanager
+def _page_key_backend(kwargs: Mapping[str, Any]) -> Iterator[None]:
+    """Around a run with an API key typed into the page: when the last such run with that key
+    ends, drop the judge backend made for it, so the process keeps no client holding the key."""
+    if not kwargs.get("api_key"):
+        yield
+        return
+    from ..backends import backend_key, release_backend
+    from ..config import judge_config
+
+    try:
+        config = judge_config(**{k: v for k, v in kwargs.items() if k in JUDGE_OPTION_NAMES})
+    except (TypeError, ValueError):  # compute reports it
+        yield
+        return
+    key = backend_key(config)
+    with _KEYED_LOCK:
+        _KEYED_RUNS[key] = _KEYED_RUNS.get(key, 0) + 1
+    try:
+        yield
+    finally:
+        with _KEYED_LOCK:
+            _KEYED_RUNS[key] -= 1
+            last = _KEYED_RUNS[key] == 0
+            if last:
+                del _KEYED_RUNS[key]
+        if last:
+            release_backend(config)
