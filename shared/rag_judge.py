@@ -12,9 +12,10 @@ reason it has none (the metric reports that sample as unmeasured).
 
 Every step passes grounding checks (:mod:`.grounding`) to the runner: an extraction must be
 supported by its text and copy no example of the prompt; a reason must not be a format
-placeholder; verdict ``k`` echoes ``"item": k`` and its reason is not about another item. A failed check gets the runner's one repair retry, then makes the sample
-unmeasured. An extraction whose items are mostly supported keeps those and drops the rest
-(``Step.dropped``; the metrics report them as ``dropped_items`` in the row's details).
+placeholder; verdict ``k`` echoes ``"item": k`` and its reason is not about another item. A
+failed check gets the runner's one repair retry, then makes the sample unmeasured. An extraction
+whose items are mostly supported keeps those and drops the rest (``Step.dropped``; the metrics
+report them as ``dropped_items`` in the row's details).
 """
 
 from __future__ import annotations
