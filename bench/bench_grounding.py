@@ -350,13 +350,16 @@ def write(results: list[dict[str, Any]], seconds: float) -> str:
         f"{BUDGET:.0f} s (`BENCH_GROUNDING_BUDGET`). *rows* gives the rows each side used. "
         f"**Before**: prompts version 1 (git `{BEFORE_COMMIT}`), checks only observed; "
         "**after**: the current prompts, checks enforced (one repair, then unmeasured). "
-        "*share* = answers failing a grounding check / structured answers the metric used. "
+        "*share* = answers failing a grounding check / structured answers the metric used; "
+        "*judge calls* include repair requests (an answer repaired into a valid one is not "
+        "failing). "
         "See docs/GROUNDING.md.",
         "",
         "| judge | data | metric | rows before | answers before | failing before | share "
         "before | kinds before | rows after | answers after | failing after | share after | "
-        "kinds after | rows unmeasured (grounding) after | items dropped after |",
-        "|" + "---|" * 15,
+        "kinds after | rows unmeasured (grounding) after | items dropped after | judge calls "
+        "after |",
+        "|" + "---|" * 16,
     ]
     for (judge, when, dataset, metric), before in by_key.items():
         after = by_key.get((judge, "after", dataset, metric))
@@ -367,7 +370,7 @@ def write(results: list[dict[str, Any]], seconds: float) -> str:
             f"{_sum([before], 'failing')} | {_share(before):.2f} | {_kinds(before)} | "
             f"{after['rows']} | {after['answers']} | {_sum([after], 'failing')} | "
             f"{_share(after):.2f} | {_kinds(after)} | {after['unmeasured_grounding']} of "
-            f"{after['rows']} | {after['dropped_items']} |")
+            f"{after['rows']} | {after['dropped_items']} | {after['calls']} |")
     notes = []
     for judge in JUDGES:
         sides = {when: [r for r in ran if r["judge"] == judge and r["when"] == when]
@@ -383,7 +386,7 @@ def write(results: list[dict[str, Any]], seconds: float) -> str:
                 f"{_sum(a, 'answers')} | {_sum(a, 'failing')} | "
                 f"{_sum(a, 'failing') / max(1, _sum(a, 'answers')):.2f} | | "
                 f"{_sum(a, 'unmeasured_grounding')} of {_sum(a, 'rows')} | "
-                f"{_sum(a, 'dropped_items')} |")
+                f"{_sum(a, 'dropped_items')} | {_sum(a, 'calls')} |")
         for when, rows in sides.items():
             if not rows:
                 notes.append(f"- **{judge}, {when}**: no results (pass not run).")
