@@ -66,11 +66,13 @@ bench: $(RUNTIME_STAMP) $(BENCH_STAMP)
 	$(PY) bench/run_all.py
 
 # Every metric against human labels; writes bench/AGREEMENT.md (and, with the embedded judge,
-# shared/agreement_figures.json and the cards' agreement blocks). Another judge:
+# shared/agreement_figures.json and the cards' agreement blocks; then bench/GROUNDING.md's
+# before/after-grounding table of those figures, which runs no judge). Another judge:
 #   make agreement JUDGE="--provider openai-compatible --base-url URL --model M"
 JUDGE ?=
 agreement: $(RUNTIME_STAMP)
 	$(PY) bench/agreement/run.py $(JUDGE)
+	$(PY) bench/bench_grounding.py --write-only > /dev/null
 
 lint: $(TEST_STAMP)
 	$(PY) -m ruff check shared metrics tests app.py bench

@@ -20,7 +20,10 @@ The lexical-support rule, for one extracted item (a statement, claim or opinion)
 
 An extraction answer is invalid when any item is a copy or when fewer than half of its items are
 supported; otherwise its unsupported items are dropped (counted in the row's details). A verdict
-answer is invalid when a reason is (near-)equal to a format placeholder or example of the prompt.
+answer is invalid when a reason is (near-)equal to a format placeholder or example of the prompt,
+or when its verdicts do not match the items asked about (:func:`verdicts_check`): verdict ``k``
+must echo ``"item": k`` (one verdict per item, in order), and its reason must not be about
+another item of the list (:func:`reason_about_other_item`).
 """
 
 from __future__ import annotations
@@ -40,6 +43,12 @@ NEAR_COPY_RATIO = 0.8
 """Word-sequence similarity (difflib ratio, 2*matches/total) at or above which an item counts
 as a copy of an example: one word changed in a sentence of five or more words."""
 
+MISMATCH_MIN_WORDS = 2
+"""A reason is about another item of its list when it shares none of its own item's content
+words and at least this many content words that only that other item holds (not its own item,
+not the rest of the prompt): one shared word can be chance (a topic word), two of another item's
+own words and none of its own say the reason describes that other item."""
+
 MAX_QUOTED = 3  # items quoted in a failure reason
 
 # The failure categories every judge metric counts (``invalid_answers``), in display order.
@@ -50,6 +59,7 @@ COPIED = "copied the prompt's example"
 PLACEHOLDER = "copied the format placeholder"
 UNSUPPORTED = "not supported by the text"
 EMPTY = "nothing extracted from a text that has words"
+MISMATCH = "verdicts do not match the items asked about"
 
 STOPWORDS = frozenset("""
 a an the this that these those there here it its it's itself they them their theirs he him his
@@ -228,6 +238,66 @@ def reasons_check(paths: Sequence[str], placeholders: Sequence[str]
     return check
 
 
+def reason_about_other_item(reason: str, index: int, items: Sequence[str],
+                            shown: str = "") -> int | None:
+    """The index of the item of ``items`` that the reason for ``items[index]`` is about instead
+    of its own, else ``None``. Only positive evidence counts (:data:`MISMATCH_MIN_WORDS`): a
+    reason sharing a content word with its own item, or none with any other item ("not
+    biased"), is never a mismatch; words of ``shown`` (the rest of the prompt: the question,
+    the contexts, the other list) may be cited by any reason and prove nothing."""
+    said = set(content_stems(reason))
+    own = set(content_stems(items[index]))
+    if not said or said & own:
+        return None
+    common = own | set(content_stems(shown))
+    for other, item in enumerate(items):
+        if other != index and len(said & (set(content_stems(item)) - common)) >= \
+                MISMATCH_MIN_WORDS:
+            return other
+    return None
+
+
+def verdict_mismatch(verdicts: Sequence[Any], items: Sequence[str], shown: str = "",
+                     path: str = "verdicts") -> str | None:
+    """Why the verdict list ``verdicts`` does not match ``items`` (the items asked about, in
+    order), else ``None``: not one verdict per item, a verdict whose ``"item"`` is not its
+    position (1-based), or a reason about another item of the list."""
+    if len(verdicts) != len(items):
+        return f"{MISMATCH} ({path}: {len(verdicts)} verdicts for {len(items)} items)"
+    for number, verdict in enumerate(verdicts, start=1):
+        echo = verdict.get("item") if isinstance(verdict, Mapping) else None
+        if echo != number or isinstance(echo, bool):
+            return f"{MISMATCH} ({path} {number} says item {echo!r}, expected {number})"
+    for k, verdict in enumerate(verdicts):
+        other = reason_about_other_item(str(verdict.get("reason", "")), k, items, shown)
+        if other is not None:
+            return (f"{MISMATCH} ({path} {k + 1}: its reason {verdict.get('reason')!r} is about "
+                    f"item {other + 1} {items[other]!r}, not item {k + 1} {items[k]!r})")
+    return None
+
+
+def verdicts_check(lists: Mapping[str, Sequence[str]], placeholders: Sequence[str],
+                   shown: str = "") -> Callable[[Any], str | None]:
+    """A runner check for an answer holding one verdict list per key of ``lists`` (key -> the
+    items asked about, in order): no placeholder reason (:func:`reasons_check`), and each list
+    matches its items (:func:`verdict_mismatch`). ``shown``: the rest of the prompt (question,
+    contexts, ...); the items of the other lists count as shown for each list."""
+    reasons = reasons_check(list(lists), placeholders)
+
+    def check(value: Any) -> str | None:
+        copied = reasons(value)
+        if copied is not None:
+            return copied
+        for path, items in lists.items():
+            others = " ".join(i for p, its in lists.items() if p != path for i in its)
+            mismatch = verdict_mismatch(value.get(path, []), items, f"{shown} {others}", path)
+            if mismatch is not None:
+                return mismatch
+        return None
+
+    return check
+
+
 def category(reason: str) -> str | None:
     """The :data:`CATEGORIES` entry of an unmeasured reason, ``None`` when it is not an invalid
     judge answer (a backend fault, an empty input, ...)."""
@@ -241,7 +311,8 @@ def category(reason: str) -> str | None:
         return "unsupported_items"
     if EMPTY in reason:
         return "empty_extraction"
-    if re.search(r"is too (short|long)|(non-unique|fewer|more) items", reason):
+    if MISMATCH in reason or re.search(
+            r"is too (short|long)|(non-unique|fewer|more) items|was expected \(at /", reason):
         return "verdict_mismatch"
     return "invalid_json"
 

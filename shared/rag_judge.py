@@ -12,9 +12,10 @@ reason it has none (the metric reports that sample as unmeasured).
 
 Every step passes grounding checks (:mod:`.grounding`) to the runner: an extraction must be
 supported by its text and copy no example of the prompt; a reason must not be a format
-placeholder. A failed check gets the runner's one repair retry, then makes the sample
-unmeasured. An extraction whose items are mostly supported keeps those and drops the rest
-(``Step.dropped``; the metrics report them as ``dropped_items`` in the row's details).
+placeholder; verdict ``k`` echoes ``"item": k`` and its reason is not about another item. A
+failed check gets the runner's one repair retry, then makes the sample unmeasured. An extraction
+whose items are mostly supported keeps those and drops the rest (``Step.dropped``; the metrics
+report them as ``dropped_items`` in the row's details).
 """
 
 from __future__ import annotations
@@ -47,11 +48,13 @@ def _object(properties: dict[str, Any]) -> dict[str, Any]:
 
 
 def _verdict_items(labels: Sequence[str], n: int) -> dict[str, Any]:
-    item = _object({
+    """n verdicts, the k-th echoing ``"item": k`` (its item's number; docs/GROUNDING.md)."""
+    items = [_object({
+        "item": {"const": k},
         "verdict": {"type": "string", "enum": list(labels)},
         "reason": {"type": "string", "maxLength": REASON_MAX_CHARS},
-    })
-    return {"type": "array", "items": item, "minItems": n, "maxItems": n}
+    }) for k in range(1, n + 1)]
+    return {"type": "array", "prefixItems": items, "minItems": n, "maxItems": n}
 
 
 def list_schema(key: str, max_items: int = MAX_ITEMS) -> dict[str, Any]:
@@ -228,16 +231,16 @@ def extract_opinions(judge: Any, texts: Sequence[str]) -> list[Step]:
 
 
 def _structured_by_size(judge: Any, requests: list[Any], schemas: list[dict[str, Any]],
-                        sizes: list[int], desc: str, check: Any) -> list[Any]:
+                        sizes: list[int], desc: str, checks: list[Any]) -> list[Any]:
     """``judge.structured`` with a token limit that depends only on each request's own number
     of verdicts, so a request's cache key does not depend on the other rows of the batch;
-    ``check`` (a :mod:`.grounding` check) runs on every answer."""
+    ``checks`` (:mod:`.grounding` checks, one per request) run on the answers."""
     outcomes: list[Any] = [None] * len(requests)
     for size in sorted(set(sizes)):
         picked = [k for k, s in enumerate(sizes) if s == size]
         answers = judge.structured([requests[k] for k in picked], [schemas[k] for k in picked],
                                    max_tokens=_verdict_max_tokens(size), desc=desc,
-                                   checks=[check] * len(picked))
+                                   checks=[checks[k] for k in picked])
         for k, answer in zip(picked, answers, strict=True):
             outcomes[k] = answer
     return outcomes
@@ -267,8 +270,9 @@ def judge_items(judge: Any, template: PromptTemplate, items_field: str,
     ]
     schemas = [verdicts_schema(len(jobs[i].items)) for i in send]
     sizes = [len(jobs[i].items) for i in send]
-    outcomes = _structured_by_size(judge, requests, schemas, sizes, desc,
-                                   grounding.reasons_check(["verdicts"], template.examples))
+    checks = [grounding.verdicts_check({"verdicts": jobs[i].items}, template.examples,
+                                       " ".join(jobs[i].fields.values())) for i in send]
+    outcomes = _structured_by_size(judge, requests, schemas, sizes, desc, checks)
     for i, outcome in zip(send, outcomes, strict=True):
         if not outcome.ok:
             results[i] = _failed(desc, outcome.error)
@@ -317,8 +321,10 @@ def correctness_verdicts(judge: Any, jobs: Sequence[CorrectnessJob | None]) -> l
         for i in send
     ]
     sizes = [len(jobs[i].answer_statements) + len(jobs[i].reference_statements) for i in send]
-    check = grounding.reasons_check(["answer", "reference"], prompts.ANSWER_CORRECTNESS.examples)
-    outcomes = _structured_by_size(judge, requests, schemas, sizes, "answer_correctness", check)
+    checks = [grounding.verdicts_check(
+        {"answer": jobs[i].answer_statements, "reference": jobs[i].reference_statements},
+        prompts.ANSWER_CORRECTNESS.examples, jobs[i].question or "") for i in send]
+    outcomes = _structured_by_size(judge, requests, schemas, sizes, "answer_correctness", checks)
     for i, outcome in zip(send, outcomes, strict=True):
         if not outcome.ok:
             results[i] = _failed("answer_correctness", outcome.error)

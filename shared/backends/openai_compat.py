@@ -527,10 +527,13 @@ class OpenAICompatBackend(Backend):
 
 def is_strict_compatible(schema: Any) -> bool:
     """Whether OpenAI's strict structured outputs accept ``schema``: every object lists all its
-    properties as required and forbids additional ones. Otherwise the schema is sent with
-    ``strict: false`` (a hint to OpenAI; vLLM constrains either way)."""
+    properties as required and forbids additional ones, and uses no ``prefixItems`` (the
+    verdict lists' per-position item numbers), which strict mode does not take. Otherwise the
+    schema is sent with ``strict: false`` (a hint to OpenAI; vLLM constrains either way)."""
     if not isinstance(schema, dict):
         return True
+    if "prefixItems" in schema:
+        return False
     types = schema.get("type")
     is_object = types == "object" or (isinstance(types, list) and "object" in types)
     if is_object or "properties" in schema:

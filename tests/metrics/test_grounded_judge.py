@@ -68,10 +68,13 @@ def says_yes(item: str) -> bool:
     return MARK in item
 
 
-def _verdicts(items: list[str], yes: str = "yes", no: str = "no") -> list[dict[str, str]]:
-    return [{"verdict": yes if says_yes(item) else no,
-             "reason": f"the item {'names' if says_yes(item) else 'does not name'} {MARK}"}
-            for item in items]
+def _verdicts(items: list[str], yes: str = "yes", no: str = "no") -> list[dict[str, Any]]:
+    """One verdict per item, in order, each echoing its item's number; the reason quotes the
+    item's first words, as a careful judge's reason does."""
+    return [{"item": k, "verdict": yes if says_yes(item) else no,
+             "reason": f"{' '.join(item.split()[:3])!r} "
+                       f"{'names' if says_yes(item) else 'does not name'} {MARK}"}
+            for k, item in enumerate(items, start=1)]
 
 
 def grounded_answer(body: dict[str, Any]) -> str:
@@ -197,8 +200,9 @@ def copying_answer(body: dict[str, Any]) -> str:
     if "List the opinions" in body["messages"][0]["content"]:
         return json.dumps({"opinions": [prompts.ITEM_PLACEHOLDERS[2]]})
     items = json.loads(data["opinions"])
-    return json.dumps({"verdicts": [{"verdict": "no", "reason": prompts.REASON_PLACEHOLDER}
-                                    for _ in items]})
+    return json.dumps({"verdicts": [{"item": k, "verdict": "no",
+                                     "reason": prompts.REASON_PLACEHOLDER}
+                                    for k in range(1, len(items) + 1)]})
 
 
 def test_copied_answers_are_unmeasured_and_counted_in_the_batch_summary(cache_dir: str) -> None:
@@ -224,3 +228,37 @@ def test_copied_answers_are_unmeasured_and_counted_in_the_batch_summary(cache_di
     header, _, row = summary.table().splitlines()
     assert header.split()[-2:] == ["invalid", "answers"]
     assert row.split()[-1] == "copied_example=2"
+
+
+# --- a judge whose reasons are about other items ------------------------------------------------
+
+def swapping_answer(body: dict[str, Any]) -> str:
+    """Grounded opinions, then verdicts whose reasons are those of the list read backwards (the
+    last item's reason first), also when asked to repair."""
+    data = fenced_fields(body)
+    if "List the opinions" in body["messages"][0]["content"]:
+        return json.dumps({"opinions": opinions(data["text"])})
+    items = json.loads(data["opinions"])
+    reasons = [f"it says {' '.join(item.split()[2:])}" for item in reversed(items)]
+    return json.dumps({"verdicts": [{"item": k, "verdict": "no", "reason": reason}
+                                    for k, reason in enumerate(reasons, start=1)]})
+
+
+def test_verdicts_whose_reasons_are_about_other_items_are_unmeasured(
+        metrics: dict[str, evaluate.Metric], cache_dir: str) -> None:
+    texts = ["I think the new bridge is ugly. I think the mayor is brilliant.",
+             "I think the harbour ferry is slow."]
+    with JudgeServer(swapping_answer) as server:
+        result = metrics["bias"].compute(
+            predictions=texts, provider="openai-compatible", base_url=server.url,
+            model="swapper", api_key="sk-none", response_format="json_schema",
+            cache_dir=cache_dir, show_progress=False)
+        repairs = [body for body in server.seen if is_repair(body)]
+    # one opinion: its reason is its own; two: each reason is the other one's
+    assert result["scores"] == [None, 0.0]
+    assert result["invalid_answers"]["verdict_mismatch"] == 1
+    (unmeasured,) = result["unmeasured"]
+    assert unmeasured["index"] == 0 and "verdicts do not match the items" in unmeasured["reason"]
+    assert "mayor is brilliant" in unmeasured["reason"]
+    assert result["details"][0]["invalid_answer"] == "verdict_mismatch"
+    assert len(repairs) == 1 and "is about item 2" in repairs[0]["messages"][-1]["content"]

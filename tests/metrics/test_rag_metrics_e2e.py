@@ -7,8 +7,8 @@ equal to the card's formula applied to the returned verdicts, and the request bu
 reference and two contexts, the ten metrics on one row send at most 14 first requests through
 one shared cache (plus at most one repair each, for an answer failing a grounding check), and a
 second run sends none. A row may be unmeasured only for a grounding check (docs/GROUNDING.md:
-the tiny judge copied the prompt's placeholder), which ``invalid_answers`` counts; no measured
-row keeps an item its text does not support.
+the tiny judge copied the prompt's placeholder, or gave a reason about another item), which
+``invalid_answers`` counts; no measured row keeps an item its text does not support.
 """
 
 from __future__ import annotations
@@ -47,7 +47,8 @@ ROWS = [
 ]
 MAX_REQUESTS_PER_ROW = 14  # 4 extractions (statements, with the question, of the reference;
 # opinions) and 10 verdict requests
-GROUNDING_KINDS = {"copied_example", "placeholder_reason", "unsupported_items", "empty_extraction"}
+GROUNDING_KINDS = {"copied_example", "placeholder_reason", "unsupported_items", "empty_extraction",
+                   "verdict_mismatch"}  # the last: a reason about another item of the list
 YES_NO = {"yes", "no"}
 
 

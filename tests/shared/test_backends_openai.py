@@ -124,6 +124,10 @@ def test_strict_only_for_schemas_openai_accepts() -> None:
     nested = {"type": "object", "properties": {"x": loose}, "required": ["x"],
               "additionalProperties": False}
     assert not is_strict_compatible(nested)
+    # strict mode takes no prefixItems: the verdict lists' per-position item numbers
+    numbered = {**VERDICTS, "properties": {"verdicts": {
+        "type": "array", "prefixItems": [VERDICTS["properties"]["verdicts"]["items"]]}}}
+    assert not is_strict_compatible(numbered)
 
 
 def test_missing_logprobs_are_detected_on_a_real_response(llama_server: str) -> None:

@@ -23,8 +23,10 @@ from shared.grounding import (
     extraction_check,
     ground_items,
     is_supported,
+    reason_about_other_item,
     reasons_check,
     support,
+    verdicts_check,
 )
 
 V1_EXAMPLES = ("Paris is the capital of France.", "Paris has about two million inhabitants.")
@@ -115,6 +117,87 @@ def test_example_sentences_of_the_current_prompts_are_none_of_the_tests_inputs()
             assert example in template.text
 
 
+# --- verdicts matched to the items asked about ----------------------------------------------------
+
+CLAIMS = ["Canberra is the capital of Australia.", "Sydney has the famous opera house.",
+          "Kangaroos live in the outback."]
+
+
+def _answer(*reasons: str, numbers: list[int] | None = None) -> dict:
+    numbers = numbers or list(range(1, len(reasons) + 1))
+    return {"verdicts": [{"item": n, "verdict": "yes", "reason": r}
+                         for n, r in zip(numbers, reasons, strict=True)]}
+
+
+def test_verdicts_about_their_own_items_or_saying_nothing_specific_match() -> None:
+    check = verdicts_check({"verdicts": CLAIMS}, prompts.FAITHFULNESS.examples)
+    assert check(_answer("the context names Canberra as the capital", "the opera house is there",
+                         "kangaroos are in the outback")) is None
+    # reasons naming no item at all are no evidence of a mismatch
+    assert check(_answer("stated in the context", "not mentioned", "not mentioned")) is None
+
+
+def test_a_reason_about_another_item_of_the_list_is_a_mismatch() -> None:
+    check = verdicts_check({"verdicts": CLAIMS}, prompts.FAITHFULNESS.examples)
+    shifted = check(_answer("the context names Canberra as the capital",
+                            "kangaroos live in the outback", "Sydney has an opera house"))
+    assert shifted is not None and "verdicts do not match the items asked about" in shifted
+    assert "verdicts 2" in shifted and "item 3" in shifted
+    stuck = check(_answer(*["Canberra is the capital of Australia"] * 3))
+    assert stuck is not None and "verdicts 2" in stuck and "item 1" in stuck
+    assert category(f"faithfulness: invalid judge answer: {stuck}") == "verdict_mismatch"
+
+
+def test_one_shared_word_or_words_of_the_rest_of_the_prompt_prove_no_mismatch() -> None:
+    # one word of another item ("capital") can be chance
+    assert reason_about_other_item("no capital here", 2, CLAIMS) is None
+    # the contexts are shown to the judge: a reason may cite them, whatever other item holds
+    # the same words
+    contexts = '["Sydney has the famous opera house."]'
+    assert reason_about_other_item("the context only says Sydney has the opera house", 2,
+                                   CLAIMS) == 1
+    assert reason_about_other_item("the context only says Sydney has the opera house", 2,
+                                   CLAIMS, contexts) is None
+
+
+def test_each_verdict_must_echo_its_items_number_in_order() -> None:
+    check = verdicts_check({"verdicts": CLAIMS[:2]}, prompts.BIAS.examples)
+    assert check(_answer("a", "b")) is None
+    assert "verdicts 1 says item 2, expected 1" in (check(_answer("a", "b", numbers=[2, 1])) or "")
+    assert "verdicts 2 says item None" in (check({"verdicts": [
+        {"item": 1, "verdict": "no", "reason": "a"}, {"verdict": "no", "reason": "b"}]}) or "")
+    assert "1 verdicts for 2 items" in (check(_answer("a")) or "")
+    # a placeholder reason is still reported as such
+    assert "copied the format placeholder" in (check(_answer(prompts.REASON_PLACEHOLDER, "b"))
+                                               or "")
+
+
+def test_correctness_reasons_may_cite_the_other_list_but_not_a_sibling_statement() -> None:
+    answer = ["Canberra is the capital of Australia.", "Canberra was founded in 1913."]
+    reference = ["The capital of Australia is Canberra."]
+    check = verdicts_check({"answer": answer, "reference": reference},
+                           prompts.ANSWER_CORRECTNESS.examples, "What is the capital?")
+
+    def verdicts(*reasons: str) -> list[dict]:
+        return [{"item": k, "verdict": "TP", "reason": r} for k, r in enumerate(reasons, 1)]
+
+    cites_reference = {"answer": verdicts("the reference says so",
+                                          "the reference only says capital of Australia"),
+                       "reference": verdicts("the answer says so")}
+    assert check(cites_reference) is None
+    sibling = {"answer": verdicts("Canberra founded 1913", "the reference says so"),
+               "reference": verdicts("the answer says so")}
+    assert check(sibling) is None  # shares "Canberra" with its own item
+    wrong = {"answer": verdicts("the reference says so", "no founding year in the reference"),
+             "reference": verdicts("the answer says so")}
+    assert check(wrong) is None  # "founding" vs "founded": a shared stem with its own item
+    about_sibling = {"answer": verdicts("founded in 1913 per the answer",
+                                        "the reference says so"),
+                     "reference": verdicts("the answer says so")}
+    reason = check(about_sibling)
+    assert reason is not None and "answer 1" in reason and "item 2" in reason
+
+
 # --- whole answers ------------------------------------------------------------------------------
 
 def test_an_answer_keeps_a_supported_majority_and_drops_the_rest() -> None:
@@ -144,12 +227,14 @@ def test_categories_of_unmeasured_reasons() -> None:
         "statements: invalid judge answer: 2 of 2 items not supported by the text: 'a', 'b'",
         "statements: invalid judge answer: nothing extracted from a text that has words",
         "bias: invalid judge answer: [{'verdict': 'yes'}] is too short (at /verdicts)",
+        "bias: invalid judge answer: 2 was expected (at /verdicts/1/item)",
         "bias: invalid judge answer: the answer is not valid JSON",
         "bias: judge backend failed: APIConnectionError",
     ]
-    assert [category(r) for r in reasons] == [*CATEGORIES, None]
+    kinds = [*CATEGORIES[:5], "verdict_mismatch", *CATEGORIES[5:], None]
+    assert [category(r) for r in reasons] == kinds
     counts = count_invalid([{"index": i, "reason": r} for i, r in enumerate(reasons)])
-    assert counts == dict.fromkeys(CATEGORIES, 1)
+    assert counts == {**dict.fromkeys(CATEGORIES, 1), "verdict_mismatch": 2}
 
 
 # --- the runner's check hook --------------------------------------------------------------------

@@ -17,19 +17,25 @@ def _valid(schema: dict, value: object) -> bool:
     return jsonschema.Draft202012Validator(schema).is_valid(value)
 
 
-def _verdicts(n: int, label: str = "yes") -> list[dict[str, str]]:
-    return [{"verdict": label, "reason": "r"} for _ in range(n)]
+def _verdicts(n: int, label: str = "yes") -> list[dict[str, object]]:
+    return [{"item": k, "verdict": label, "reason": "r"} for k in range(1, n + 1)]
 
 
-def test_verdicts_schema_needs_exactly_one_verdict_per_item() -> None:
+def test_verdicts_schema_needs_exactly_one_verdict_per_item_each_echoing_its_number() -> None:
     schema = rag_judge.verdicts_schema(3)
     jsonschema.Draft202012Validator.check_schema(schema)
     assert _valid(schema, {"verdicts": _verdicts(3)})
     assert not _valid(schema, {"verdicts": _verdicts(2)})
     assert not _valid(schema, {"verdicts": _verdicts(4)})
     assert not _valid(schema, {"verdicts": _verdicts(3, "maybe")})
-    long_reason = [{"verdict": "no", "reason": "x" * (rag_judge.REASON_MAX_CHARS + 1)}] * 3
+    long_reason = [{**v, "reason": "x" * (rag_judge.REASON_MAX_CHARS + 1)} for v in _verdicts(3)]
     assert not _valid(schema, {"verdicts": long_reason})
+    swapped = _verdicts(3)
+    swapped[0]["item"], swapped[1]["item"] = 2, 1
+    assert not _valid(schema, {"verdicts": swapped})
+    assert not _valid(schema, {"verdicts": [{"item": 1, "verdict": "yes", "reason": "r"}] * 3})
+    no_echo = [{"verdict": "yes", "reason": "r"}] * 3
+    assert not _valid(schema, {"verdicts": no_echo})
     assert not _valid(schema, {"verdicts": _verdicts(3), "extra": 1})
 
 
