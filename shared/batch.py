@@ -67,6 +67,7 @@ class BatchSummary:
     metrics: list[MetricSummary]
     skipped: dict[str, str]
     dry_run: bool = False
+    ray: dict[str, int] | None = None  # engine="ray": {"workers": ..., "batches": ...}
 
     def as_dict(self) -> dict[str, Any]:
         return {"metrics": [asdict(m) for m in self.metrics], "skipped": dict(self.skipped),

@@ -186,7 +186,7 @@ def _score(args: argparse.Namespace) -> int:
     if args.out is None and not args.dry_run:
         raise BatchInputError("--out OUTPUT is required (or --dry-run)")
     out = Path(args.out) if args.out else None
-    if out is not None:
+    if out is not None and args.engine != "ray":  # Ray writes a folder: _check_engine
         check_output_path(out)
     if args.chunk_size is not None and args.chunk_size < 1:
         raise BatchInputError(f"--chunk-size must be >= 1, got {args.chunk_size}")

@@ -126,14 +126,18 @@ def score_on_ray(
     seconds = time.perf_counter() - started
     stats = ray.get(tally.result.remote())
     ray.kill(tally)
-    summaries = [_summary(name, stats.get(name, {}), seconds) for name in names]
+    summary = BatchSummary([_summary(name, stats.get(name, {}), seconds) for name in names],
+                           skipped)
+    # processes that scored batches (each loaded the metrics and embedding model once)
+    summary.ray = {"workers": len(set().union(*(s["workers"] for s in stats.values()))),
+                   "batches": max((s["batches"] for s in stats.values()), default=0)}
     if hf_input:
         import datasets
         import pyarrow as pa
 
         tables = [t for t in ray.get(scored.to_arrow_refs()) if t.num_rows]
-        return datasets.Dataset(pa.concat_tables(tables)), BatchSummary(summaries, skipped)
-    return scored, BatchSummary(summaries, skipped)
+        return datasets.Dataset(pa.concat_tables(tables)), summary
+    return scored, summary
 
 
 def _user_error(error: BaseException) -> BaseException | None:
@@ -160,7 +164,10 @@ class _Tally:
         total = self.totals.setdefault(name, {"rows": 0, "unmeasured": 0, "calls": 0,
                                               "cache_hits": 0, "prompt_tokens": 0,
                                               "completion_tokens": 0, "cost": 0.0,
-                                              "invalid_answers": {}, "weighted": {}})
+                                              "invalid_answers": {}, "weighted": {},
+                                              "batches": 0, "workers": set()})
+        total["batches"] += 1
+        total["workers"].add(counts["worker"])
         for key in ("rows", "unmeasured", "calls", "cache_hits", "prompt_tokens",
                     "completion_tokens"):
             total[key] += counts[key]
@@ -201,6 +208,11 @@ class _MetricWorker:
         self.names, self.sizes, self.arguments = names, sizes, arguments
         self.options, self.tally = options, tally
         self.metrics = {name: _load(name) for name in names}
+        for name in names:  # the embedding model too, once per worker, before the first batch
+            if METRICS[name].embeds:
+                from .embeddings import load_embedding_model
+
+                load_embedding_model(options[name].get("embedding_model"))
 
     def __call__(self, table: Any) -> Any:
         import pyarrow as pa
@@ -232,7 +244,7 @@ class _MetricWorker:
                 "rows": summary.rows, "unmeasured": summary.unmeasured, "calls": summary.calls,
                 "cache_hits": summary.cache_hits, "prompt_tokens": summary.prompt_tokens,
                 "completion_tokens": summary.completion_tokens, "cost": summary.cost,
-                "invalid_answers": summary.invalid_answers,
+                "invalid_answers": summary.invalid_answers, "worker": os.getpid(),
                 "weighted": {k: tuple(v) for k, v in weighted.items()}}))
         return table
 
@@ -251,6 +263,13 @@ def check_paths(source: Path, out: Path | None) -> None:
     if out is not None and out.suffix.lower() not in RAY_SUFFIXES:
         raise BatchInputError(f"--out {out}: --engine ray writes a folder named .parquet or "
                               ".jsonl")
+    if out is not None:
+        try:
+            out.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as error:
+            raise BatchInputError(f"--out {out}: cannot create its folder: {error}") from None
+        if not os.access(out.parent, os.W_OK):
+            raise BatchInputError(f"--out {out}: folder {out.parent} is not writable")
 
 
 def connect(address: str | None, quiet: bool = False) -> None:
