@@ -117,16 +117,17 @@ def test_cli_engine_ray_refuses_what_it_cannot_do(
     assert needle in capsys.readouterr().err
 
 
-def _put_keys(directory: str, worker: int, count: int) -> int:
-    cache = CallCache(directory)
-    for i in range(count):
-        cache.put(f"w{worker}-k{i}", {"worker": worker, "i": i, "pad": "x" * 200})
-    cache.close()
-    return os.getpid()
-
-
 def test_workers_write_one_cache_file_concurrently(cluster: str, cache_dir: str) -> None:
-    put = ray.remote(num_cpus=0.5)(_put_keys)
+    def put_keys(directory: str, worker: int, count: int) -> int:  # pickled by value
+        from shared.cache import CallCache
+
+        cache = CallCache(directory)
+        for i in range(count):
+            cache.put(f"w{worker}-k{i}", {"worker": worker, "i": i, "pad": "x" * 200})
+        cache.close()
+        return os.getpid()
+
+    put = ray.remote(num_cpus=0.5)(put_keys)
     pids = ray.get([put.remote(cache_dir, worker, 300) for worker in range(4)])
     assert len(set(pids)) >= 2  # several processes wrote at once
     cache = CallCache(cache_dir)
@@ -137,46 +138,36 @@ def test_workers_write_one_cache_file_concurrently(cluster: str, cache_dir: str)
         cache.close()
 
 
-def test_judge_traffic_is_bounded_and_cached_across_workers(cluster: str, cache_dir: str) -> None:
-    """Synthetic judge answers (fast), 2 workers, a total of 3 requests in flight: never more
-    than 3 at the server; every answer a worker got is in the one cache file, so a rerun sends
-    nothing."""
-    rows = [{"question": f"What is {i} plus {i}?", "prediction": str(2 * i + i % 2),
-             "reference": str(2 * i)} for i in range(48)]
-    dataset = datasets.Dataset.from_list(rows)
-    with FaultProxy(default="synthetic") as proxy:
-        options = dict(provider="openai-compatible", base_url=proxy.url, model="smollm2",
-                       cache_dir=cache_dir, max_concurrency=3, show_progress=False)
-        scored, summary = score_dataset(dataset, "l3score", chunk_size=6, engine="ray",
-                                        workers=2, **options)
-        sent = proxy.count
-        assert 1 <= proxy.max_in_flight <= 3
-        assert summary.metrics[0].calls == sent == len(rows)
-        again, again_summary = score_dataset(dataset, "l3score", chunk_size=6, **options)
-        assert proxy.count == sent  # the single-process rerun found every answer cached
-    assert again_summary.metrics[0].cache_hits == len(rows)
-    assert again["l3score"] == scored["l3score"] and again["l3score_details"] == scored[
-        "l3score_details"]
-    assert summary.metrics[0].aggregates == pytest.approx(again_summary.metrics[0].aggregates)
-
-
 @pytest.mark.server
-def test_judge_metric_on_the_real_server_matches_the_local_path(
+def test_judge_metric_matches_the_local_path_with_traffic_bounded_and_cached(
     cluster: str, llama_server: str, cache_dir: str
 ) -> None:
-    rows = [{"question": "What is 2 plus 2?", "prediction": "4", "reference": "4"},
-            {"question": "Capital of France?", "prediction": "Berlin", "reference": "Paris"},
-            {"question": "What colour is the sky?", "prediction": "blue", "reference": "blue"}]
+    """l3score on the real server, 2 workers sharing a total of 3 requests in flight (1 each):
+    the proxy never sees more than 2 at once; the answers the workers got are all in the one
+    cache file (a rerun sends nothing); the scores equal an uncached single-process run."""
+    rows = [{"question": f"What is {a} plus {b}?", "prediction": str(a + b + i % 2),
+             "reference": str(a + b)} for i, (a, b) in enumerate(
+                 [(1, 2), (3, 4), (5, 6), (7, 8), (9, 10), (11, 12)])]
     dataset = datasets.Dataset.from_list(rows)
-    options = dict(provider="openai-compatible", base_url=llama_server, model="smollm2",
-                   max_concurrency=2, show_progress=False)
-    scored, summary = score_dataset(dataset, "l3score", chunk_size=2, engine="ray", workers=2,
-                                    cache_dir=cache_dir, **options)
-    local, local_summary = score_dataset(dataset, "l3score", use_cache=False, **options)
-    assert summary.metrics[0].calls == len(rows) and local_summary.metrics[0].calls == len(rows)
+    with FaultProxy(llama_server, default="pass") as proxy:
+        options = dict(provider="openai-compatible", base_url=proxy.url, model="smollm2",
+                       max_concurrency=3, show_progress=False)
+        scored, summary = score_dataset(dataset, "l3score", chunk_size=3, engine="ray",
+                                        workers=2, cache_dir=cache_dir, **options)
+        assert summary.ray == {"workers": 2, "batches": 2}
+        assert summary.metrics[0].calls == _completions(proxy) == len(rows)
+        assert 1 <= proxy.max_in_flight <= 2  # 2 workers x floor(3 / 2)
+        cached, cached_summary = score_dataset(dataset, "l3score", cache_dir=cache_dir,
+                                               **options)
+        assert _completions(proxy) == len(rows)  # every answer came from the cache
+        local, local_summary = score_dataset(dataset, "l3score", use_cache=False, **options)
+    assert cached_summary.metrics[0].cache_hits == len(rows)
+    assert cached.to_list() == scored.to_list()
+    assert local_summary.metrics[0].calls == len(rows)
     assert scored["l3score"] == pytest.approx(local["l3score"], abs=1e-9)
     assert [json.loads(d) for d in scored["l3score_details"]] == pytest.approx(
         [json.loads(d) for d in local["l3score_details"]], abs=1e-9)
+    assert summary.metrics[0].aggregates == pytest.approx(local_summary.metrics[0].aggregates)
 
 
 def _completions(proxy: FaultProxy) -> int:
