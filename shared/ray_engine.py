@@ -116,6 +116,7 @@ def score_on_ray(
             # a label for the scheduler, below one CPU so the read tasks still get one
             num_cpus=0.5,
         ).materialize()
+        stats = ray.get(tally.result.remote())
     except Exception as error:  # a bad cell or option inside a worker: one clear message
         cause = _user_error(error)
         if cause is not None:
@@ -123,9 +124,8 @@ def score_on_ray(
         raise
     finally:
         context.execution_options.preserve_order, context.enable_progress_bars = saved
+        ray.kill(tally)
     seconds = time.perf_counter() - started
-    stats = ray.get(tally.result.remote())
-    ray.kill(tally)
     summary = BatchSummary([_summary(name, stats.get(name, {}), seconds) for name in names],
                            skipped)
     # processes that scored batches (each loaded the metrics and embedding model once)

@@ -154,7 +154,8 @@ def test_judge_metric_matches_the_local_path_with_traffic_bounded_and_cached(
                        max_concurrency=3, show_progress=False)
         scored, summary = score_dataset(dataset, "l3score", chunk_size=3, engine="ray",
                                         workers=2, cache_dir=cache_dir, **options)
-        assert summary.ray == {"workers": 2, "batches": 2}
+        # 2 batches; a worker that starts first may score both (Ray hands batches to ready ones)
+        assert summary.ray["batches"] == 2 and summary.ray["workers"] in (1, 2)
         assert summary.metrics[0].calls == _completions(proxy) == len(rows)
         assert 1 <= proxy.max_in_flight <= 2  # 2 workers x floor(3 / 2)
         cached, cached_summary = score_dataset(dataset, "l3score", cache_dir=cache_dir,
@@ -201,7 +202,7 @@ def test_a_killed_ray_job_resumes_from_the_cache(
         return [sys.executable, "-m", "shared", "score", str(source), "--metric", "l3score",
                 "--out", str(out), "--provider", "openai-compatible", "--base-url", url,
                 "--model", "smollm2", "--max-concurrency", "2", "--timeout", "600", "--quiet",
-                "--engine", "ray", "--address", cluster, "--workers", "2", "--chunk-size", "3"]
+                "--engine", "ray", "--address", cluster, "--workers", "1", "--chunk-size", "3"]
 
     answered = 2
     with FaultProxy(llama_server, schedule=["pass"] * answered, default="hang") as proxy:
