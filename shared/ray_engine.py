@@ -97,6 +97,8 @@ def score_on_ray(
         step = batch_size * max(1, -(-table.num_rows // (batch_size * workers)))
         dataset = ray.data.from_arrow([table.slice(start, step)
                                        for start in range(0, table.num_rows, step)])
+    else:  # blocks of one batch (streamed), so every worker gets some of a one-file input
+        dataset = dataset.repartition(target_num_rows_per_block=batch_size)
     arguments = {name: _arguments(METRICS[name], SimpleNamespace(column_names=dataset.columns()))
                  for name in names}
     tally = ray.remote(num_cpus=0)(_Tally).remote()

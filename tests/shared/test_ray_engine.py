@@ -77,8 +77,9 @@ def test_string_and_embedding_metrics_match_the_local_path_row_for_row(cluster: 
         assert ray_metric.metric == local_metric.metric
         assert (ray_metric.rows, ray_metric.unmeasured) == (len(ROWS), local_metric.unmeasured)
         assert ray_metric.aggregates == pytest.approx(local_metric.aggregates, abs=1e-9)
-    # 5 batches of 8 rows on 2 workers: each worker loaded the metrics (and model) once
-    assert summary.ray == {"workers": 2, "batches": 5}
+    # 5 batches of 8 rows, on at most 2 workers (one that starts first may take them all):
+    # workers score batch after batch, with the metrics and model they loaded when they started
+    assert summary.ray["batches"] == 5 and summary.ray["workers"] in (1, 2)
 
 
 def test_cli_engine_ray_reads_jsonl_and_writes_a_parquet_folder(
@@ -166,9 +167,20 @@ def test_judge_metric_matches_the_local_path_with_traffic_bounded_and_cached(
     assert cached.to_list() == scored.to_list()
     assert local_summary.metrics[0].calls == len(rows)
     assert scored["l3score"] == pytest.approx(local["l3score"], abs=1e-9)
-    assert [json.loads(d) for d in scored["l3score_details"]] == pytest.approx(
-        [json.loads(d) for d in local["l3score_details"]], abs=1e-9)
+    for ours, theirs in zip(scored["l3score_details"], local["l3score_details"], strict=True):
+        assert _close(json.loads(ours), json.loads(theirs))
     assert summary.metrics[0].aggregates == pytest.approx(local_summary.metrics[0].aggregates)
+
+
+def _close(ours: object, theirs: object) -> bool:
+    """Equal JSON values, floats to 1e-9."""
+    if isinstance(ours, float) or isinstance(theirs, float):
+        return ours == pytest.approx(theirs, abs=1e-9)
+    if isinstance(ours, dict) and isinstance(theirs, dict):
+        return ours.keys() == theirs.keys() and all(_close(ours[k], theirs[k]) for k in ours)
+    if isinstance(ours, list) and isinstance(theirs, list):
+        return len(ours) == len(theirs) and all(map(_close, ours, theirs))
+    return ours == theirs
 
 
 def _completions(proxy: FaultProxy) -> int:
