@@ -119,18 +119,26 @@ def test_cli_engine_ray_refuses_what_it_cannot_do(
 
 
 def test_workers_write_one_cache_file_concurrently(cluster: str, cache_dir: str) -> None:
-    def put_keys(directory: str, worker: int, count: int) -> int:  # pickled by value
-        from shared.cache import CallCache
+    class Writer:  # one Ray actor: its own process (defined here: pickled by value)
+        def pid(self) -> int:
+            return os.getpid()
 
-        cache = CallCache(directory)
-        for i in range(count):
-            cache.put(f"w{worker}-k{i}", {"worker": worker, "i": i, "pad": "x" * 200})
-        cache.close()
-        return os.getpid()
+        def put_keys(self, directory: str, worker: int, count: int) -> tuple[float, float]:
+            from shared.cache import CallCache
 
-    put = ray.remote(num_cpus=0.5)(put_keys)
-    pids = ray.get([put.remote(cache_dir, worker, 300) for worker in range(4)])
-    assert len(set(pids)) >= 2  # several processes wrote at once
+            cache = CallCache(directory)
+            started = time.time()
+            for i in range(count):
+                cache.put(f"w{worker}-k{i}", {"worker": worker, "i": i, "pad": "x" * 200})
+            cache.close()
+            return started, time.time()
+
+    writers = [ray.remote(num_cpus=0)(Writer).remote() for _ in range(4)]
+    assert len(set(ray.get([w.pid.remote() for w in writers]))) == 4  # all started
+    spans = ray.get([w.put_keys.remote(cache_dir, n, 300) for n, w in enumerate(writers)])
+    for writer in writers:
+        ray.kill(writer)
+    assert max(start for start, _ in spans) < min(end for _, end in spans)  # they overlapped
     cache = CallCache(cache_dir)
     try:
         assert len(cache) == 4 * 300
