@@ -15,7 +15,7 @@ first metric load are paid once per process); each Ray call starts fresh workers
 Sizes: ``BENCH_RAY_ROWS`` (default 20,000) rows for rouge and accuracy, a tenth of that for
 semantic_list_contains (embedding is ~100x slower per row on this CPU), which keeps the run to
 a few minutes here; ``BENCH_RAY_ROWS=100000`` runs 100k and 10k rows; ``BENCH_RAY_ROWS=500``
-gives a smoke run of a few seconds per row.
+gives a smoke run (each row then mostly times the workers' start).
 """
 
 from __future__ import annotations
