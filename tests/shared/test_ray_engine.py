@@ -15,14 +15,13 @@ from pathlib import Path
 import datasets
 import pyarrow.parquet as pq
 import pytest
+import ray
 from faultproxy import FaultProxy
 
 from shared import score_dataset
 from shared.cache import CallCache
 from shared.cli import main
 from shared.ray_engine import concurrency_split
-
-ray = pytest.importorskip("ray")
 
 REPO = Path(__file__).resolve().parents[2]
 PAIRS = [
