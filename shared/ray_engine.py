@@ -20,6 +20,7 @@ which is in WAL mode and serialises writers; on a multi-node cluster that folder
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import time
 from collections.abc import Mapping
@@ -37,6 +38,7 @@ from .batch import (
     _load,
     _score_chunk,
     _score_column_names,
+    _validate_all,
 )
 from .config import JudgeConfig
 from .registry import METRICS
@@ -142,8 +144,12 @@ def score_on_ray(
     return scored, summary
 
 
+_WORKER_ERROR = re.compile(r"^\S*(BatchInputError|ValueError|TypeError): (.+)$", re.MULTILINE)
+
+
 def _user_error(error: BaseException) -> BaseException | None:
-    """The ``ValueError``/``TypeError`` raised in a worker, from Ray's wrappers, if any."""
+    """The ``ValueError``/``TypeError`` raised in a worker, from Ray's wrappers, if any (Ray
+    passes the worker's traceback as text: the exception object's chain does not cross)."""
     seen = set()
     current: BaseException | None = error
     while current is not None and id(current) not in seen:
@@ -153,6 +159,10 @@ def _user_error(error: BaseException) -> BaseException | None:
         cause = getattr(current, "cause", None)
         current = cause if isinstance(cause, BaseException) else (
             current.__cause__ or current.__context__)
+    found = _WORKER_ERROR.findall(str(error))
+    ours = [message for kind, message in found if kind == "BatchInputError"]
+    if ours or found:
+        return ValueError((ours or [found[0][1]])[0])
     return None
 
 
@@ -217,10 +227,16 @@ class _MetricWorker:
                 load_embedding_model(options[name].get("embedding_model"))
 
     def __call__(self, table: Any) -> Any:
+        import datasets
         import pyarrow as pa
         import ray
 
         for name in self.names:
+            try:  # every cell checked first, as in one process; rows counted in this batch
+                _validate_all(name, self.metrics[name], datasets.Dataset(table), self.sizes[name])
+            except BatchInputError as error:
+                raise BatchInputError(f"{error} (the row within a Ray batch of "
+                                      f"{table.num_rows} rows)") from None
             data = {column: table.column(column).to_pylist()
                     for column in set(self.arguments[name].values())}
             spec = METRICS[name]

@@ -19,6 +19,7 @@ import ray
 from faultproxy import FaultProxy
 
 from shared import score_dataset
+from shared.batch import BatchInputError
 from shared.cache import CallCache
 from shared.cli import main
 from shared.ray_engine import concurrency_split
@@ -100,6 +101,14 @@ def test_cli_engine_ray_reads_jsonl_and_writes_a_parquet_folder(
                              show_progress=False)
     assert written == local.to_list()
     assert f"wrote {out} ({len(ROWS)} rows)" in capsys.readouterr().err
+
+
+def test_a_bad_cell_in_a_worker_is_a_clear_error(cluster: str) -> None:
+    rows = [dict(ROWS[0]), {**ROWS[1], "prediction": None}]
+    with pytest.raises(BatchInputError, match=r"metric 'bleu': column 'prediction', row 1: "
+                       r".*within a Ray batch of 2 rows"):
+        score_dataset(datasets.Dataset.from_list(rows), "bleu", show_progress=False,
+                      engine="ray", workers=1)
 
 
 @pytest.mark.parametrize("argv, needle", [
