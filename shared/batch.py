@@ -67,6 +67,7 @@ class BatchSummary:
     metrics: list[MetricSummary]
     skipped: dict[str, str]
     dry_run: bool = False
+    ray: dict[str, int] | None = None  # engine="ray": {"workers": ..., "batches": ...}
 
     def as_dict(self) -> dict[str, Any]:
         return {"metrics": [asdict(m) for m in self.metrics], "skipped": dict(self.skipped),
@@ -171,6 +172,8 @@ def score_dataset(
     chunk_size: int | None = None,
     show_progress: bool = True,
     metric_options: Mapping[str, Mapping[str, Any]] | None = None,
+    engine: str | None = None,
+    workers: int | None = None,
     **options: Any,
 ) -> tuple[Any, BatchSummary]:
     """Score every row of ``dataset`` with ``metrics``; return the dataset with the added
@@ -187,15 +190,22 @@ def score_dataset(
     ``{"accuracy": {"fuzzy_match": True}}``. ``show_progress``: one bar per metric over rows.
     With ``dry_run=True`` only the judge metrics run, nothing is sent, the dataset is returned
     unchanged and the summary holds each metric's plan.
+    ``engine``: ``"local"`` (this process) or ``"ray"`` (Ray Data workers, ``workers`` of them,
+    default: the cluster's CPUs; docs/SCALING.md); a ``ray.data.Dataset`` always runs on Ray
+    and comes back as a materialized ``ray.data.Dataset``.
     """
     import datasets
+
+    ray_input = type(dataset).__module__.startswith("ray.data")
+    if engine not in (None, "local", "ray") or (ray_input and engine == "local"):
+        raise BatchInputError(f"engine must be 'local' or 'ray', got {engine!r}")
 
     if isinstance(dataset, datasets.DatasetDict):
         raise BatchInputError(
             f"got a DatasetDict with splits {', '.join(dataset)}; pass one split, "
             "e.g. dataset['test']"
         )
-    if not isinstance(dataset, datasets.Dataset):
+    if not ray_input and not isinstance(dataset, datasets.Dataset):
         raise BatchInputError(f"dataset must be a datasets.Dataset, got {type(dataset).__name__}")
     if chunk_size is not None and (
         isinstance(chunk_size, bool) or not isinstance(chunk_size, int) or chunk_size < 1
@@ -214,7 +224,8 @@ def score_dataset(
     dry_run = config.dry_run
     metric_options = dict(metric_options or {})
 
-    names, skipped = select_metrics(metrics, dataset.column_names)
+    names, skipped = select_metrics(
+        metrics, dataset.columns() if ray_input else dataset.column_names)
     for name in metric_options:
         if name not in names:
             raise BatchInputError(f"metric_options names {name!r}, which is not being run")
@@ -222,6 +233,12 @@ def score_dataset(
         for name in [n for n in names if not METRICS[n].judge]:
             skipped[name] = "calls no judge (dry run)"
         names = [n for n in names if METRICS[n].judge]
+    if ray_input or engine == "ray":
+        from .ray_engine import score_on_ray
+
+        return score_on_ray(dataset, names, skipped, config, chunk_size, workers, show_progress,
+                            {n: _call_options(n, metric_options, judge_options, embed_options)
+                             for n in names})
     if len(dataset) == 0:
         raise BatchInputError("the input has no rows")
 
@@ -233,13 +250,7 @@ def score_dataset(
     summaries: list[MetricSummary] = []
     new_columns: dict[str, list[Any]] = {}
     for name in names:
-        spec = METRICS[name]
-        call_options: dict[str, Any] = dict(metric_options.get(name, {}))
-        if spec.judge:
-            call_options.update(judge_options)
-            call_options["show_progress"] = False
-        if spec.embeds:
-            call_options.update(embed_options)
+        call_options = _call_options(name, metric_options, judge_options, embed_options)
         columns, summary = _score_metric(
             name, loaded[name], dataset, sizes[name], call_options,
             show_progress,
@@ -253,6 +264,21 @@ def score_dataset(
                 dataset = dataset.remove_columns(column)
             dataset = dataset.add_column(column, values)
     return dataset, BatchSummary(summaries, skipped, dry_run)
+
+
+def _call_options(
+    name: str, metric_options: Mapping[str, Mapping[str, Any]], judge_options: dict[str, Any],
+    embed_options: dict[str, Any],
+) -> dict[str, Any]:
+    """The keyword arguments of ``name``'s ``compute`` calls besides its input columns."""
+    spec = METRICS[name]
+    call_options: dict[str, Any] = dict(metric_options.get(name, {}))
+    if spec.judge:
+        call_options.update(judge_options)
+        call_options["show_progress"] = False
+    if spec.embeds:
+        call_options.update(embed_options)
+    return call_options
 
 
 def _chunk_size(name: str, chunk_size: int | None, provider: str) -> int:
@@ -359,9 +385,8 @@ def _score_metric(
     spec = METRICS[name]
     arguments = _arguments(spec, dataset)
     data = dataset.select_columns(sorted(set(arguments.values())))
-    score_columns = _score_column_names(name, spec)
-    scores: dict[str, list[Any]] = {column: [] for column in score_columns.values()}
-    details: list[str | None] = []
+    columns: dict[str, list[Any]] = {
+        column: [] for column in [*_score_column_names(name, spec).values(), f"{name}_details"]}
     weighted: dict[str, list[float]] = {key: [0.0, 0.0] for key in spec.headline}
     summary = MetricSummary(name, {}, len(dataset), 0, spec.judge)
     started = time.perf_counter()
@@ -369,40 +394,52 @@ def _score_metric(
               file=sys.stderr, dynamic_ncols=True) as bar:
         for start in range(0, len(dataset), chunk_size):
             chunk = data[start:start + chunk_size]
-            n = len(next(iter(chunk.values())))
-            kwargs, owners = _expand(name, metric, {a: chunk[c] for a, c in arguments.items()},
-                                     arguments, start)
-            output = metric.compute(**kwargs, **call_options)
-            m = n if owners is None else len(owners)
-            per_row, unmeasured = _per_row_scores(output, spec, m)
-            row_details = _per_row_details(output, spec, m, unmeasured)
-            if owners is not None:
-                per_row, row_details, unmeasured = _best_per_row(
-                    per_row, row_details, unmeasured, owners, n, spec.headline[0])
-            for key, column in score_columns.items():
-                scores[column].extend(per_row[key])
-            details.extend(None if d is None else _to_json(d) for d in row_details)
-            summary.unmeasured += len(unmeasured)
-            for key in spec.headline:
-                measured = [v for v in per_row[key] if v is not None]
-                if owners is not None:  # the metric's own aggregate covers the expanded rows
-                    weighted[key][0] += sum(measured)
-                    weighted[key][1] += len(measured)
-                    continue
-                value = output.get(key)
-                count = len(measured) or n - len(unmeasured)
-                if _is_number(value) and count > 0:
-                    weighted[key][0] += float(value) * count
-                    weighted[key][1] += count
-            _add_usage(summary, output)
-            for kind, count in (output.get("invalid_answers") or {}).items():
-                summary.invalid_answers[kind] = summary.invalid_answers.get(kind, 0) + int(count)
-            bar.update(n)
+            for column, values in _score_chunk(name, metric, chunk, arguments, start,
+                                               call_options, summary, weighted).items():
+                columns[column].extend(values)
+            bar.update(len(next(iter(chunk.values()))))
     summary.seconds = time.perf_counter() - started
     summary.aggregates = {k: (s / w if w else None) for k, (s, w) in weighted.items()}
-    summary.columns = [*score_columns.values(), f"{name}_details"]
-    columns = {**scores, f"{name}_details": details}
+    summary.columns = list(columns)
     return columns, summary
+
+
+def _score_chunk(
+    name: str, metric: Any, chunk: dict[str, list[Any]], arguments: dict[str, str], start: int,
+    call_options: dict[str, Any], summary: MetricSummary, weighted: dict[str, list[float]],
+) -> dict[str, list[Any]]:
+    """One ``compute`` call on ``chunk`` (column -> values, rows from ``start``): the per-row
+    output columns; adds the chunk's counts to ``summary`` and its aggregate sums to
+    ``weighted`` (the Ray engine calls this for each batch, see shared/ray_engine.py)."""
+    spec = METRICS[name]
+    n = len(next(iter(chunk.values())))
+    kwargs, owners = _expand(name, metric, {a: chunk[c] for a, c in arguments.items()},
+                             arguments, start)
+    output = metric.compute(**kwargs, **call_options)
+    m = n if owners is None else len(owners)
+    per_row, unmeasured = _per_row_scores(output, spec, m)
+    row_details = _per_row_details(output, spec, m, unmeasured)
+    if owners is not None:
+        per_row, row_details, unmeasured = _best_per_row(
+            per_row, row_details, unmeasured, owners, n, spec.headline[0])
+    columns = {column: per_row[key] for key, column in _score_column_names(name, spec).items()}
+    columns[f"{name}_details"] = [None if d is None else _to_json(d) for d in row_details]
+    summary.unmeasured += len(unmeasured)
+    for key in spec.headline:
+        measured = [v for v in per_row[key] if v is not None]
+        if owners is not None:  # the metric's own aggregate covers the expanded rows
+            weighted[key][0] += sum(measured)
+            weighted[key][1] += len(measured)
+            continue
+        value = output.get(key)
+        count = len(measured) or n - len(unmeasured)
+        if _is_number(value) and count > 0:
+            weighted[key][0] += float(value) * count
+            weighted[key][1] += count
+    _add_usage(summary, output)
+    for kind, count in (output.get("invalid_answers") or {}).items():
+        summary.invalid_answers[kind] = summary.invalid_answers.get(kind, 0) + int(count)
+    return columns
 
 
 def _best_per_row(

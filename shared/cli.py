@@ -63,6 +63,18 @@ def build_parser() -> argparse.ArgumentParser:
     score.add_argument("--quiet", "-q", action="store_true", help="no progress bars")
     score.add_argument("--html", metavar="REPORT",
                        help="also write a self-contained HTML report of the run (opens offline)")
+    engine = score.add_argument_group("engine (docs/SCALING.md)")
+    engine.add_argument("--engine", choices=["local", "ray"], default="local",
+                        help="local: this process (default); ray: Ray Data workers (pip install "
+                        "'judge-metrics[ray]'); INPUT a .parquet/.jsonl file or folder, OUTPUT "
+                        "a folder of .parquet/.jsonl files; --max-concurrency is the whole "
+                        "job's, split over the workers")
+    engine.add_argument("--address", metavar="ADDR",
+                        help="Ray cluster to join (HOST:PORT or ray://HOST:10001; default: "
+                        "$RAY_ADDRESS, else a new local cluster)")
+    engine.add_argument("--workers", type=int, metavar="N",
+                        help="Ray workers (default: the cluster's CPUs; judge metrics: at most "
+                        "--max-concurrency)")
     add_option_argument(score)
     add_compare_parser(commands)
     add_agree_parser(commands)
@@ -172,7 +184,7 @@ def _score(args: argparse.Namespace) -> int:
     if args.out is None and not args.dry_run:
         raise BatchInputError("--out OUTPUT is required (or --dry-run)")
     out = Path(args.out) if args.out else None
-    if out is not None:
+    if out is not None and args.engine != "ray":  # Ray writes a folder: _check_engine
         check_output_path(out)
     if args.chunk_size is not None and args.chunk_size < 1:
         raise BatchInputError(f"--chunk-size must be >= 1, got {args.chunk_size}")
@@ -180,6 +192,7 @@ def _score(args: argparse.Namespace) -> int:
         check_writable_file(Path(args.html), "--html")
     check_metric_names(args.metric)
     check_input_path(Path(args.input))
+    _check_engine(args, out)
     if out is not None and not args.overwrite_input and _same_file(out, Path(args.input)):
         raise BatchInputError(
             f"--out {out} is the INPUT file; write elsewhere, or pass --overwrite-input to "
@@ -189,14 +202,20 @@ def _score(args: argparse.Namespace) -> int:
     metric_options = parse_metric_options(args.option, args.metric)
     check_judge_options(options)
     _quiet_libraries()
-    dataset = read_input(Path(args.input))
+    if args.engine == "ray":
+        from . import ray_engine
+
+        ray_engine.connect(args.address, quiet=args.quiet)
+        dataset = ray_engine.read_input(Path(args.input))
+    else:
+        dataset = read_input(Path(args.input))
     _note_local_judge(args)
     from .backends.base import LogprobsUnavailable
 
     try:
         scored, summary = score_dataset(
             dataset, args.metric, chunk_size=args.chunk_size, show_progress=not args.quiet,
-            metric_options=metric_options, **options,
+            metric_options=metric_options, engine=args.engine, workers=args.workers, **options,
         )
     except LogprobsUnavailable as error:
         raise BatchInputError(f"the judge model returns no log-probabilities: {error}") from None
@@ -219,18 +238,44 @@ def _score(args: argparse.Namespace) -> int:
         return 0
     assert out is not None
     try:
-        write_output(scored, out)
+        if args.engine == "ray":
+            rows = ray_engine.write_output(scored, out)
+        else:
+            write_output(scored, out)
+            rows = len(scored)
     except OSError as error:
         raise BatchInputError(
             f"cannot write --out {out}: {error.strerror or error}; {_cache_note(args)}"
         ) from None
-    print(f"wrote {out} ({len(scored):,} rows)", file=sys.stderr)
+    print(f"wrote {out} ({rows:,} rows)", file=sys.stderr)
     if args.html:
         from .report import write_score_html
 
         write_score_html(scored, summary, args.html, judge=judge_options(args))
         print(f"wrote {args.html}", file=sys.stderr)
     return 0
+
+
+def _check_engine(args: argparse.Namespace, out: Path | None) -> None:
+    """``--address``/``--workers`` need ``--engine ray``, which takes no --html or --dry-run."""
+    if args.engine != "ray":
+        for flag, value in (("--address", args.address), ("--workers", args.workers)):
+            if value is not None:
+                raise BatchInputError(f"{flag} needs --engine ray")
+        return
+    if args.workers is not None and args.workers < 1:
+        raise BatchInputError(f"--workers must be >= 1, got {args.workers}")
+    for flag, value in (("--html", args.html), ("--dry-run", args.dry_run)):
+        if value:
+            raise BatchInputError(f"{flag} runs without Ray: drop --engine ray")
+    try:
+        import ray  # noqa: F401
+    except ImportError:
+        raise BatchInputError("--engine ray needs Ray: pip install 'judge-metrics[ray]'"
+                              ) from None
+    from . import ray_engine
+
+    ray_engine.check_paths(Path(args.input), out)
 
 
 def check_judge_options(options: dict[str, Any]) -> None:
