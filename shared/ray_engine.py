@@ -104,7 +104,10 @@ def score_on_ray(
     arguments = {name: _arguments(METRICS[name], SimpleNamespace(column_names=dataset.columns()))
                  for name in names}
     tally = ray.remote(num_cpus=0)(_Tally).remote()
-    context = ray.data.DataContext.get_current()
+    # A Dataset plans with the snapshot of the DataContext taken when it was created (from_arrow
+    # above, or the caller's read), not with the current global one: the order must be asked of
+    # the dataset's own context, and given back as it was (a Ray input's is the caller's).
+    context = dataset.context
     saved = context.execution_options.preserve_order, context.enable_progress_bars
     context.execution_options.preserve_order = True  # the rows come back in input order
     context.enable_progress_bars = show_progress

@@ -82,6 +82,30 @@ def test_string_and_embedding_metrics_match_the_local_path_row_for_row(cluster: 
     assert summary.ray["batches"] == 5 and summary.ray["workers"] in (1, 2)
 
 
+def test_rows_come_back_in_input_order_when_a_later_batch_finishes_first(cluster: str) -> None:
+    """The first batch (two ~60,000-word pairs) takes seconds while the short batches after it
+    take milliseconds on the other worker: the output keeps the input's order all the same.
+    (A Dataset plans with the DataContext it was created with, so asking the global context for
+    order, as the engine once did, let the short batches overtake here.)"""
+    import random
+
+    rng = random.Random(0)
+    words = [f"w{i}" for i in range(500)]
+
+    def long_text() -> str:
+        return " ".join(rng.choice(words) for _ in range(60_000))
+
+    rows = [{"prediction": long_text(), "reference": long_text()} for _ in range(2)]
+    rows += [{"prediction": f"short {i}", "reference": f"short {i} text"} for i in range(30)]
+    dataset = ray.data.from_items(rows)
+    assert dataset.context.execution_options.preserve_order is False  # Ray's default
+    scored, summary = score_dataset(dataset, "rouge", engine="ray", workers=2, chunk_size=2,
+                                    show_progress=False)
+    assert [row["prediction"] for row in scored.take_all()] == [r["prediction"] for r in rows]
+    assert summary.ray["batches"] == 16
+    assert dataset.context.execution_options.preserve_order is False  # the caller's, given back
+
+
 def test_cli_engine_ray_reads_jsonl_and_writes_a_parquet_folder(
     cluster: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
