@@ -20,13 +20,10 @@ import functools
 import json
 import math
 import os
-import socket
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
-import urllib.request
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -39,12 +36,13 @@ for path in (str(REPO), str(BENCH_DIR)):  # run from anywhere: `shared` and `_ti
 
 from _timing import budgeted, repetitions_note  # noqa: E402
 
+from shared.llama_server import MODEL_ALIAS  # noqa: E402
+
 ROWS = int(os.environ.get("BENCH_L3SCORE_ROWS", "200"))
 REPEATS = int(os.environ.get("BENCH_L3SCORE_REPEATS", "3"))
 #: Repetitions stop early when the next one would end after this many seconds (at least one
 #: runs), so `make bench` stays bounded on a slow or loaded machine; the note says so.
 BUDGET_SECONDS = float(os.environ.get("BENCH_L3SCORE_BUDGET", "480"))
-MODEL_ALIAS = "smollm2"
 MAX_CONCURRENCY = 16
 TOP_K = 5
 #: Per-request time-out of our judge. The server serialises requests, so with 16 in flight a
@@ -68,61 +66,20 @@ L3SCORE_PROMPT = (
 # ---------------------------------------------------------------- the llama.cpp server
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 @contextlib.contextmanager
 def llama_server(n_ctx: int = 4096, ready_seconds: float = 300.0) -> Iterator[str]:
-    """``python -m llama_cpp.server`` with the embedded SmolLM2 GGUF on a free loopback port,
-    one thread (as the tests run it); yields the base URL and stops the server after.
+    """The embedded SmolLM2 GGUF behind llama-cpp-python's server (``shared.llama_server``) on a
+    free loopback port, one thread (as the tests run it); yields the base URL and stops the
+    server after.
 
     llama-cpp-python's server has no parallel slots (``--n_parallel`` does not exist there): one
     lock serialises requests, so client-side concurrency can only overlap HTTP and JSON work
     with the model's compute.
     """
-    from shared.defaults import judge_gguf_path
+    from shared.llama_server import serve
 
-    port = free_port()
-    log = tempfile.NamedTemporaryFile(prefix="bench-llama-", suffix=".log", delete=False)
-    command = [
-        sys.executable, "-m", "llama_cpp.server",
-        "--model", str(judge_gguf_path()),
-        "--host", "127.0.0.1", "--port", str(port),
-        "--n_threads", "1", "--n_ctx", str(n_ctx),
-        "--model_alias", MODEL_ALIAS,
-    ]
-    process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT)
-    base_url = f"http://127.0.0.1:{port}/v1"
-    try:
-        deadline = time.monotonic() + ready_seconds
-        while True:
-            if process.poll() is not None:
-                raise RuntimeError(f"llama.cpp server exited early:\n{_tail(log.name)}")
-            try:
-                with urllib.request.urlopen(f"{base_url}/models", timeout=2) as response:
-                    if response.status == 200:
-                        break
-            except OSError:
-                if time.monotonic() > deadline:
-                    raise RuntimeError(f"llama.cpp server not ready:\n{_tail(log.name)}") from None
-                time.sleep(0.3)
+    with serve(n_ctx=n_ctx, ready_seconds=ready_seconds) as base_url:
         yield base_url
-    finally:
-        process.terminate()
-        try:
-            process.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
-        log.close()
-        os.unlink(log.name)
-
-
-def _tail(path: str) -> str:
-    return Path(path).read_text(errors="replace")[-3000:]
 
 
 # ---------------------------------------------------------------- workload

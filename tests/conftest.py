@@ -3,11 +3,6 @@
 from __future__ import annotations
 
 import os
-import socket
-import subprocess
-import sys
-import time
-import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -20,53 +15,19 @@ os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")  # see shared/__init__.py
 
 REPO = Path(__file__).resolve().parent.parent
 
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def _wait_until_ready(url: str, process: subprocess.Popen, log: Path, seconds: float) -> None:
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        if process.poll() is not None:
-            raise RuntimeError(f"llama.cpp server exited early:\n{log.read_text()[-4000:]}")
-        try:
-            with urllib.request.urlopen(url, timeout=2) as response:
-                if response.status == 200:
-                    return
-        except OSError:
-            time.sleep(0.3)
-    raise RuntimeError(f"llama.cpp server not ready after {seconds}s:\n{log.read_text()[-4000:]}")
+from shared.llama_server import free_port  # noqa: E402, F401  (tests import it from here)
 
 
 @pytest.fixture(scope="session")
 def llama_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    """A real OpenAI-compatible server (llama-cpp-python) with the embedded SmolLM2 GGUF on a free
-    loopback port; yields its base URL (``http://127.0.0.1:PORT/v1``)."""
-    from shared.defaults import judge_gguf_path
+    """A real OpenAI-compatible server (llama-cpp-python, through ``shared.llama_server``) with
+    the embedded SmolLM2 GGUF on a free loopback port; yields its base URL
+    (``http://127.0.0.1:PORT/v1``)."""
+    from shared.llama_server import serve
 
-    port = free_port()
-    log = tmp_path_factory.mktemp("llama_server") / "server.log"
-    command = [
-        sys.executable, "-m", "llama_cpp.server",
-        "--model", str(judge_gguf_path()),
-        "--host", "127.0.0.1", "--port", str(port),
-        "--n_threads", "1", "--n_ctx", "4096",
-        "--model_alias", "smollm2",
-    ]
-    with log.open("w") as out:
-        process = subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT)
-    try:
-        _wait_until_ready(f"http://127.0.0.1:{port}/v1/models", process, log, 120)
-        yield f"http://127.0.0.1:{port}/v1"
-    finally:
-        process.terminate()
-        try:
-            process.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            process.kill()
+    with serve(ready_seconds=120, log=tmp_path_factory.mktemp("llama_server") / "server.log") \
+            as base_url:
+        yield base_url
 
 
 @pytest.fixture(scope="module")
