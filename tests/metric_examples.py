@@ -9,7 +9,6 @@ from __future__ import annotations
 from typing import Any
 
 
-
 def _examples() -> dict[str, dict[str, Any]]:
     """Each metric's declared ``EXAMPLE`` (the demo starts from the same one) as ``compute``
     keyword arguments: its inputs and the options it needs."""
