@@ -56,8 +56,11 @@ JUDGE_OPTIONS: tuple[Option, ...] = (
            'only api_key is given), "deepseek", "xai" or "openai-compatible" (any '
            "OpenAI-compatible server, with base_url)"),
     Option("model", str, None, nullable=True, cli="--model",
-           doc='the judge model (e.g. "gpt-4o-mini"); for local, a model folder, a cached Hub id '
-           "or a .gguf file; required for openai-compatible; default: the provider's"),
+           doc="the judge model; default: " + ", ".join(
+               f"{p['default_model']} ({name})" for name, p in PROVIDERS.items()
+               if p.get("default_model")) + ", the embedded SmolLM2-135M-Instruct (local); for "
+           "local also a model folder, a cached Hub id or a .gguf file; required for "
+           "openai-compatible"),
     Option("api_key", str, None, nullable=True, cli="--api-key",
            doc="the provider's API key; better: its environment variable (OPENAI_API_KEY, "
            "DEEPSEEK_API_KEY, XAI_API_KEY, OPENAI_COMPATIBLE_API_KEY)"),

@@ -73,7 +73,7 @@ class Bleu(ValidatedMetric):
     OPTIONS = (
         Option("weights", list, DEFAULT_WEIGHTS, check=_weights, type_doc="list of float",
                doc="n-gram weights; their length is the largest n-gram order (BLEU-4 by "
-               "default); non-negative, finite, not all zero"),
+               "default, [0.5, 0.5] for BLEU-2); non-negative, finite, not all zero"),
         Option("smoothing", str, None, nullable=True, choices=SMOOTHING_METHODS,
                doc='None (no smoothing, nltk\'s method0) or the name of an nltk '
                'SmoothingFunction method, "method0" ... "method7"'),

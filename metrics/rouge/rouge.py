@@ -212,7 +212,8 @@ class Rouge(ValidatedMetric):
         Option("use_stemmer", bool, False, doc="Porter-stem tokens longer than 3 characters"),
         Option("tokenizer", object, None, check=_tokenizer,
                type_doc="callable or object with .tokenize",
-               doc="replaces rouge_score's default tokenizer (lowercase, keep [a-z0-9] runs)"),
+               doc="replaces rouge_score's default tokenizer (lowercase, keep [a-z0-9] runs), e.g. "
+               "str.split, or a function for non-Latin text"),
     )
     HEADLINE = ("rouge1", "rouge2", "rougeL", "rougeLsum")
     EXAMPLE = Example({
