@@ -15,10 +15,12 @@ the result is the same; ``add_batch`` and ``num_process > 1`` still go through e
 
 from __future__ import annotations
 
+import inspect
 import os
 from collections.abc import Mapping
 from contextlib import nullcontext
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, ClassVar, Literal
 
 import datasets
@@ -144,8 +146,14 @@ class ValidatedMetric(evaluate.Metric):
         option the metric does not take."""
         from .config import JUDGE_OPTION_NAMES
 
-        return check_options(self.name, self.OPTIONS, options,
+        return check_options(self.metric_name, self.OPTIONS, options,
                              JUDGE_OPTION_NAMES if self.USES_JUDGE else ())
+
+    @property
+    def metric_name(self) -> str:
+        """The metric's registry name: its script's name (``l3score``; evaluate's ``name`` is
+        derived from the class name, ``l3_score``)."""
+        return Path(inspect.getfile(type(self))).stem
 
     def validate_inputs(self, kwargs: dict[str, Any]) -> dict[str, Any]:
         """Validated, normalised copies of the declared inputs found in ``kwargs``."""
