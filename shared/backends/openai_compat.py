@@ -113,8 +113,9 @@ def no_logprobs_message(model: str, host: str = "") -> str:
     return (
         f"the judge model {model!r}{where} returned no log-probabilities; a metric scored from "
         "the judge's Yes/No log-probabilities needs the first answer token's top "
-        "log-probabilities (reasoning models do not return them). Choose a model that does (e.g. gpt-4o-mini, deepseek-chat, a vLLM or llama.cpp "
-        "server) or the local backend (provider='local')."
+        "log-probabilities (reasoning models do not return them). Choose a model that does "
+        "(e.g. gpt-4o-mini, deepseek-chat, a vLLM or llama.cpp server) or the local backend "
+        "(provider='local')."
     )
 
 
