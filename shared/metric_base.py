@@ -112,7 +112,17 @@ class ValidatedMetric(evaluate.Metric):
     The class also declares what the registry (``shared.registry``) reads: ``HEADLINE`` (the
     aggregate output keys), ``USES_JUDGE`` (takes the judge options, ``shared.config.
     JUDGE_OPTIONS``), ``USES_EMBEDDINGS``, ``LOWER_IS_BETTER``, ``EXTRACTIONS`` (the shared
-    extraction prompts it sends) and ``EXAMPLE``.
+    extraction prompts it sends), ``EXAMPLE`` and ``DECISION_THRESHOLD``.
+
+    ``DECISION_THRESHOLD``: the score at or above which a per-row score counts as "yes"
+    (correct, toxic, faithful...) when ``python -m shared agree`` compares it with boolean human
+    labels (balanced accuracy, Cohen's kappa, F1). Chosen by reasoning, never fitted to the
+    labelled sets. The default, 0.5, is right for every score in [0, 1]: where l3score's
+    P(Yes) / (P(Yes) + P(No)) favours "Yes"; any cut in (0, 1] of the 0/1 per-row scores of
+    accuracy and semantic_list_contains (which already applied its similarity_threshold); the
+    midpoint of [0, 1] and DeepEval's default threshold for answer_correctness and the
+    DeepEval-style shares. ``None``: no natural cut (agree then reports AUROC, the correlations
+    and the best threshold on the rows only).
     """
 
     INPUTS: ClassVar[tuple[Input, ...]] = ()
@@ -123,6 +133,7 @@ class ValidatedMetric(evaluate.Metric):
     LOWER_IS_BETTER: ClassVar[bool] = False
     EXTRACTIONS: ClassVar[tuple[str, ...]] = ()
     EXAMPLE: ClassVar[Example | None] = None
+    DECISION_THRESHOLD: ClassVar[float | None] = 0.5
     # True for metrics that only compute over strings in this process (no judge, no model):
     # their validation and scoring run with the cyclic collector paused
     # (:func:`shared.text.paused_gc`). Never for a judge metric, whose network clients do make

@@ -66,8 +66,7 @@ class Option:
                 return None
             raise TypeError(f"{self.name} must be {self.type_text()}, got None")
         if self.choices:
-            if value not in self.choices or isinstance(value, bool) != isinstance(
-                    self.choices[0], bool):
+            if isinstance(value, bool) or value not in self.choices:  # True == 1: not a choice
                 allowed = ", ".join(map(str, self.choices))
                 raise ValueError(f"{self.name} must be one of {allowed}; got {value!r}")
             return value
@@ -129,8 +128,6 @@ class Option:
         if self.type_doc:
             return self.type_doc
         text = _TYPE_NAMES[self.type]
-        if self.type is list:
-            text = "list"
         if self.range:
             text = f"{text} {self.range_text()}"
         return f"{text} or None" if self.nullable else text
@@ -162,14 +159,17 @@ def check_options(metric: str, declared: Iterable[Option], given: Mapping[str, A
     named in ``passed_through`` as they are (the judge options: ``JudgeConfig`` checks them).
     Raises ``TypeError`` naming the options ``metric`` does not take."""
     declared = tuple(declared)
-    known = {option.name for option in declared} | set(passed_through)
+    passed_through = frozenset(passed_through)
+    known = {option.name for option in declared} | passed_through
     unknown = sorted(set(given) - known)
     if unknown:
         raise TypeError(f"{metric} got unknown option(s): {', '.join(unknown)}")
     checked = {name: value for name, value in given.items() if name in passed_through}
     for option in declared:
-        checked[option.name] = option.validate(given.get(option.name, option.default)) \
-            if option.name in given else _default(option)
+        if option.name in given:
+            checked[option.name] = option.validate(given[option.name])
+        else:
+            checked[option.name] = _default(option)
     return checked
 
 

@@ -3,7 +3,8 @@ derived from the metric classes.
 
 Each metric class declares what the registry reads (``shared.metric_base.ValidatedMetric``):
 its ``INPUTS`` (with the batch-file column of each), ``OPTIONS``, ``HEADLINE``, ``USES_JUDGE``,
-``USES_EMBEDDINGS``, ``LOWER_IS_BETTER``, ``EXTRACTIONS`` and ``EXAMPLE``. The registry imports
+``USES_EMBEDDINGS``, ``LOWER_IS_BETTER``, ``EXTRACTIONS``, ``EXAMPLE`` and
+``DECISION_THRESHOLD``. The registry imports
 ``metrics/<name>/<name>.py`` (no model is loaded at import) the first time something asks, so
 ``import shared.registry`` stays cheap and the CLI starts fast. Only the names, in the order
 the CLI and the demo list them, are written here.
@@ -21,6 +22,8 @@ from collections.abc import Callable, Iterator, Mapping, Set
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+from .options import Option
 
 METRICS_DIR = Path(__file__).resolve().parent.parent / "metrics"
 
@@ -42,8 +45,9 @@ class MetricSpec:
     headline: tuple[str, ...] = ("score",)  # aggregate output key(s)
     lower_is_better: bool = False
     extractions: tuple[str, ...] = ()  # the shared extraction prompts it sends
-    options: tuple[Any, ...] = ()  # its declared options (shared.options.Option)
+    options: tuple[Option, ...] = ()  # its declared options
     example: Any = None  # its Example (compute inputs and options)
+    decision_threshold: float | None = 0.5  # `agree`: a per-row score >= this counts as "yes"
 
 
 def spec_of(metric_class: type, name: str) -> MetricSpec:
@@ -60,6 +64,7 @@ def spec_of(metric_class: type, name: str) -> MetricSpec:
         extractions=tuple(metric_class.EXTRACTIONS),
         options=tuple(metric_class.OPTIONS),
         example=metric_class.EXAMPLE,
+        decision_threshold=metric_class.DECISION_THRESHOLD,
     )
 
 
@@ -205,22 +210,7 @@ EXAMPLES: Mapping[str, tuple[dict[str, list[str]], dict[str, Any]]] = _Derived(
     lambda: {name: example_rows(spec) for name, spec in METRICS.items() if spec.example})
 
 
-# The score at or above which a metric's per-row score counts as "yes" (correct, toxic,
-# faithful...) when `python -m shared agree` compares it with boolean human labels (balanced
-# accuracy, Cohen's kappa, F1). Chosen by reasoning, never fitted to the labelled sets:
-# - l3score: 0.5 is where the judge's P(Yes) / (P(Yes) + P(No)) favours "Yes";
-# - accuracy, semantic_list_contains: per-row scores are 0/1 (accuracy's fuzzy matches count 1;
-#   semantic_list_contains already applied its similarity_threshold, default 0.7), so any cut in
-#   (0, 1] is the same; 0.5 says so;
-# - answer_correctness and the DeepEval-style shares (faithfulness, hallucination, bias,
-#   toxicity, answer_relevance, the context metrics): 0.5, the midpoint of [0, 1] and DeepEval's
-#   default threshold for the same definitions;
-# - summary_coherence: 3, the middle of its 1-5 scale;
-# - rouge, bleu: none (overlap has no natural cut); agree then reports AUROC, the correlations
-#   and the best threshold on the rows only.
-DECISION_THRESHOLDS: dict[str, float | None] = {
-    "l3score": 0.5, "semantic_list_contains": 0.5, "accuracy": 0.5, "answer_correctness": 0.5,
-    "answer_relevance": 0.5, "bias": 0.5, "toxicity": 0.5, "context_precision": 0.5,
-    "context_recall": 0.5, "context_relevance": 0.5, "faithfulness": 0.5, "hallucination": 0.5,
-    "summary_coherence": 3.0, "rouge": None, "bleu": None,
-}
+# The score at or above which a metric's per-row score counts as "yes" when `python -m shared
+# agree` compares it with boolean human labels (each class's DECISION_THRESHOLD, with the reason).
+DECISION_THRESHOLDS: Mapping[str, float | None] = _Derived(
+    lambda: {name: spec.decision_threshold for name, spec in METRICS.items()})

@@ -79,6 +79,7 @@ class Bleu(ValidatedMetric):
                'SmoothingFunction method, "method0" ... "method7"'),
     )
     HEADLINE = ("bleu",)
+    DECISION_THRESHOLD = None  # agree: overlap has no natural cut
     EXAMPLE = Example({
         "predictions": ["The cat sat on the mat.", "A quick brown fox jumps over the dog."],
         "references": ["The cat sat on the mat.",

@@ -216,6 +216,7 @@ class Rouge(ValidatedMetric):
                "str.split, or a function for non-Latin text"),
     )
     HEADLINE = ("rouge1", "rouge2", "rougeL", "rougeLsum")
+    DECISION_THRESHOLD = None  # agree: overlap has no natural cut
     EXAMPLE = Example({
         "predictions": ["The cat sat on the mat.", "A quick brown fox jumps over the dog."],
         "references": ["The cat is sitting on the mat.",

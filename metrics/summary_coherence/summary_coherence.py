@@ -61,6 +61,7 @@ Examples:
 class SummaryCoherence(ValidatedMetric):
     INPUTS = (Input("sources"), Input("predictions"))
     HEADLINE = ("summary_coherence",)
+    DECISION_THRESHOLD = 3.0  # agree: the middle of its 1-5 scale
     USES_JUDGE = True
     EXAMPLE = Example({
         "sources": ["The meeting planned for Thursday moved to Friday because the room was "

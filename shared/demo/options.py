@@ -10,9 +10,6 @@ from ..options import Option
 from .inputs import DemoInputError
 from .render import _show
 
-# kept for callers of the demo package: an option of the page is a declared option
-OptionSpec = Option
-
 _MISSING = object()
 
 

@@ -83,6 +83,12 @@ def test_directions_and_shared_prompts_are_derived() -> None:
     }
 
 
+def test_decision_thresholds_are_declared_on_the_classes() -> None:
+    expected = dict.fromkeys(INTERFACE, 0.5) | {"summary_coherence": 3.0, "rouge": None,
+                                                "bleu": None}
+    assert dict(registry.DECISION_THRESHOLDS) == expected
+
+
 @pytest.mark.parametrize("name", list(INTERFACE))
 def test_the_one_example_is_valid_input(name: str) -> None:
     """The demo starts from this example and the card/Space tests score it: it must pass the
