@@ -21,7 +21,7 @@ from .agree_cli import add_agree_parser, print_embedded_judge_notes, run_agree
 from .batch import BatchInputError, check_metric_names, score_dataset, total_plan
 from .compare_cli import add_compare_parser, run_compare
 from .config import JUDGE_OPTIONS
-from .options import Option, find
+from .options import EMBEDDING_OPTIONS, Option, find
 from .records import read_records
 from .redaction import redact
 
@@ -56,9 +56,7 @@ def build_parser() -> argparse.ArgumentParser:
                        help="allow --out to be the INPUT file itself (it is replaced by the "
                        "scored rows); refused without this flag")
     add_judge_arguments(score)
-    score.add_argument("--embedding-model",
-                       help="sentence-transformers model for the embedding metrics "
-                       "(default: the embedded all-MiniLM-L6-v2)")
+    add_embedding_arguments(score)
     score.add_argument("--chunk-size", type=int, metavar="N",
                        help="rows per compute call (default 1000; judge metrics 32, local 8)")
     score.add_argument("--quiet", "-q", action="store_true", help="no progress bars")
@@ -86,16 +84,25 @@ def add_judge_arguments(parser: argparse.ArgumentParser) -> None:
     """The judge options that have a command-line flag (``Option.cli`` of
     ``shared.config.JUDGE_OPTIONS``), shared by `score` and `agree`. Each lands on the namespace
     under its option name (``--no-cache`` sets ``use_cache``); absent, it is ``None``."""
-    judge = parser.add_argument_group("judge (metrics that call an LLM judge)")
-    for option in JUDGE_OPTIONS:
+    _add_arguments(parser.add_argument_group("judge (metrics that call an LLM judge)"),
+                   JUDGE_OPTIONS)
+
+
+def add_embedding_arguments(parser: argparse.ArgumentParser) -> None:
+    """The embedding options (``shared.options.EMBEDDING_OPTIONS``), as the judge ones."""
+    _add_arguments(parser, EMBEDDING_OPTIONS)
+
+
+def _add_arguments(group: Any, options: Sequence[Option]) -> None:
+    for option in options:
         if option.cli is None:
             continue
         if option.type is bool:
-            judge.add_argument(option.cli, dest=option.name, action="store_const",
+            group.add_argument(option.cli, dest=option.name, action="store_const",
                                const=not option.default, help=_flag_help(option))
             continue
         # no argparse choices: JudgeConfig refuses a bad value in its own words
-        judge.add_argument(option.cli, dest=option.name, type=_cli_type(option),
+        group.add_argument(option.cli, dest=option.name, type=_cli_type(option),
                            metavar=option.metavar, help=_argument_help(option))
 
 
@@ -170,9 +177,8 @@ def _option_value(pair: str, metric: str, name: str, text: str) -> Any:
 
 def judge_options(args: argparse.Namespace) -> dict[str, Any]:
     """The judge and embedding options given on the command line, for ``score_dataset``."""
-    options = {option.name: getattr(args, option.name, None) for option in JUDGE_OPTIONS
-               if option.cli is not None}
-    options["embedding_model"] = getattr(args, "embedding_model", None)
+    options = {option.name: getattr(args, option.name, None)
+               for option in (*JUDGE_OPTIONS, *EMBEDDING_OPTIONS) if option.cli is not None}
     return {k: v for k, v in options.items() if v is not None}
 
 

@@ -41,7 +41,7 @@ class Option:
     ``check(name, value) -> value`` that replaces the type, range and choices checks (it sees
     every given value, ``None`` included). type_doc / default_doc: how docs show the type and
     the default when the plain rendering would not say enough. cli / metavar: the command-line
-    flag of a judge option (``None``: not on the command line).
+    flag of a judge or embedding option (``None``: not on the command line).
     """
 
     name: str
@@ -241,7 +241,7 @@ def judge_options_args(width: int = 96) -> str:
 
 
 EMBEDDING_OPTIONS: tuple[Option, ...] = (
-    Option("embedding_model", str, None, nullable=True,
+    Option("embedding_model", str, None, nullable=True, cli="--embedding-model", metavar="MODEL",
            doc="a local sentence-transformers folder, or a hub id already in the local Hugging "
            "Face cache (never downloaded); None: the embedded all-MiniLM-L6-v2"),
 )

@@ -14,7 +14,14 @@ from shared import registry
 from shared.cards import END, START, options_block, render, write_cards
 from shared.cli import build_parser, judge_options
 from shared.config import JUDGE_OPTION_NAMES, JUDGE_OPTIONS, JudgeConfig
-from shared.options import Option, args_lines, card_table, check_options, with_options
+from shared.options import (
+    EMBEDDING_OPTIONS,
+    Option,
+    args_lines,
+    card_table,
+    check_options,
+    with_options,
+)
 
 THRESHOLD = Option("threshold", float, 0.5, range=(0, 1), doc="decision threshold")
 FLAG = Option("strict", bool, False, doc="refuse near matches")
@@ -193,17 +200,19 @@ def test_judge_options_are_declared_once() -> None:
     assert JudgeConfig() == JudgeConfig(**{o.name: o.default for o in JUDGE_OPTIONS})
 
 
-def test_cli_judge_arguments_come_from_the_declarations() -> None:
+def test_cli_judge_and_embedding_arguments_come_from_the_declarations() -> None:
     parser = build_parser()
     score = parser._subparsers._group_actions[0].choices["score"]  # noqa: SLF001
     flags = {flag for action in score._actions for flag in action.option_strings}  # noqa: SLF001
-    assert {o.cli for o in JUDGE_OPTIONS if o.cli} <= flags
+    assert {o.cli for o in (*JUDGE_OPTIONS, *EMBEDDING_OPTIONS) if o.cli} <= flags
     args = parser.parse_args(["score", "in.jsonl", "-m", "faithfulness", "--max-concurrency", "4",
                               "--timeout", "2.5", "--no-cache", "--dry-run", "--provider",
-                              "openai-compatible", "--base-url", "http://127.0.0.1:1/v1"])
+                              "openai-compatible", "--base-url", "http://127.0.0.1:1/v1",
+                              "--embedding-model", "./minilm"])
     assert judge_options(args) == {
         "provider": "openai-compatible", "base_url": "http://127.0.0.1:1/v1",
-        "max_concurrency": 4, "use_cache": False, "timeout": 2.5, "dry_run": True}
+        "max_concurrency": 4, "use_cache": False, "timeout": 2.5, "dry_run": True,
+        "embedding_model": "./minilm"}
     assert judge_options(parser.parse_args(["score", "in.jsonl", "-m", "bias"])) == {}
 
 
