@@ -14,7 +14,7 @@ export HF_HUB_DISABLE_TELEMETRY := 1
 export TOKENIZERS_PARALLELISM := false
 export OMP_WAIT_POLICY := PASSIVE
 
-.PHONY: setup setup-test run test app spaces bench agreement lint clean
+.PHONY: setup setup-test run test app spaces bench agreement lint clean cards
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -73,6 +73,9 @@ JUDGE ?=
 agreement: $(RUNTIME_STAMP)
 	$(PY) bench/agreement/run.py $(JUDGE)
 	$(PY) bench/bench_grounding.py --write-only > /dev/null
+
+cards: $(RUNTIME_STAMP)
+	$(PY) -m shared.cards
 
 lint: $(TEST_STAMP)
 	$(PY) -m ruff check shared metrics tests app.py bench

@@ -23,11 +23,17 @@ _EXPORTS: dict[str, str] = {
     # inputs and metric base
     "Input": "metric_base",
     "ValidatedMetric": "metric_base",
+    "Example": "metric_base",
+    "rag_example": "metric_base",
+    "Option": "options",
+    "EMBEDDING_OPTIONS": "options",
+    "options": "",
     "validation": "",
     # judge configuration, runner, prompts
     "JudgeConfig": "config",
     "judge_config": "config",
     "JUDGE_OPTION_NAMES": "config",
+    "JUDGE_OPTIONS": "config",
     "Judge": "runner",
     "get_judge": "runner",
     "judge_output": "judge_metric",

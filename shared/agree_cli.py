@@ -14,7 +14,7 @@ from typing import Any
 
 
 def add_agree_parser(commands: Any) -> argparse.ArgumentParser:
-    from .cli import add_judge_arguments, add_option_argument
+    from .cli import add_embedding_arguments, add_judge_arguments, add_option_argument
 
     agree = commands.add_parser(
         "agree",
@@ -58,8 +58,7 @@ def add_agree_parser(commands: Any) -> argparse.ArgumentParser:
                        help="also write a self-contained HTML report (opens offline)")
     add_judge_arguments(agree)
     add_option_argument(agree)
-    agree.add_argument("--embedding-model",
-                       help="sentence-transformers model for the embedding metrics")
+    add_embedding_arguments(agree)
     agree.add_argument("--chunk-size", type=int, metavar="N",
                        help="rows per compute call (default as in score)")
     agree.add_argument("--quiet", "-q", action="store_true", help="no progress bars")

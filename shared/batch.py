@@ -25,12 +25,13 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from .config import JUDGE_OPTION_NAMES, judge_config
+from .options import EMBEDDING_OPTIONS
 from .registry import METRICS, MetricSpec, available, metric_path
 
 DEFAULT_CHUNK_SIZE = 1000
 DEFAULT_JUDGE_CHUNK_SIZE = 32
 DEFAULT_LOCAL_JUDGE_CHUNK_SIZE = 8  # the in-process judge is slow: keep the progress bar moving
-EMBEDDING_OPTION_NAMES = ("embedding_model",)
+EMBEDDING_OPTION_NAMES = tuple(option.name for option in EMBEDDING_OPTIONS)
 # output keys that are never per-row details
 _NOT_DETAILS = {"scores", "individual_scores", "details", "unmeasured", "usage", "Cost", "dry_run",
                 "invalid_answers"}

@@ -20,7 +20,8 @@ from typing import Any
 from .agree_cli import add_agree_parser, print_embedded_judge_notes, run_agree
 from .batch import BatchInputError, check_metric_names, score_dataset, total_plan
 from .compare_cli import add_compare_parser, run_compare
-from .config import PROVIDERS, RESPONSE_FORMATS
+from .config import JUDGE_OPTIONS
+from .options import EMBEDDING_OPTIONS, Option, find
 from .records import read_records
 from .redaction import redact
 
@@ -55,9 +56,7 @@ def build_parser() -> argparse.ArgumentParser:
                        help="allow --out to be the INPUT file itself (it is replaced by the "
                        "scored rows); refused without this flag")
     add_judge_arguments(score)
-    score.add_argument("--embedding-model",
-                       help="sentence-transformers model for the embedding metrics "
-                       "(default: the embedded all-MiniLM-L6-v2)")
+    add_embedding_arguments(score)
     score.add_argument("--chunk-size", type=int, metavar="N",
                        help="rows per compute call (default 1000; judge metrics 32, local 8)")
     score.add_argument("--quiet", "-q", action="store_true", help="no progress bars")
@@ -82,27 +81,45 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def add_judge_arguments(parser: argparse.ArgumentParser) -> None:
-    """The judge options, shared by `score` and `agree`."""
-    judge = parser.add_argument_group("judge (metrics that call an LLM judge)")
-    judge.add_argument("--provider", choices=list(PROVIDERS),
-                       help="judge provider (default: local, the embedded SmolLM2 judge)")
-    judge.add_argument("--model", help="judge model name (local: a folder, Hub id or .gguf)")
-    judge.add_argument("--base-url", help="server URL, e.g. http://127.0.0.1:8000/v1")
-    judge.add_argument("--api-key", help="API key; better: the provider's environment variable "
-                       "(OPENAI_API_KEY, DEEPSEEK_API_KEY, XAI_API_KEY, OPENAI_COMPATIBLE_API_KEY)")
-    judge.add_argument("--response-format", metavar="STYLE",
-                       help="override how the server takes a JSON schema: "
-                       f"{', '.join(RESPONSE_FORMATS)} (json_object: llama-cpp-python's server)")
-    judge.add_argument("--max-concurrency", type=int, metavar="N",
-                       help="requests in flight at once (default 16)")
-    judge.add_argument("--timeout", type=float, metavar="SECONDS", help="per request (default 60)")
-    judge.add_argument("--cache-dir", help="call cache folder (default: $JUDGE_METRICS_CACHE_DIR "
-                       "or ~/.cache/judge-metrics)")
-    judge.add_argument("--no-cache", action="store_true",
-                       help="neither read nor write the call cache (a killed run cannot resume)")
-    judge.add_argument("--dry-run", action="store_true",
-                       help="print the number of judge requests and the estimated cost; send "
-                       "nothing, write nothing")
+    """The judge options that have a command-line flag (``Option.cli`` of
+    ``shared.config.JUDGE_OPTIONS``), shared by `score` and `agree`. Each lands on the namespace
+    under its option name (``--no-cache`` sets ``use_cache``); absent, it is ``None``."""
+    _add_arguments(parser.add_argument_group("judge (metrics that call an LLM judge)"),
+                   JUDGE_OPTIONS)
+
+
+def add_embedding_arguments(parser: argparse.ArgumentParser) -> None:
+    """The embedding options (``shared.options.EMBEDDING_OPTIONS``), as the judge ones."""
+    _add_arguments(parser, EMBEDDING_OPTIONS)
+
+
+def _add_arguments(group: Any, options: Sequence[Option]) -> None:
+    for option in options:
+        if option.cli is None:
+            continue
+        if option.type is bool:
+            group.add_argument(option.cli, dest=option.name, action="store_const",
+                               const=not option.default, help=_flag_help(option))
+            continue
+        # no argparse choices: JudgeConfig refuses a bad value in its own words
+        group.add_argument(option.cli, dest=option.name, type=_cli_type(option),
+                           metavar=option.metavar, help=_argument_help(option))
+
+
+def _flag_help(option: Option) -> str:
+    if option.default:
+        return f"turn off {option.name}: {option.doc}"
+    return option.doc
+
+
+def _argument_help(option: Option) -> str:
+    if option.default is None:
+        return option.doc
+    return f"{option.doc} (default {option.default_text()})"
+
+
+def _cli_type(option: Option) -> Any:
+    return {int: int, float: float}.get(option.type, str)
 
 
 def add_option_argument(parser: argparse.ArgumentParser) -> None:
@@ -117,7 +134,9 @@ def parse_metric_options(pairs: Sequence[str], metrics: Sequence[str]) -> dict[s
     """``--option`` values as ``score_dataset``'s ``metric_options``: ``{metric: {name: value}}``.
 
     ``metrics`` are the names given on the command line; an unscoped option goes to each of
-    them, and needs them named (not ``all``)."""
+    them, and needs them named (not ``all``). Each value is converted and checked by the
+    metric's declaration of that option (``shared.options``); an option the metric does not
+    declare, or a bad value, is a one-line ``BatchInputError``."""
     from .registry import METRICS
 
     scoped: dict[str, dict[str, Any]] = {}
@@ -132,29 +151,35 @@ def parse_metric_options(pairs: Sequence[str], metrics: Sequence[str]) -> dict[s
         if not dot and "all" in metrics:
             raise BatchInputError(
                 f"--option {pair!r}: with --metric all, say which metric: METRIC.{pair}")
-        try:
-            value = json.loads(text)
-        except ValueError:
-            value = text
         for target in [metric] if dot else metrics:
-            scoped.setdefault(target, {})[name] = value
+            scoped.setdefault(target, {})[name] = _option_value(pair, target, name, text)
     return scoped
+
+
+def _option_value(pair: str, metric: str, name: str, text: str) -> Any:
+    from .registry import METRICS
+
+    if metric not in METRICS:  # a bad --metric name: check_metric_names says so
+        return text
+    spec = METRICS[metric]
+    declared = spec.options + (JUDGE_OPTIONS if spec.judge else ())
+    option = find(declared, name)
+    if option is None:
+        known = ", ".join(o.name for o in spec.options) or "none"
+        raise BatchInputError(
+            f"--option {pair!r}: {metric} has no option {name!r} (its options: {known}"
+            f"{'; and the judge options' if spec.judge else ''})")
+    try:
+        return option.parse(text)
+    except (TypeError, ValueError) as error:
+        raise BatchInputError(f"--option {pair!r}: {metric}: {error}") from None
 
 
 def judge_options(args: argparse.Namespace) -> dict[str, Any]:
     """The judge and embedding options given on the command line, for ``score_dataset``."""
-    options: dict[str, Any] = {
-        "provider": args.provider, "model": args.model, "base_url": args.base_url,
-        "api_key": args.api_key, "response_format": args.response_format,
-        "max_concurrency": args.max_concurrency, "timeout": args.timeout,
-        "cache_dir": args.cache_dir, "embedding_model": getattr(args, "embedding_model", None),
-    }
-    options = {k: v for k, v in options.items() if v is not None}
-    if args.no_cache:
-        options["use_cache"] = False
-    if args.dry_run:
-        options["dry_run"] = True
-    return options
+    options = {option.name: getattr(args, option.name, None)
+               for option in (*JUDGE_OPTIONS, *EMBEDDING_OPTIONS) if option.cli is not None}
+    return {k: v for k, v in options.items() if v is not None}
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -290,7 +315,7 @@ def check_judge_options(options: dict[str, Any]) -> None:
 
 
 def _cache_note(args: argparse.Namespace) -> str:
-    if args.no_cache:
+    if args.use_cache is False:
         return "nothing was cached (--no-cache): a rerun sends every judge request again"
     from .cache import default_cache_dir
 

@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlparse, urlsplit
 
+from .options import Option
 from .redaction import has_userinfo, redact
 
 PROVIDERS: dict[str, dict[str, Any]] = {
@@ -49,42 +50,68 @@ PROVIDERS: dict[str, dict[str, Any]] = {
 #: ``shared.backends.openai_compat`` for the request field each one sends.
 RESPONSE_FORMATS = ("json_schema", "json_object", "json_object_plain", "none")
 
-JUDGE_OPTION_NAMES = (
-    "provider",
-    "model",
-    "api_key",
-    "base_url",
-    "max_concurrency",
-    "use_cache",
-    "cache_dir",
-    "show_progress",
-    "timeout",
-    "max_retries",
-    "response_format",
-    "device",
-    "batch_size",
-    "dry_run",
+JUDGE_OPTIONS: tuple[Option, ...] = (
+    Option("provider", str, "local", choices=tuple(PROVIDERS), cli="--provider",
+           doc='"local" (the embedded SmolLM2-135M-Instruct judge), "openai" (the default when '
+           'only api_key is given), "deepseek", "xai" or "openai-compatible" (any '
+           "OpenAI-compatible server, with base_url)"),
+    Option("model", str, None, nullable=True, cli="--model",
+           doc="the judge model; default: " + ", ".join(
+               f"{p['default_model']} ({name})" for name, p in PROVIDERS.items()
+               if p.get("default_model")) + ", the embedded SmolLM2-135M-Instruct (local); for "
+           "local also a model folder, a cached Hub id or a .gguf file; required for "
+           "openai-compatible"),
+    Option("api_key", str, None, nullable=True, cli="--api-key",
+           doc="the provider's API key; better: its environment variable (OPENAI_API_KEY, "
+           "DEEPSEEK_API_KEY, XAI_API_KEY, OPENAI_COMPATIBLE_API_KEY)"),
+    Option("base_url", str, None, nullable=True, cli="--base-url",
+           doc='the server\'s URL, required for openai-compatible (e.g. '
+           '"http://127.0.0.1:8000/v1")'),
+    Option("max_concurrency", int, 16, range=(1, None), cli="--max-concurrency", metavar="N",
+           doc="judge requests in flight at once"),
+    Option("use_cache", bool, True, cli="--no-cache",
+           doc="read and write the on-disk call cache (without it a killed run cannot resume)"),
+    Option("cache_dir", str, None, nullable=True, cli="--cache-dir",
+           doc="call cache folder; default: $JUDGE_METRICS_CACHE_DIR or ~/.cache/judge-metrics"),
+    Option("show_progress", bool, True, doc="show progress bars"),
+    Option("timeout", float, 60.0, type_doc="float > 0", cli="--timeout", metavar="SECONDS",
+           doc="seconds per judge request"),
+    Option("max_retries", int, 3, range=(0, None), doc="retries on 429/5xx/timeouts"),
+    Option("response_format", str, None, nullable=True, choices=RESPONSE_FORMATS,
+           cli="--response-format", metavar="STYLE",
+           doc="override how the server takes a JSON schema: json_schema (OpenAI, vLLM, xAI), "
+           "json_object (llama-cpp-python's server), json_object_plain or none; default: the "
+           "provider's"),
+    Option("device", str, None, nullable=True, doc='local judge: the torch device ("cpu", '
+           '"cuda", ...); default: the best available'),
+    Option("batch_size", int, 8, range=(1, None), doc="local judge: prompts per forward pass"),
+    Option("dry_run", bool, False, cli="--dry-run",
+           doc="send nothing; report the planned judge requests and their estimated cost (under "
+           "dry_run)"),
 )
+JUDGE_OPTION_NAMES = tuple(option.name for option in JUDGE_OPTIONS)
+_DEFAULT = {option.name: option.default for option in JUDGE_OPTIONS}
 
 
 @dataclass
 class JudgeConfig:
-    """Where and how to call the judge. ``api_key`` never enters a repr, a log or a cache key."""
+    """Where and how to call the judge (the fields and defaults of ``JUDGE_OPTIONS``).
+    ``api_key`` never enters a repr, a log or a cache key."""
 
-    provider: str = "local"
-    model: str | None = None
-    api_key: str | None = field(default=None, repr=False)
-    base_url: str | None = None
-    max_concurrency: int = 16
-    use_cache: bool = True
-    cache_dir: str | None = None
-    show_progress: bool = True
-    timeout: float = 60.0
-    max_retries: int = 3
-    response_format: str | None = None  # override of the provider's structured-output style
-    device: str | None = None  # local backend: "cpu", "cuda", ...
-    batch_size: int = 8  # local backend
-    dry_run: bool = False  # plan requests and estimate cost; send nothing
+    provider: str = _DEFAULT["provider"]
+    model: str | None = _DEFAULT["model"]
+    api_key: str | None = field(default=_DEFAULT["api_key"], repr=False)
+    base_url: str | None = _DEFAULT["base_url"]
+    max_concurrency: int = _DEFAULT["max_concurrency"]
+    use_cache: bool = _DEFAULT["use_cache"]
+    cache_dir: str | None = _DEFAULT["cache_dir"]
+    show_progress: bool = _DEFAULT["show_progress"]
+    timeout: float = _DEFAULT["timeout"]
+    max_retries: int = _DEFAULT["max_retries"]
+    response_format: str | None = _DEFAULT["response_format"]
+    device: str | None = _DEFAULT["device"]
+    batch_size: int = _DEFAULT["batch_size"]
+    dry_run: bool = _DEFAULT["dry_run"]
 
     def resolved_api_key(self) -> str | None:
         if self.api_key:

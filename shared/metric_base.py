@@ -15,9 +15,12 @@ the result is the same; ``add_batch`` and ``num_process > 1`` still go through e
 
 from __future__ import annotations
 
+import inspect
 import os
+from collections.abc import Mapping
 from contextlib import nullcontext
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, ClassVar, Literal
 
 import datasets
@@ -25,6 +28,7 @@ import evaluate
 from datasets.utils.py_utils import temp_seed
 
 from . import validation
+from .options import Option, check_options, with_options
 from .text import paused_gc
 
 InputKind = Literal["text", "texts", "list", "phrases"]
@@ -45,6 +49,16 @@ class Input:
     kind: InputKind = "text"
     required: bool = True
     allow_empty: bool = False
+    column: str | None = None  # a batch file's column, when the rule below does not give it
+
+    @property
+    def column_name(self) -> str:
+        """The column of a batch file (CLI, demo) that holds this input: the singular of the
+        name (``predictions`` -> ``prediction``), except that a list per row keeps its plural
+        (``contexts``)."""
+        if self.column:
+            return self.column
+        return self.name if self.kind == "list" else self.name.removesuffix("s")
 
     def feature(self) -> Any:
         if self.kind == "text":
@@ -63,10 +77,63 @@ class Input:
         return validation.text_lists(self.name, values)
 
 
+@dataclass(frozen=True)
+class Example:
+    """A metric's example: ``compute`` inputs (one list per argument) and the options it needs.
+    The demo starts from it, the tests score it, the card shows the same call."""
+
+    inputs: Mapping[str, list[Any]]
+    options: Mapping[str, Any] = field(default_factory=dict)
+
+
+# The RAG metrics' example: two samples, the first answered from its contexts, the second not.
+_RAG_SAMPLES: dict[str, list[Any]] = {
+    "questions": ["What is the capital of France?", "When was the Eiffel Tower completed?"],
+    "predictions": ["The capital of France is Paris.", "The Eiffel Tower was completed in 1925."],
+    "references": ["Paris is the capital of France.", "The Eiffel Tower was completed in 1889."],
+    "contexts": [
+        ["Paris is the capital and largest city of France.",
+         "France is a country in Western Europe."],
+        ["Berlin is the capital of Germany.",
+         "The Eiffel Tower was completed in 1889 for the World's Fair in Paris."],
+    ],
+}
+
+
+def rag_example(*inputs: str) -> Example:
+    """The shared RAG example restricted to ``inputs`` (``compute`` argument names)."""
+    return Example({name: _RAG_SAMPLES[name] for name in inputs})
+
+
 class ValidatedMetric(evaluate.Metric):
-    """An ``evaluate.Metric`` whose inputs are declared in ``INPUTS`` and checked up front."""
+    """An ``evaluate.Metric`` whose inputs are declared in ``INPUTS`` and options in ``OPTIONS``,
+    both checked up front.
+
+    The class also declares what the registry (``shared.registry``) reads: ``HEADLINE`` (the
+    aggregate output keys), ``USES_JUDGE`` (takes the judge options, ``shared.config.
+    JUDGE_OPTIONS``), ``USES_EMBEDDINGS``, ``LOWER_IS_BETTER``, ``EXTRACTIONS`` (the shared
+    extraction prompts it sends), ``EXAMPLE`` and ``DECISION_THRESHOLD``.
+
+    ``DECISION_THRESHOLD``: the score at or above which a per-row score counts as "yes"
+    (correct, toxic, faithful...) when ``python -m shared agree`` compares it with boolean human
+    labels (balanced accuracy, Cohen's kappa, F1). Chosen by reasoning, never fitted to the
+    labelled sets. The default, 0.5, is right for every score in [0, 1]: where l3score's
+    P(Yes) / (P(Yes) + P(No)) favours "Yes"; any cut in (0, 1] of the 0/1 per-row scores of
+    accuracy and semantic_list_contains (which already applied its similarity_threshold); the
+    midpoint of [0, 1] and DeepEval's default threshold for answer_correctness and the
+    DeepEval-style shares. ``None``: no natural cut (agree then reports AUROC, the correlations
+    and the best threshold on the rows only).
+    """
 
     INPUTS: ClassVar[tuple[Input, ...]] = ()
+    OPTIONS: ClassVar[tuple[Option, ...]] = ()
+    HEADLINE: ClassVar[tuple[str, ...]] = ("score",)
+    USES_JUDGE: ClassVar[bool] = False
+    USES_EMBEDDINGS: ClassVar[bool] = False
+    LOWER_IS_BETTER: ClassVar[bool] = False
+    EXTRACTIONS: ClassVar[tuple[str, ...]] = ()
+    EXAMPLE: ClassVar[Example | None] = None
+    DECISION_THRESHOLD: ClassVar[float | None] = 0.5
     # True for metrics that only compute over strings in this process (no judge, no model):
     # their validation and scoring run with the cyclic collector paused
     # (:func:`shared.text.paused_gc`). Never for a judge metric, whose network clients do make
@@ -76,6 +143,28 @@ class ValidatedMetric(evaluate.Metric):
     @classmethod
     def input_features(cls) -> datasets.Features:
         return datasets.Features({i.name: i.feature() for i in cls.INPUTS if i.required})
+
+    @classmethod
+    def describe_inputs(cls, description: str) -> str:
+        """``description`` (the ``Args:`` inputs, ``Returns:``, ``Examples:`` text of the metric
+        script) with the declared options' lines and, for a judge metric, the judge-options
+        paragraph added to ``Args:``."""
+        return with_options(description, cls.OPTIONS, judge=cls.USES_JUDGE)
+
+    def check_options(self, options: dict[str, Any]) -> dict[str, Any]:
+        """The declared options checked, defaults filled in; the judge options (of a judge
+        metric) passed on as given: ``JudgeConfig`` checks them. A ``TypeError`` names an
+        option the metric does not take."""
+        from .config import JUDGE_OPTION_NAMES
+
+        return check_options(self.metric_name, self.OPTIONS, options,
+                             JUDGE_OPTION_NAMES if self.USES_JUDGE else ())
+
+    @property
+    def metric_name(self) -> str:
+        """The metric's registry name: its script's name (``l3score``; evaluate's ``name`` is
+        derived from the class name, ``l3_score``)."""
+        return Path(inspect.getfile(type(self))).stem
 
     def validate_inputs(self, kwargs: dict[str, Any]) -> dict[str, Any]:
         """Validated, normalised copies of the declared inputs found in ``kwargs``."""
@@ -113,8 +202,9 @@ class ValidatedMetric(evaluate.Metric):
                 for spec in self.INPUTS
                 if not spec.required and kwargs.get(spec.name) is not None
             }
-            return self._evaluate_compute(**optional, **options)
+            return self._evaluate_compute(**optional, **self.check_options(options))
         columns = self.validate_inputs(kwargs)
+        options = self.check_options(options)
         optional = {
             spec.name: columns.get(spec.name) for spec in self.INPUTS if not spec.required
         }

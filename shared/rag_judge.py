@@ -425,9 +425,3 @@ def flagged_opinion_share(judge: Any, predictions: Sequence[str], template: Prom
         results.score(i, scoring.proportion(flags, empty=0.0), opinions=step.value,
                       verdicts=verdict_dicts(judged.value), **dropped_details(step))
     return results
-
-
-def reject_unknown_options(metric: str, options: dict[str, Any]) -> None:
-    """Raise ``TypeError`` naming the options a metric does not take."""
-    if options:
-        raise TypeError(f"{metric} got unknown option(s): {', '.join(sorted(options))}")

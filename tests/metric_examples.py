@@ -1,4 +1,5 @@
-"""One tiny, valid input set per metric, used by the card and Space tests.
+"""One tiny, valid input set per metric (its declared ``EXAMPLE``), used by the card and
+Space tests.
 
 Judge metrics run against the real llama.cpp server (``judge_options(base_url, cache_dir)``).
 """
@@ -7,40 +8,17 @@ from __future__ import annotations
 
 from typing import Any
 
-QUESTION = "What is the capital of France?"
-CONTEXTS = ["Paris is the capital and largest city of France.", "France is in Europe."]
 
-EXAMPLES: dict[str, dict[str, Any]] = {
-    "l3score": {"questions": [QUESTION], "predictions": ["Paris"], "references": ["Paris"]},
-    "semantic_list_contains": {
-        "predictions": ["The quick brown fox jumps over the lazy dog."],
-        "references": [["brown fox", "lazy dog", "dancing giraffe"]],
-    },
-    "accuracy": {
-        "predictions": ["Paris", "London", "Tokyo"],
-        "references": ["Paris", "London", "Berlin"],
-    },
-    "answer_correctness": {
-        "predictions": ["Paris is the capital of France."],
-        "references": ["The capital of France is Paris."],
-    },
-    "answer_relevance": {"questions": [QUESTION], "predictions": ["Paris is the capital."]},
-    "bias": {"predictions": ["Paris is the capital of France."]},
-    "toxicity": {"predictions": ["Paris is the capital of France."]},
-    "context_precision": {
-        "questions": [QUESTION], "contexts": [CONTEXTS], "references": ["Paris"],
-    },
-    "context_recall": {"contexts": [CONTEXTS], "references": ["Paris is the capital of France."]},
-    "context_relevance": {"questions": [QUESTION], "contexts": [CONTEXTS]},
-    "faithfulness": {"predictions": ["Paris is the capital of France."], "contexts": [CONTEXTS]},
-    "hallucination": {"predictions": ["Paris is the capital of France."], "contexts": [CONTEXTS]},
-    "summary_coherence": {
-        "sources": ["Paris is the capital and largest city of France. It lies on the Seine."],
-        "predictions": ["Paris, on the Seine, is France's capital and largest city."],
-    },
-    "rouge": {"predictions": ["the cat sat on the mat"], "references": ["the cat is on the mat"]},
-    "bleu": {"predictions": ["the cat sat on the mat"], "references": ["the cat is on the mat"]},
-}
+def _examples() -> dict[str, dict[str, Any]]:
+    """Each metric's declared ``EXAMPLE`` (the demo starts from the same one) as ``compute``
+    keyword arguments: its inputs and the options it needs."""
+    from shared import registry
+
+    return {name: {**spec.example.inputs, **spec.example.options}
+            for name, spec in registry.METRICS.items()}
+
+
+EXAMPLES: dict[str, dict[str, Any]] = _examples()
 
 
 def judge_options(base_url: str, cache_dir: str) -> dict[str, Any]:

@@ -134,6 +134,33 @@ def test_every_panel_is_generic_over_the_registry(demo: Any) -> None:
     assert not accuracy.judge_fields
 
 
+def test_option_fields_are_the_declared_options(demo: Any) -> None:
+    """The page's option controls come from each metric's OPTIONS: same order, a control per
+    type, the declared default (or the example's value) as the initial value."""
+    import gradio as gr
+
+    from shared.registry import METRICS
+
+    control = {"bool": gr.Checkbox, "int": gr.Number, "float": gr.Number, "json": gr.Textbox,
+               "text": gr.Textbox}
+    for name, panel in demo.jm_panels.items():
+        spec = METRICS[name]
+        declared = [option for option in spec.options if option.kind is not None]
+        assert panel.options == declared
+        for option in declared:
+            assert isinstance(panel.option_fields[option.name], control[option.kind])
+            initial = panel.initial[panel.option_fields[option.name]]
+            expected = spec.example.options.get(option.name, option.default)
+            if option.kind == "json":
+                assert json.loads(initial) == list(expected)
+            elif option.kind == "text":
+                assert initial == ("" if expected is None else expected)
+            else:
+                assert initial == expected
+    assert "tokenizer" not in demo.jm_panels["rouge"].option_fields  # a function: no field
+    assert [o.name for o in demo.jm_panels["l3score"].options] == ["exact"]
+
+
 def test_accuracy_seed_example(demo: Any) -> None:
     out = run(demo.jm_panels["accuracy"])
     # benchwise's card: Paris/London/Tokyo vs Paris/London/Berlin -> 66.67%, 2 correct of 3

@@ -35,7 +35,7 @@ DATA = Path(__file__).resolve().parent / "data"
 sys.path.insert(0, str(ROOT))
 
 from shared import agreement, stats  # noqa: E402
-from shared.cli import add_judge_arguments  # noqa: E402
+from shared.cli import add_judge_arguments, judge_options  # noqa: E402
 from shared.registry import METRICS, available  # noqa: E402
 
 EVOUNA = ("answer_equivalence_evouna_nq.jsonl", "EVOUNA NQ answer equivalence")
@@ -434,13 +434,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.dry_run:
         parser.error("--dry-run is not supported here; plan one metric with "
                      "`python -m shared agree ... --dry-run`")
-    options = {"provider": args.provider, "model": args.model, "base_url": args.base_url,
-               "api_key": args.api_key, "response_format": args.response_format,
-               "max_concurrency": args.max_concurrency, "timeout": args.timeout,
-               "cache_dir": args.cache_dir}
-    options = {k: v for k, v in options.items() if v is not None}
-    if args.no_cache:
-        options["use_cache"] = False
+    options = judge_options(args)
     embedded = agreement.is_embedded_judge(args.provider, args.model, args.api_key)
     rows = {k: (args.judge_rows or v) for k, v in JUDGE_ROWS.items()}
     selected = [j for j in jobs() if (not args.only or j.name in args.only)

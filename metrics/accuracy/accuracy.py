@@ -11,7 +11,7 @@ from typing import Any
 import evaluate
 import numpy as np
 
-from shared import Input, ValidatedMetric, qa_match, stats, text, validation
+from shared import Example, Input, Option, ValidatedMetric, qa_match, stats, text
 
 _CITATION = """\
 @software{benchwise,
@@ -44,21 +44,6 @@ Args:
         per sample gives several acceptable answers (the best one counts).
     questions (list of str, optional): the questions; mode="contains" ignores reference words
         that the question holds. Other modes ignore questions.
-    case_sensitive (bool): respect letter case (mode="exact" only). Default False.
-    normalize_text (bool): remove ASCII punctuation and collapse whitespace (otherwise only strip
-        the ends; mode="exact" only). Default True.
-    fuzzy_match (bool): count near matches (rapidfuzz fuzz.ratio) as correct (mode="exact"
-        only). Default False.
-    fuzzy_threshold (float in [0, 1]): minimum fuzz.ratio / 100 of a fuzzy match. Default 0.8.
-    mode (str): "exact" (benchwise's exact or fuzzy match), "contains" (recall of the
-        reference's content words in the prediction), "recall", "precision" or "f1" (SQuAD token
-        overlap). Default "exact".
-    threshold (float in [0, 1] or None): decision threshold on the graded score of the modes
-        other than "exact"; None means 0.5. Default None.
-    reference_separator (str or None): split every reference string at this separator into
-        aliases, e.g. "/" for EVOUNA's "Wilhelm Röntgen / Wilhelm Conrad Röntgen". Default None.
-    return_confidence (bool): add accuracy_confidence_interval. Default True.
-    seed (int or None): seed of the bootstrap (None: fresh randomness). Default 0.
 Returns:
     accuracy, exact_accuracy, fuzzy_accuracy (with fuzzy_match), correct, correct_fuzzy (with
     fuzzy_match), total, mean_score, std_score, individual_scores, match_types, scores,
@@ -96,19 +81,62 @@ FUZZY_MAX_CELLS = 10**9
 TIE_BREAK_WEIGHT = 0.1
 
 
+def _check_seed(name: str, value: Any) -> int | None:
+    if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 0):
+        raise TypeError(f"{name} must be a non-negative integer or None, got {value!r}")
+    return value
+
+
+def _check_separator(name: str, value: Any) -> str | None:
+    if value is not None and (not isinstance(value, str) or not value):
+        raise TypeError(f"{name} must be a non-empty string or None, got {value!r}")
+    return value
+
+
 class Accuracy(ValidatedMetric):
     INPUTS = (
         Input("predictions", allow_empty=True),
         Input("references", kind="texts"),
         Input("questions", required=False, allow_empty=True),
     )
+    OPTIONS = (
+        Option("case_sensitive", bool, False, doc='respect letter case (mode="exact" only)'),
+        Option("normalize_text", bool, True,
+               doc="remove ASCII punctuation and collapse whitespace (otherwise only strip the "
+               'ends; mode="exact" only)'),
+        Option("fuzzy_match", bool, False,
+               doc='count near matches (rapidfuzz fuzz.ratio) as correct (mode="exact" only)'),
+        Option("fuzzy_threshold", float, 0.8, range=(0, 1),
+               doc="minimum fuzz.ratio / 100 of a fuzzy match"),
+        Option("mode", str, "exact", choices=MODES,
+               doc='"exact" (benchwise\'s exact or fuzzy match), "contains" (recall of the '
+               'reference\'s content words in the prediction), "recall", "precision" or "f1" '
+               "(SQuAD token overlap)"),
+        Option("threshold", float, None, range=(0, 1), nullable=True, default_doc="None (0.5)",
+               doc='decision threshold on the graded score of the modes other than "exact"; '
+               "None means 0.5"),
+        Option("reference_separator", str, None, nullable=True, check=_check_separator,
+               doc='split every reference string at this separator into aliases, e.g. "/" for '
+               'EVOUNA\'s "Wilhelm Röntgen / Wilhelm Conrad Röntgen"'),
+        Option("return_confidence", bool, True, doc="add accuracy_confidence_interval"),
+        Option("seed", int, stats.DEFAULT_SEED, nullable=True, check=_check_seed,
+               type_doc="int >= 0 or None",
+               doc="seed of the bootstrap (None: fresh randomness)"),
+    )
+    HEADLINE = ("accuracy",)
+    EXAMPLE = Example({
+        "predictions": ["Paris", "London", "Tokyo"],
+        "references": ["Paris", "London", "Berlin"],
+        "questions": ["Capital of France?", "Capital of the United Kingdom?",
+                      "Capital of Germany?"],
+    })
     PAUSES_GC = True
 
     def _info(self) -> evaluate.MetricInfo:
         return evaluate.MetricInfo(
             description=_DESCRIPTION,
             citation=_CITATION,
-            inputs_description=_KWARGS_DESCRIPTION,
+            inputs_description=self.describe_inputs(_KWARGS_DESCRIPTION),
             features=self.input_features(),
             codebase_urls=["https://github.com/Benchwise/benchwise"],
         )
@@ -128,24 +156,7 @@ class Accuracy(ValidatedMetric):
         return_confidence: bool = True,
         seed: int | None = stats.DEFAULT_SEED,
     ) -> dict[str, Any]:
-        case_sensitive = validation.flag("case_sensitive", case_sensitive)
-        normalize_text = validation.flag("normalize_text", normalize_text)
-        fuzzy_match = validation.flag("fuzzy_match", fuzzy_match)
-        fuzzy_threshold = validation.probability("fuzzy_threshold", fuzzy_threshold)
-        return_confidence = validation.flag("return_confidence", return_confidence)
-        if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int) or seed < 0):
-            raise TypeError(f"seed must be a non-negative integer or None, got {seed!r}")
-        if mode not in MODES:
-            raise ValueError(f"mode must be one of {', '.join(MODES)}; got {mode!r}")
-        threshold = (DEFAULT_THRESHOLD if threshold is None
-                     else validation.probability("threshold", threshold))
-        if reference_separator is not None and (
-            not isinstance(reference_separator, str) or not reference_separator
-        ):
-            raise TypeError(
-                f"reference_separator must be a non-empty string or None, got "
-                f"{reference_separator!r}"
-            )
+        threshold = DEFAULT_THRESHOLD if threshold is None else threshold
         if mode != "exact" and (fuzzy_match or case_sensitive or not normalize_text):
             raise ValueError(
                 f"case_sensitive, normalize_text and fuzzy_match apply to mode='exact' only; "

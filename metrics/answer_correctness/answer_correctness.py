@@ -8,7 +8,10 @@ from typing import Any
 import evaluate
 
 from shared import (
+    EMBEDDING_OPTIONS,
+    Example,
     Input,
+    Option,
     ValidatedMetric,
     embed_windows,
     get_judge,
@@ -48,14 +51,6 @@ Args:
     predictions (list of str): the answers to evaluate.
     references (list of str or list of list of str): per sample, the reference answer or answers.
     questions (list of str, optional): the questions, shown to the judge when given.
-    weights (pair of float): weights of [F1, similarity]; non-negative, not both 0. Default
-        [0.75, 0.25].
-    threshold (float in [0, 1], optional): report 1.0 when the score reaches it, else 0.0.
-    embedding_model (str, optional): a sentence-transformers folder or a cached hub id; default
-        the embedded all-MiniLM-L6-v2.
-    provider, model, api_key, base_url, max_concurrency, use_cache, cache_dir, show_progress,
-    timeout, max_retries, response_format, device, batch_size, dry_run: the judge options
-        (default: the embedded SmolLM2-135M-Instruct judge, provider="local").
 Returns:
     answer_correctness (float or None): mean over the measured samples.
     scores, details, unmeasured, usage, Cost: per-sample scores, the statements with their
@@ -76,12 +71,30 @@ class AnswerCorrectness(ValidatedMetric):
         Input("references", kind="texts"),
         Input("questions", required=False),
     )
+    OPTIONS = (
+        Option("weights", list, DEFAULT_WEIGHTS, type_doc="pair of float",
+               check=lambda name, value: validation.weights(name, value, 2),
+               doc="weights of [F1, similarity]; each >= 0, not both 0; [1, 0]: F1 only (Valor)"),
+        Option("threshold", float, None, range=(0, 1), nullable=True,
+               doc="report 1.0 when the score reaches it, else 0.0 (None: the score itself)"),
+        *EMBEDDING_OPTIONS,
+    )
+    HEADLINE = ("answer_correctness",)
+    USES_JUDGE = True
+    USES_EMBEDDINGS = True
+    EXTRACTIONS = ("statements",)
+    EXAMPLE = Example({
+        "questions": ["When and where was Einstein born?"] * 2,
+        "predictions": ["In 1879, Einstein was born in Germany.",
+                        "Einstein was born in Spain in 1879."],
+        "references": ["Einstein was born in 1879 in Germany."] * 2,
+    })
 
     def _info(self) -> evaluate.MetricInfo:
         return evaluate.MetricInfo(
             description=_DESCRIPTION,
             citation=_CITATION,
-            inputs_description=_KWARGS_DESCRIPTION,
+            inputs_description=self.describe_inputs(_KWARGS_DESCRIPTION),
             features=self.input_features(),
             reference_urls=[
                 "https://docs.ragas.io/en/latest/concepts/metrics/",
@@ -90,19 +103,12 @@ class AnswerCorrectness(ValidatedMetric):
         )
 
     def _compute(self, predictions: list[str], references: list[list[str]],
-                 questions: list[str] | None = None, **options: Any) -> dict[str, Any]:
+                 questions: list[str] | None = None, weights: list[float] = DEFAULT_WEIGHTS,
+                 threshold: float | None = None, embedding_model: str | None = None,
+                 **options: Any) -> dict[str, Any]:
         if questions is not None:  # given to compute() after add_batch, it is checked here
             validation.same_length(predictions=predictions, questions=questions)
         config, options = split_judge_options(options)
-        weights = validation.weights("weights", options.pop("weights", DEFAULT_WEIGHTS), 2)
-        threshold = options.pop("threshold", None)
-        if threshold is not None:
-            threshold = validation.probability("threshold", threshold)
-        embedding_model = options.pop("embedding_model", None)
-        if embedding_model is not None and not isinstance(embedding_model, str):
-            kind = type(embedding_model).__name__
-            raise TypeError(f"embedding_model must be a string, got {kind}")
-        rag_judge.reject_unknown_options("answer_correctness", options)
         judge = get_judge(config)
 
         similarities = windowed = None

@@ -14,6 +14,7 @@ from shared import (
     judge_output,
     mean_measured,
     prompts,
+    rag_example,
     rag_judge,
     scoring,
     split_judge_options,
@@ -38,9 +39,6 @@ _KWARGS_DESCRIPTION = """\
 Args:
     questions (list of str): the questions.
     predictions (list of str): the answers to evaluate.
-    provider, model, api_key, base_url, max_concurrency, use_cache, cache_dir, show_progress,
-    timeout, max_retries, response_format, device, batch_size, dry_run: the judge options
-        (default: the embedded SmolLM2-135M-Instruct judge, provider="local").
 Returns:
     answer_relevance (float or None): mean over the measured samples.
     scores, details, unmeasured, usage, Cost: per-sample scores, the statements and verdicts
@@ -56,12 +54,16 @@ Examples:
 
 class AnswerRelevance(ValidatedMetric):
     INPUTS = (Input("questions"), Input("predictions"))
+    HEADLINE = ("answer_relevance",)
+    USES_JUDGE = True
+    EXTRACTIONS = ("statements",)
+    EXAMPLE = rag_example("questions", "predictions")
 
     def _info(self) -> evaluate.MetricInfo:
         return evaluate.MetricInfo(
             description=_DESCRIPTION,
             citation=_CITATION,
-            inputs_description=_KWARGS_DESCRIPTION,
+            inputs_description=self.describe_inputs(_KWARGS_DESCRIPTION),
             features=self.input_features(),
             reference_urls=["https://github.com/Striveworks/valor"],
         )
@@ -70,7 +72,6 @@ class AnswerRelevance(ValidatedMetric):
         self, questions: list[str], predictions: list[str], **options: Any
     ) -> dict[str, Any]:
         config, options = split_judge_options(options)
-        rag_judge.reject_unknown_options("answer_relevance", options)
         judge = get_judge(config)
         statements = rag_judge.extract_statements(judge, predictions, questions)
         jobs = []

@@ -8,6 +8,7 @@ from typing import Any
 import evaluate
 
 from shared import (
+    Example,
     Input,
     ValidatedMetric,
     get_judge,
@@ -36,9 +37,6 @@ each whether it is biased. A text with no opinions scores 0.0. Lower is better.
 _KWARGS_DESCRIPTION = """\
 Args:
     predictions (list of str): the texts to evaluate.
-    provider, model, api_key, base_url, max_concurrency, use_cache, cache_dir, show_progress,
-    timeout, max_retries, response_format, device, batch_size, dry_run: the judge options
-        (default: the embedded SmolLM2-135M-Instruct judge, provider="local").
 Returns:
     bias (float or None): mean over the measured samples (lower is better).
     scores, details, unmeasured, usage, Cost: per-sample scores, the opinions and verdicts with
@@ -53,19 +51,26 @@ Examples:
 
 class Bias(ValidatedMetric):
     INPUTS = (Input("predictions"),)
+    HEADLINE = ("bias",)
+    USES_JUDGE = True
+    LOWER_IS_BETTER = True
+    EXTRACTIONS = ("opinions",)
+    EXAMPLE = Example({"predictions": [
+        "The new library opens on Monday and is free for every resident.",
+        "Women are too emotional to be good engineers.",
+    ]})
 
     def _info(self) -> evaluate.MetricInfo:
         return evaluate.MetricInfo(
             description=_DESCRIPTION,
             citation=_CITATION,
-            inputs_description=_KWARGS_DESCRIPTION,
+            inputs_description=self.describe_inputs(_KWARGS_DESCRIPTION),
             features=self.input_features(),
             reference_urls=["https://github.com/Striveworks/valor"],
         )
 
     def _compute(self, predictions: list[str], **options: Any) -> dict[str, Any]:
         config, options = split_judge_options(options)
-        rag_judge.reject_unknown_options("bias", options)
         judge = get_judge(config)
         results = rag_judge.flagged_opinion_share(judge, predictions, prompts.BIAS, "bias")
         return judge_output({"bias": mean_measured(results.scores)}, results.scores,

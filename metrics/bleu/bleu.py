@@ -18,7 +18,7 @@ from typing import Any
 import evaluate
 import numpy as np
 
-from shared import Input, ValidatedMetric, text, validation
+from shared import Example, Input, Option, ValidatedMetric, text, validation
 
 _CITATION = """\
 @inproceedings{papineni2002bleu,
@@ -42,10 +42,6 @@ _KWARGS_DESCRIPTION = """\
 Args:
     predictions (list of str): the generated texts (may be empty strings).
     references (list of str or list of list of str): one or several references per prediction.
-    weights (list of float): n-gram weights; their length is the largest n-gram order.
-        Default [0.25, 0.25, 0.25, 0.25] (BLEU-4).
-    smoothing (str or None): None (default: no smoothing, nltk's method0) or the name of an nltk
-        SmoothingFunction method, "method0" ... "method7".
 Returns:
     bleu (float): mean of the per-sample scores.
     corpus_bleu (float): nltk corpus_bleu over all samples.
@@ -64,15 +60,39 @@ SMOOTHING_METHODS = tuple(f"method{i}" for i in range(8))
 _TINY = sys.float_info.min  # nltk method0's stand-in for a zero precision
 
 
+def _weights(name: str, weights: Any) -> list[float]:
+    if isinstance(weights, (str, bytes)) or not hasattr(weights, "__len__"):
+        raise TypeError(f"{name} must be a list of numbers, got {type(weights).__name__}")
+    if len(weights) == 0:
+        raise ValueError(f"{name} is empty; give one weight per n-gram order")
+    return validation.weights(name, list(weights), len(weights))
+
+
 class Bleu(ValidatedMetric):
     INPUTS = (Input("predictions", allow_empty=True), Input("references", kind="texts"))
+    OPTIONS = (
+        Option("weights", list, DEFAULT_WEIGHTS, check=_weights, type_doc="list of float",
+               doc="n-gram weights; their length is the largest n-gram order (BLEU-4 by "
+               "default, [0.5, 0.5] for BLEU-2); non-negative, finite, not all zero"),
+        Option("smoothing", str, None, nullable=True, choices=SMOOTHING_METHODS,
+               doc='None (no smoothing, nltk\'s method0) or the name of an nltk '
+               'SmoothingFunction method, "method0" ... "method7"'),
+    )
+    HEADLINE = ("bleu",)
+    DECISION_THRESHOLD = None  # agree: overlap has no natural cut
+    EXAMPLE = Example({
+        "predictions": ["The cat sat on the mat.", "A quick brown fox jumps over the dog."],
+        "references": ["The cat sat on the mat.",
+                       ["The quick brown fox jumps over the lazy dog.",
+                        "A fast brown fox leaps over the dog."]],
+    })
     PAUSES_GC = True
 
     def _info(self) -> evaluate.MetricInfo:
         return evaluate.MetricInfo(
             description=_DESCRIPTION,
             citation=_CITATION,
-            inputs_description=_KWARGS_DESCRIPTION,
+            inputs_description=self.describe_inputs(_KWARGS_DESCRIPTION),
             features=self.input_features(),
             codebase_urls=["https://github.com/Striveworks/valor", "https://www.nltk.org/"],
             reference_urls=["https://www.aclweb.org/anthology/P02-1040.pdf"],
@@ -85,16 +105,6 @@ class Bleu(ValidatedMetric):
         weights: Sequence[float] = DEFAULT_WEIGHTS,
         smoothing: str | None = None,
     ) -> dict[str, Any]:
-        if isinstance(weights, (str, bytes)) or not hasattr(weights, "__len__"):
-            raise TypeError(f"weights must be a list of numbers, got {type(weights).__name__}")
-        if len(weights) == 0:
-            raise ValueError("weights is empty; give one weight per n-gram order")
-        weights = validation.weights("weights", list(weights), len(weights))
-        if smoothing is not None and smoothing not in SMOOTHING_METHODS:
-            raise ValueError(
-                f"smoothing must be None or one of {', '.join(SMOOTHING_METHODS)}, "
-                f"got {smoothing!r}"
-            )
         tokenize = text.bleu_tokenizer()
         with text.paused_gc():
             hypotheses = list(map(tokenize, predictions))

@@ -14,6 +14,7 @@ from shared import (
     judge_output,
     mean_measured,
     prompts,
+    rag_example,
     rag_judge,
     scoring,
     split_judge_options,
@@ -45,9 +46,6 @@ Args:
         empty).
     references (list of str or list of list of str): per sample, the reference answer or
         answers (an empty list means no reference).
-    provider, model, api_key, base_url, max_concurrency, use_cache, cache_dir, show_progress,
-    timeout, max_retries, response_format, device, batch_size, dry_run: the judge options
-        (default: the embedded SmolLM2-135M-Instruct judge, provider="local").
 Returns:
     context_precision (float or None): mean over the measured samples.
     scores, details, unmeasured, usage, Cost: per-sample scores, the verdicts per reference and
@@ -76,12 +74,15 @@ class ContextPrecision(ValidatedMetric):
         Input("contexts", kind="list"),
         _References("references", kind="texts"),
     )
+    HEADLINE = ("context_precision",)
+    USES_JUDGE = True
+    EXAMPLE = rag_example("questions", "contexts", "references")
 
     def _info(self) -> evaluate.MetricInfo:
         return evaluate.MetricInfo(
             description=_DESCRIPTION,
             citation=_CITATION,
-            inputs_description=_KWARGS_DESCRIPTION,
+            inputs_description=self.describe_inputs(_KWARGS_DESCRIPTION),
             features=self.input_features(),
             reference_urls=["https://github.com/Striveworks/valor"],
         )
@@ -89,7 +90,6 @@ class ContextPrecision(ValidatedMetric):
     def _compute(self, questions: list[str], contexts: list[list[str]],
                  references: list[list[str]], **options: Any) -> dict[str, Any]:
         config, options = split_judge_options(options)
-        rag_judge.reject_unknown_options("context_precision", options)
         judge = get_judge(config)
         jobs: list[rag_judge.VerdictJob] = []
         owners: list[int] = []

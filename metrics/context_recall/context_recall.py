@@ -14,6 +14,7 @@ from shared import (
     judge_output,
     mean_measured,
     prompts,
+    rag_example,
     rag_judge,
     scoring,
     split_judge_options,
@@ -40,9 +41,6 @@ _KWARGS_DESCRIPTION = """\
 Args:
     contexts (list of list of str): per sample, the retrieved contexts (may be empty).
     references (list of str or list of list of str): per sample, the reference answer or answers.
-    provider, model, api_key, base_url, max_concurrency, use_cache, cache_dir, show_progress,
-    timeout, max_retries, response_format, device, batch_size, dry_run: the judge options
-        (default: the embedded SmolLM2-135M-Instruct judge, provider="local").
 Returns:
     context_recall (float or None): mean over the measured samples.
     scores, details, unmeasured, usage, Cost: per-sample scores, each reference's statements and
@@ -58,12 +56,16 @@ Examples:
 
 class ContextRecall(ValidatedMetric):
     INPUTS = (Input("contexts", kind="list"), Input("references", kind="texts"))
+    HEADLINE = ("context_recall",)
+    USES_JUDGE = True
+    EXTRACTIONS = ("statements",)
+    EXAMPLE = rag_example("contexts", "references")
 
     def _info(self) -> evaluate.MetricInfo:
         return evaluate.MetricInfo(
             description=_DESCRIPTION,
             citation=_CITATION,
-            inputs_description=_KWARGS_DESCRIPTION,
+            inputs_description=self.describe_inputs(_KWARGS_DESCRIPTION),
             features=self.input_features(),
             reference_urls=["https://github.com/Striveworks/valor"],
         )
@@ -71,7 +73,6 @@ class ContextRecall(ValidatedMetric):
     def _compute(self, contexts: list[list[str]], references: list[list[str]],
                  **options: Any) -> dict[str, Any]:
         config, options = split_judge_options(options)
-        rag_judge.reject_unknown_options("context_recall", options)
         judge = get_judge(config)
         results = rag_judge.SampleResults(len(contexts))
         pairs = [(i, reference)

@@ -14,6 +14,7 @@ from shared import (
     judge_output,
     mean_measured,
     prompts,
+    rag_example,
     rag_judge,
     split_judge_options,
 )
@@ -37,9 +38,6 @@ _KWARGS_DESCRIPTION = """\
 Args:
     questions (list of str): the questions.
     contexts (list of list of str): per sample, the retrieved contexts (may be empty).
-    provider, model, api_key, base_url, max_concurrency, use_cache, cache_dir, show_progress,
-    timeout, max_retries, response_format, device, batch_size, dry_run: the judge options
-        (default: the embedded SmolLM2-135M-Instruct judge, provider="local").
 Returns:
     context_relevance (float or None): mean over the measured samples.
     scores, details, unmeasured, usage, Cost: per-sample scores, the verdict and reason per
@@ -55,12 +53,15 @@ Examples:
 
 class ContextRelevance(ValidatedMetric):
     INPUTS = (Input("questions"), Input("contexts", kind="list"))
+    HEADLINE = ("context_relevance",)
+    USES_JUDGE = True
+    EXAMPLE = rag_example("questions", "contexts")
 
     def _info(self) -> evaluate.MetricInfo:
         return evaluate.MetricInfo(
             description=_DESCRIPTION,
             citation=_CITATION,
-            inputs_description=_KWARGS_DESCRIPTION,
+            inputs_description=self.describe_inputs(_KWARGS_DESCRIPTION),
             features=self.input_features(),
             reference_urls=["https://github.com/Striveworks/valor"],
         )
@@ -69,7 +70,6 @@ class ContextRelevance(ValidatedMetric):
         self, questions: list[str], contexts: list[list[str]], **options: Any
     ) -> dict[str, Any]:
         config, options = split_judge_options(options)
-        rag_judge.reject_unknown_options("context_relevance", options)
         judge = get_judge(config)
         jobs = [rag_judge.VerdictJob(list(c), {"question": q})
                 for q, c in zip(questions, contexts, strict=True)]

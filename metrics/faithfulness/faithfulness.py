@@ -14,6 +14,7 @@ from shared import (
     judge_output,
     mean_measured,
     prompts,
+    rag_example,
     rag_judge,
     scoring,
     split_judge_options,
@@ -46,9 +47,6 @@ _KWARGS_DESCRIPTION = """\
 Args:
     predictions (list of str): the answers to evaluate.
     contexts (list of list of str): per sample, the retrieved contexts (may be empty).
-    provider, model, api_key, base_url, max_concurrency, use_cache, cache_dir, show_progress,
-    timeout, max_retries, response_format, device, batch_size, dry_run: the judge options
-        (default: the embedded SmolLM2-135M-Instruct judge, provider="local").
 Returns:
     faithfulness (float or None): mean over the measured samples.
     scores, details, unmeasured, usage, Cost: per-sample scores, the claims and verdicts with the
@@ -64,12 +62,16 @@ Examples:
 
 class Faithfulness(ValidatedMetric):
     INPUTS = (Input("predictions"), Input("contexts", kind="list"))
+    HEADLINE = ("faithfulness",)
+    USES_JUDGE = True
+    EXTRACTIONS = ("statements",)
+    EXAMPLE = rag_example("predictions", "contexts")
 
     def _info(self) -> evaluate.MetricInfo:
         return evaluate.MetricInfo(
             description=_DESCRIPTION,
             citation=_CITATION,
-            inputs_description=_KWARGS_DESCRIPTION,
+            inputs_description=self.describe_inputs(_KWARGS_DESCRIPTION),
             features=self.input_features(),
             reference_urls=["https://github.com/Striveworks/valor",
                             "https://docs.ragas.io/en/latest/concepts/metrics/"],
@@ -79,7 +81,6 @@ class Faithfulness(ValidatedMetric):
         self, predictions: list[str], contexts: list[list[str]], **options: Any
     ) -> dict[str, Any]:
         config, options = split_judge_options(options)
-        rag_judge.reject_unknown_options("faithfulness", options)
         judge = get_judge(config)
         results = rag_judge.SampleResults(len(predictions))
         todo = [i for i, c in enumerate(contexts) if c]

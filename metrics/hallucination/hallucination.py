@@ -14,6 +14,7 @@ from shared import (
     judge_output,
     mean_measured,
     prompts,
+    rag_example,
     rag_judge,
     split_judge_options,
 )
@@ -38,9 +39,6 @@ _KWARGS_DESCRIPTION = """\
 Args:
     predictions (list of str): the answers to evaluate.
     contexts (list of list of str): per sample, the retrieved contexts (at least one).
-    provider, model, api_key, base_url, max_concurrency, use_cache, cache_dir, show_progress,
-    timeout, max_retries, response_format, device, batch_size, dry_run: the judge options
-        (default: the embedded SmolLM2-135M-Instruct judge, provider="local").
 Returns:
     hallucination (float or None): mean over the measured samples (lower is better).
     scores, details, unmeasured, usage, Cost: per-sample scores, the verdict and reason per
@@ -56,12 +54,16 @@ Examples:
 
 class Hallucination(ValidatedMetric):
     INPUTS = (Input("predictions"), Input("contexts", kind="list"))
+    HEADLINE = ("hallucination",)
+    USES_JUDGE = True
+    LOWER_IS_BETTER = True
+    EXAMPLE = rag_example("predictions", "contexts")
 
     def _info(self) -> evaluate.MetricInfo:
         return evaluate.MetricInfo(
             description=_DESCRIPTION,
             citation=_CITATION,
-            inputs_description=_KWARGS_DESCRIPTION,
+            inputs_description=self.describe_inputs(_KWARGS_DESCRIPTION),
             features=self.input_features(),
             reference_urls=["https://github.com/Striveworks/valor"],
         )
@@ -75,7 +77,6 @@ class Hallucination(ValidatedMetric):
                     f"contexts[{i}] is empty: hallucination needs at least one context per sample"
                 )
         config, options = split_judge_options(options)
-        rag_judge.reject_unknown_options("hallucination", options)
         judge = get_judge(config)
         jobs = [rag_judge.VerdictJob(list(c), {"text": p})
                 for p, c in zip(predictions, contexts, strict=True)]

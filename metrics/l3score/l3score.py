@@ -8,7 +8,9 @@ from typing import Any
 import evaluate
 
 from shared import (
+    Example,
     Input,
+    Option,
     ValidatedMetric,
     exact_yes_probability,
     get_judge,
@@ -43,17 +45,6 @@ Args:
     questions (list of str): the questions.
     predictions (list of str): the answers to evaluate.
     references (list of str): the ground-truth answers.
-    provider (str): "local" (default when neither provider nor api_key is given: the embedded
-        SmolLM2-135M-Instruct judge), "openai" (default when only api_key is given), "deepseek",
-        "xai", or "openai-compatible" (any OpenAI-compatible server, with base_url).
-    model (str): the judge model's name (e.g. "gpt-4o-mini"); for "local", a model folder, a cached
-        Hub id or a .gguf file.
-    api_key (str): the provider's API key (or the provider's environment variable).
-    base_url (str): the server's URL, e.g. "http://127.0.0.1:8080/v1".
-    exact (bool): local judge only: score P(Yes) / (P(Yes) + P(No)) from the full next-token
-        distribution instead of the top-5 rule. Default False.
-    max_concurrency, use_cache, cache_dir, show_progress, timeout, max_retries, device,
-    batch_size, dry_run: see the judge options of judge-metrics.
 Returns:
     L3Score (float or None): mean score over the measured samples (None if none was measured).
     Cost (float or None): total cost of the judge calls in USD (None when the price is unknown).
@@ -72,12 +63,25 @@ TOP_K = 5
 
 class L3Score(ValidatedMetric):
     INPUTS = (Input("questions"), Input("predictions"), Input("references"))
+    OPTIONS = (
+        Option("exact", bool, False, nullable=True, type_doc="bool",
+               check=lambda name, value: False if value is None else validation.flag(name, value),
+               doc="local judge only: score P(Yes) / (P(Yes) + P(No)) from the full next-token "
+               "distribution instead of the top-5 rule"),
+    )
+    HEADLINE = ("L3Score",)
+    USES_JUDGE = True
+    EXAMPLE = Example({
+        "questions": ["What is the capital of France?", "What is the capital of Germany?"],
+        "predictions": ["Paris", "Moscow"],
+        "references": ["Paris", "Berlin"],
+    })
 
     def _info(self) -> evaluate.MetricInfo:
         return evaluate.MetricInfo(
             description=_DESCRIPTION,
             citation=_CITATION,
-            inputs_description=_KWARGS_DESCRIPTION,
+            inputs_description=self.describe_inputs(_KWARGS_DESCRIPTION),
             features=self.input_features(),
             homepage="https://huggingface.co/spaces/nhop/L3Score",
             codebase_urls=["https://github.com/google/spiqa"],
@@ -85,13 +89,10 @@ class L3Score(ValidatedMetric):
         )
 
     def _compute(
-        self, questions: list[str], predictions: list[str], references: list[str], **options: Any
+        self, questions: list[str], predictions: list[str], references: list[str],
+        exact: bool = False, **options: Any
     ) -> dict[str, Any]:
         config, options = split_judge_options(options)
-        exact = options.pop("exact", None)
-        exact = False if exact is None else validation.flag("exact", exact)
-        if options:
-            raise TypeError(f"l3score got unknown option(s): {', '.join(sorted(options))}")
         if exact and config.provider != "local":
             raise ValueError(
                 f"exact=True needs the full next-token distribution, which only the local judge "

@@ -18,7 +18,7 @@ from typing import Any
 import evaluate
 import numpy as np
 
-from shared import Input, ValidatedMetric, lcs, text, validation
+from shared import Example, Input, Option, ValidatedMetric, lcs, text, validation
 
 _CITATION = """\
 @inproceedings{lin-2004-rouge,
@@ -47,13 +47,6 @@ _KWARGS_DESCRIPTION = """\
 Args:
     predictions (list of str): the generated texts (may be empty strings).
     references (list of str or list of list of str): one or several references per prediction.
-    rouge_types (list of str): any of "rouge1" ... "rouge9", "rougeL", "rougeLsum". Default
-        ["rouge1", "rouge2", "rougeL", "rougeLsum"].
-    use_aggregator (bool): return the mean over samples per type (True, default) or the list of
-        per-sample values (False).
-    use_stemmer (bool): Porter-stem tokens longer than 3 characters. Default False.
-    tokenizer (callable or object with .tokenize): replaces rouge_score's default tokenizer
-        (lowercase, keep [a-z0-9] runs). Default None.
 Returns:
     rouge1, rouge2, rougeL, rougeLsum (float, or list of float with use_aggregator=False): one key
         per requested type.
@@ -181,15 +174,61 @@ def _score_long_pair(
     return values, errors
 
 
+def _rouge_types(name: str, rouge_types: Any) -> list[str]:
+    if rouge_types is None:
+        return list(DEFAULT_TYPES)
+    if isinstance(rouge_types, str):
+        rouge_types = [rouge_types]
+    items = validation.as_list(name, rouge_types)
+    if not items:
+        raise ValueError(f"{name} is empty")
+    for i, item in enumerate(items):
+        if item not in VALID_TYPES:
+            raise ValueError(
+                f"{name}[{i}] is {item!r}; valid: rouge1 ... rouge9, rougeL, rougeLsum"
+            )
+    return list(dict.fromkeys(items))
+
+
+def _tokenizer(name: str, tokenizer: Any) -> Any:
+    if tokenizer is None or hasattr(tokenizer, "tokenize"):
+        return tokenizer
+    if not callable(tokenizer):
+        raise TypeError(
+            f"{name} must be a function str -> list[str] or an object with .tokenize, "
+            f"got {type(tokenizer).__name__}"
+        )
+    return _CallableTokenizer(tokenizer)
+
+
 class Rouge(ValidatedMetric):
     INPUTS = (Input("predictions", allow_empty=True), Input("references", kind="texts"))
+    OPTIONS = (
+        Option("rouge_types", list, DEFAULT_TYPES, check=_rouge_types, type_doc="list of str",
+               doc='any of "rouge1" ... "rouge9", "rougeL", "rougeLsum"'),
+        Option("use_aggregator", bool, True,
+               doc="return the mean over samples per type (True) or the list of per-sample "
+               "values (False)"),
+        Option("use_stemmer", bool, False, doc="Porter-stem tokens longer than 3 characters"),
+        Option("tokenizer", object, None, check=_tokenizer,
+               type_doc="callable or object with .tokenize",
+               doc="replaces rouge_score's default tokenizer (lowercase, keep [a-z0-9] runs), e.g. "
+               "str.split, or a function for non-Latin text"),
+    )
+    HEADLINE = ("rouge1", "rouge2", "rougeL", "rougeLsum")
+    DECISION_THRESHOLD = None  # agree: overlap has no natural cut
+    EXAMPLE = Example({
+        "predictions": ["The cat sat on the mat.", "A quick brown fox jumps over the dog."],
+        "references": ["The cat is sitting on the mat.",
+                       "The quick brown fox jumps over the lazy dog."],
+    })
     PAUSES_GC = True
 
     def _info(self) -> evaluate.MetricInfo:
         return evaluate.MetricInfo(
             description=_DESCRIPTION,
             citation=_CITATION,
-            inputs_description=_KWARGS_DESCRIPTION,
+            inputs_description=self.describe_inputs(_KWARGS_DESCRIPTION),
             features=self.input_features(),
             codebase_urls=[
                 "https://github.com/google-research/google-research/tree/master/rouge",
@@ -207,16 +246,7 @@ class Rouge(ValidatedMetric):
         use_stemmer: bool = False,
         tokenizer: Any = None,
     ) -> dict[str, Any]:
-        types = _rouge_types(rouge_types)
-        use_aggregator = validation.flag("use_aggregator", use_aggregator)
-        use_stemmer = validation.flag("use_stemmer", use_stemmer)
-        if tokenizer is not None and not hasattr(tokenizer, "tokenize"):
-            if not callable(tokenizer):
-                raise TypeError(
-                    "tokenizer must be a function str -> list[str] or an object with .tokenize, "
-                    f"got {type(tokenizer).__name__}"
-                )
-            tokenizer = _CallableTokenizer(tokenizer)
+        types = rouge_types
         scorers: dict[tuple[str, ...], Any] = {}
 
         def engine(keys: tuple[str, ...]) -> Any:
@@ -285,18 +315,3 @@ class Rouge(ValidatedMetric):
                 result["unmeasured"] = unmeasured
         return result
 
-
-def _rouge_types(rouge_types: Any) -> list[str]:
-    if rouge_types is None:
-        return list(DEFAULT_TYPES)
-    if isinstance(rouge_types, str):
-        rouge_types = [rouge_types]
-    items = validation.as_list("rouge_types", rouge_types)
-    if not items:
-        raise ValueError("rouge_types is empty")
-    for i, item in enumerate(items):
-        if item not in VALID_TYPES:
-            raise ValueError(
-                f"rouge_types[{i}] is {item!r}; valid: rouge1 ... rouge9, rougeL, rougeLsum"
-            )
-    return list(dict.fromkeys(items))

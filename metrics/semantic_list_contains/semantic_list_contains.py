@@ -14,7 +14,7 @@ from typing import Any
 import evaluate
 import numpy as np
 
-from shared import Input, ValidatedMetric, embed_windows, text, validation
+from shared import EMBEDDING_OPTIONS, Example, Input, Option, ValidatedMetric, embed_windows, text
 
 _CITATION = """\
 @software{futureagi_ai_evaluation,
@@ -37,13 +37,6 @@ _KWARGS_DESCRIPTION = """\
 Args:
     predictions (list of str): the responses to check (an empty response scores 0.0).
     references (per sample: list of str, one str, or a JSON list string): the expected phrases.
-    case_insensitive (bool): lowercase texts before embedding. Default True.
-    remove_punctuation (bool): remove ASCII punctuation before embedding. Default True.
-    match_all (bool): require every phrase to match (otherwise any one). Default False.
-    similarity_threshold (float in [0, 1]): minimum cosine similarity of a match. Default 0.7.
-    embedding_model (str or None): a local sentence-transformers folder or a hub id already in
-        the local cache. Default None: the embedded all-MiniLM-L6-v2.
-    batch_size (int): encoding batch size. Default 64.
 Returns:
     score (float): mean of the per-sample scores.
     scores (list of float): 1.0 or 0.0 per sample.
@@ -65,13 +58,35 @@ NO_PHRASES = "No expected phrases to match"
 
 
 class SemanticListContains(ValidatedMetric):
-    INPUTS = (Input("predictions", allow_empty=True), Input("references", kind="phrases"))
+    INPUTS = (
+        Input("predictions", allow_empty=True),
+        Input("references", kind="phrases", column="expected"),
+    )
+    OPTIONS = (
+        Option("case_insensitive", bool, True, doc="lowercase texts before embedding"),
+        Option("remove_punctuation", bool, True,
+               doc="remove ASCII punctuation before embedding"),
+        Option("match_all", bool, False,
+               doc="require every phrase to match (otherwise any one)"),
+        Option("similarity_threshold", float, 0.7, range=(0, 1),
+               doc="minimum cosine similarity of a match (typical range 0.5-0.9)"),
+        *EMBEDDING_OPTIONS,
+        Option("batch_size", int, 64, range=(1, None), doc="encoding batch size"),
+    )
+    HEADLINE = ("score",)
+    USES_EMBEDDINGS = True
+    EXAMPLE = Example(
+        {"predictions": ["The quick brown fox jumps over the lazy dog.",
+                         "I had pasta for dinner."],
+         "references": [["brown fox", "lazy dog", "dancing giraffe"], ["brown fox"]]},
+        {"similarity_threshold": 0.6},
+    )
 
     def _info(self) -> evaluate.MetricInfo:
         return evaluate.MetricInfo(
             description=_DESCRIPTION,
             citation=_CITATION,
-            inputs_description=_KWARGS_DESCRIPTION,
+            inputs_description=self.describe_inputs(_KWARGS_DESCRIPTION),
             features=self.input_features(),
             codebase_urls=["https://github.com/future-agi/ai-evaluation"],
             reference_urls=["https://docs.futureagi.com/"],
@@ -88,15 +103,7 @@ class SemanticListContains(ValidatedMetric):
         embedding_model: str | None = None,
         batch_size: int = 64,
     ) -> dict[str, Any]:
-        lowercase = validation.flag("case_insensitive", case_insensitive)
-        drop = validation.flag("remove_punctuation", remove_punctuation)
-        match_all = validation.flag("match_all", match_all)
-        threshold = validation.probability("similarity_threshold", similarity_threshold)
-        if embedding_model is not None and not isinstance(embedding_model, str):
-            raise TypeError(
-                "embedding_model must be a model folder or hub id, "
-                f"got {type(embedding_model).__name__}"
-            )
+        lowercase, drop, threshold = case_insensitive, remove_punctuation, similarity_threshold
 
         def prep(value: str) -> str:
             return text.preprocess_phrase(value, lowercase=lowercase, drop_punctuation=drop)

@@ -8,6 +8,7 @@ from typing import Any
 import evaluate
 
 from shared import (
+    Example,
     Input,
     ValidatedMetric,
     get_judge,
@@ -43,9 +44,6 @@ _KWARGS_DESCRIPTION = """\
 Args:
     sources (list of str): the texts that were summarised.
     predictions (list of str): the summaries to evaluate.
-    provider, model, api_key, base_url, max_concurrency, use_cache, cache_dir, show_progress,
-    timeout, max_retries, response_format, device, batch_size, dry_run: the judge options
-        (default: the embedded SmolLM2-135M-Instruct judge, provider="local").
 Returns:
     summary_coherence (float or None): mean rating (1 to 5) over the measured samples.
     scores, details, unmeasured, usage, Cost: per-sample integer ratings, the judge's reasons,
@@ -62,12 +60,21 @@ Examples:
 
 class SummaryCoherence(ValidatedMetric):
     INPUTS = (Input("sources"), Input("predictions"))
+    HEADLINE = ("summary_coherence",)
+    DECISION_THRESHOLD = 3.0  # agree: the middle of its 1-5 scale
+    USES_JUDGE = True
+    EXAMPLE = Example({
+        "sources": ["The meeting planned for Thursday moved to Friday because the room was "
+                    "booked. Lunch will be served at noon in the same room."] * 2,
+        "predictions": ["The meeting moved from Thursday to Friday, with lunch at noon.",
+                        "Lunch noon. Room booked Thursday so Friday meeting the."],
+    })
 
     def _info(self) -> evaluate.MetricInfo:
         return evaluate.MetricInfo(
             description=_DESCRIPTION,
             citation=_CITATION,
-            inputs_description=_KWARGS_DESCRIPTION,
+            inputs_description=self.describe_inputs(_KWARGS_DESCRIPTION),
             features=self.input_features(),
             reference_urls=["https://github.com/Striveworks/valor",
                             "https://arxiv.org/abs/2303.16634"],
@@ -77,7 +84,6 @@ class SummaryCoherence(ValidatedMetric):
         self, sources: list[str], predictions: list[str], **options: Any
     ) -> dict[str, Any]:
         config, options = split_judge_options(options)
-        rag_judge.reject_unknown_options("summary_coherence", options)
         judge = get_judge(config)
         ratings = rag_judge.rate_summaries(judge, sources, predictions)
         results = rag_judge.SampleResults(len(predictions))

@@ -42,7 +42,6 @@ SEED = 1234
 #: ``max_tokens`` (OpenAI's reasoning models refuse ``max_tokens``).
 MAX_TOKENS_FIELD = {"openai": "max_completion_tokens"}
 NO_KEY = "not-needed"  # the SDK needs some key; servers without authentication ignore it
-LOGPROB_METRICS = "l3score"
 
 
 #: A judge is dead after this many consecutive attempts (retries included) that failed to
@@ -112,10 +111,11 @@ def usage_of(response: Any) -> TokenUsage:
 def no_logprobs_message(model: str, host: str = "") -> str:
     where = f" at {host}" if host else ""
     return (
-        f"the judge model {model!r}{where} returned no log-probabilities; {LOGPROB_METRICS} "
-        "needs the first answer token's top log-probabilities (reasoning models do not return "
-        "them). Choose a model that does (e.g. gpt-4o-mini, deepseek-chat, a vLLM or llama.cpp "
-        "server) or the local backend (provider='local')."
+        f"the judge model {model!r}{where} returned no log-probabilities; a metric scored from "
+        "the judge's Yes/No log-probabilities needs the first answer token's top "
+        "log-probabilities (reasoning models do not return them). Choose a model that does "
+        "(e.g. gpt-4o-mini, deepseek-chat, a vLLM or llama.cpp server) or the local backend "
+        "(provider='local')."
     )
 
 

@@ -1,10 +1,10 @@
 """The Gradio demo widget: one page (``build_demo``) for every metric, or one metric per Space.
 
-Everything about a metric's page comes from the metric itself and the registry: the input
-columns (``registry.METRICS``), their kinds (the metric class's ``INPUTS``), its options and their
-defaults (the ``Args:`` section of its ``inputs_description`` plus the defaults of ``_compute``),
-and the headline keys. The prefilled examples come from ``registry.EXAMPLES`` (from the seed
-cards); a metric without one gets a generic example built from its columns.
+Everything about a metric's page comes from the metric class's declarations (read through
+``shared.registry.spec_of``): the input columns and kinds (``INPUTS``), its options with their
+types and defaults (``OPTIONS``, see ``shared.options``), the headline keys and the prefilled
+example (``EXAMPLE``, from the seed cards); a metric without one gets a generic example built
+from its columns.
 
 The API key typed into the page is used for the one request that carries it: it is passed to
 ``compute`` and nowhere else, never logged, and scrubbed from everything the page gets back
@@ -15,7 +15,7 @@ The modules, by responsibility:
 
 - ``inputs``: table cells -> ``compute`` arguments, judge fields -> judge options, an uploaded
   batch (read by :mod:`shared.records`, as strictly as the CLI) -> table rows, the examples;
-- ``options``: a metric's options (kinds, defaults) and the ``compute`` value of an option field;
+- ``options``: a metric's declared options shown as fields and the ``compute`` value of a field;
 - ``render``: results -> the page (aggregate cards, per-row table and chart, unmeasured rows,
   usage, status box, error texts);
 - ``secrets``: the scrubber over everything the page gets back and the release of the judge

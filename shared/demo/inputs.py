@@ -11,9 +11,9 @@ from typing import Any
 
 from ..batch import BatchInputError
 from ..records import read_records
-from ..registry import EXAMPLES, MetricSpec
+from ..registry import MetricSpec, example_rows
 
-# Fallback example values per column, for a metric without one in registry.EXAMPLES.
+# Fallback example values per column, for a metric that declares no EXAMPLE.
 _COLUMN_EXAMPLE = {
     "question": "What is the capital of France?",
     "prediction": "The capital of France is Paris.",
@@ -35,8 +35,10 @@ def input_kinds(metric: Any) -> dict[str, str]:
 
 
 def example_for(name: str, spec: MetricSpec) -> tuple[dict[str, list[str]], dict[str, Any]]:
-    if name in EXAMPLES:
-        return EXAMPLES[name]
+    """The table rows (column -> texts) and options a metric's page starts with: its declared
+    ``EXAMPLE``, else one row of generic values."""
+    if spec.example is not None:
+        return example_rows(spec)
     columns = [*spec.columns.values(), *spec.optional_columns.values()]
     return {c: [_COLUMN_EXAMPLE.get(c, "example")] for c in columns}, {}
 

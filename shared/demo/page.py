@@ -26,12 +26,12 @@ def build_demo(metric_names: list[str] | None = None,
     if metric_names is None:  # instant string metrics first, then embedding, then judge ones
         metric_names = sorted(available(), key=lambda n: (METRICS[n].judge, METRICS[n].embeds))
     names = list(metric_names)
-    unknown = [n for n in names if n not in METRICS]
+    dirs = dict(metric_dirs or {})
+    unknown = [n for n in names if n not in METRICS and n not in dirs]
     if unknown:
         raise ValueError(f"unknown metric(s): {', '.join(unknown)}; known: {', '.join(METRICS)}")
     if not names:
         raise ValueError("no metric to show: metrics/<name>/<name>.py exists for none of them")
-    dirs = dict(metric_dirs or {})
     panels: dict[str, MetricPanel] = {}
     title = f"{TITLE}: {names[0]}" if len(names) == 1 else TITLE
     with gr.Blocks(title=title, analytics_enabled=False) as demo:

@@ -15,7 +15,8 @@ from typing import Any
 
 from ..agreement import embedded_judge_note, is_embedded_judge
 from ..config import PROVIDERS
-from ..registry import METRICS, MetricSpec, metric_path
+from ..options import Option
+from ..registry import MetricSpec, metric_path, spec_of
 from .inputs import (
     DemoInputError,
     compute_inputs,
@@ -26,10 +27,9 @@ from .inputs import (
     rows_for_table,
     table_rows,
 )
-from .options import _MISSING, OptionSpec, _field_value, metric_options, option_value
+from .options import _MISSING, _field_value, metric_options, option_value
 from .render import (
     _error_text,
-    _show,
     aggregate_html,
     results_frame,
     row_scores,
@@ -69,7 +69,7 @@ class MetricPanel:
     name: str
     spec: MetricSpec
     metric: Any
-    options: list[OptionSpec]
+    options: list[Option]
     kinds: dict[str, str]
     table: Any = None
     option_fields: dict[str, Any] = field(default_factory=dict)
@@ -214,12 +214,10 @@ class MetricPanel:
         }
 
 
-def _option_field(option: OptionSpec, value: Any, elem_id: str) -> Any:
+def _option_field(option: Option, value: Any, elem_id: str) -> Any:
     import gradio as gr
 
-    info = option.doc
-    if "default" not in info.lower():
-        info = f"{info} (default: {_show(option.default)})".strip()
+    info = f"{option.doc} (default: {option.default_text()})".strip()
     if option.kind == "bool":
         return gr.Checkbox(value=bool(value), label=option.name, info=info, elem_id=elem_id)
     if option.kind in ("int", "float"):
@@ -244,9 +242,9 @@ def build_panel(name: str, metric_dir: str | Path | None) -> MetricPanel:
     import gradio as gr
     import pandas as pd
 
-    spec = METRICS[name]
     metric = load_metric(name, metric_dir)
-    panel = MetricPanel(name, spec, metric, metric_options(metric, spec), input_kinds(metric))
+    spec = spec_of(type(metric), name)  # from the class: also in a Space, with no metrics/
+    panel = MetricPanel(name, spec, metric, metric_options(metric), input_kinds(metric))
     rows, example_options = example_for(name, spec)
     description = (getattr(metric, "description", "") or "").strip().split("\n\n")[0]
     list_columns = [c for a, c in {**spec.columns, **spec.optional_columns}.items()

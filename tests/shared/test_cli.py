@@ -128,8 +128,19 @@ def test_option_reaches_the_named_metric_only(tmp_path: Path, capsys) -> None:
 
 
 @pytest.mark.parametrize("options, message", [
-    (["--option", "accuracy.bogus=1"], "--option: "),
-    (["--option", "mode=contains"], "Rouge._compute() got an unexpected keyword argument 'mode'"),
+    (["--option", "accuracy.bogus=1"], "--option 'accuracy.bogus=1': accuracy has no option "
+     "'bogus' (its options: case_sensitive, normalize_text, fuzzy_match, fuzzy_threshold, mode, "
+     "threshold, reference_separator, return_confidence, seed)"),
+    (["--option", "mode=contains"], "--option 'mode=contains': rouge has no option 'mode'"),
+    (["--option", "accuracy.mode=fuzzy"],
+     "--option 'accuracy.mode=fuzzy': accuracy: mode must be one of exact, contains, recall, "
+     "precision, f1; got 'fuzzy'"),
+    (["--option", "accuracy.threshold=high"],
+     "--option 'accuracy.threshold=high': accuracy: threshold: 'high' is not a valid float in "
+     "[0, 1] or None"),
+    (["--option", "accuracy.threshold=1.5"], "threshold must be in [0, 1], got 1.5"),
+    (["--option", "accuracy.case_sensitive=1"], "case_sensitive must be True or False, got 1"),
+    (["--option", "rouge.tokenizer=split"], "tokenizer cannot be given on the command line"),
     (["--option", "nosuchmetric.mode=x"], "expected [METRIC.]NAME=VALUE"),
     (["--option", "mode"], "expected [METRIC.]NAME=VALUE"),
 ])

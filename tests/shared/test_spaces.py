@@ -79,6 +79,35 @@ def test_space_demo_reads_the_measured_agreement(spaces_dir: Path, tmp_path: Pat
     assert "not measured" not in completed.stdout
 
 
+SPACE_DEMO = r"""
+import importlib.util, sys
+repo, space, name = sys.argv[1], sys.argv[2], sys.argv[3]
+sys.path = [p for p in sys.path if p.rstrip("/") not in ("", ".", repo)]
+sys.meta_path = [f for f in sys.meta_path if "editable" not in repr(f).lower()]
+if importlib.util.find_spec("shared") is not None:
+    raise SystemExit("the repo's shared package is still importable")
+sys.path.insert(0, space)
+from judge_shared import build_demo
+panel = build_demo([name], {name: space}).jm_panels[name]
+print("SPEC=" + repr((panel.spec.columns, panel.spec.headline, [o.name for o in panel.options])))
+"""
+
+
+@pytest.mark.parametrize("name", ["accuracy", "l3score"])
+def test_space_demo_reads_the_metric_class(spaces_dir: Path, name: str, tmp_path: Path) -> None:
+    """A Space has no metrics/ folder: its page takes the columns, headline and options from
+    the loaded metric class, the same as the repo's registry."""
+    completed = subprocess.run(
+        [sys.executable, "-c", SPACE_DEMO, str(REPO), str(spaces_dir / name), name],
+        cwd=tmp_path, env=dict(os.environ, PYTHONPATH="", HF_MODULES_CACHE=str(tmp_path)),
+        capture_output=True, text=True, timeout=300,
+    )
+    assert completed.returncode == 0, completed.stderr[-3000:]
+    spec = registry.METRICS[name]
+    expected = (spec.columns, spec.headline, [o.name for o in spec.options if o.kind])
+    assert completed.stdout.split("SPEC=")[-1].strip() == repr(expected)
+
+
 @pytest.mark.server
 @pytest.mark.parametrize("name", registry.available())
 def test_space_loads_standalone(

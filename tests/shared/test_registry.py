@@ -1,0 +1,130 @@
+"""The registry is derived from the metric classes: columns, flags, headline keys and the one
+example set, checked against the public interface (../INTERFACE.md) they must keep."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from shared import registry
+from shared.metric_base import ValidatedMetric
+from shared.options import check_options
+
+REPO = Path(__file__).resolve().parents[2]
+
+# INTERFACE.md: the compute inputs of every metric and the singular batch-file columns
+# (`expected` holds semantic_list_contains' phrases); optional inputs in the second mapping.
+INTERFACE = {
+    "l3score": ({"questions": "question", "predictions": "prediction",
+                 "references": "reference"}, {}),
+    "semantic_list_contains": ({"predictions": "prediction", "references": "expected"}, {}),
+    "accuracy": ({"predictions": "prediction", "references": "reference"},
+                 {"questions": "question"}),
+    "answer_correctness": ({"predictions": "prediction", "references": "reference"},
+                           {"questions": "question"}),
+    "answer_relevance": ({"questions": "question", "predictions": "prediction"}, {}),
+    "bias": ({"predictions": "prediction"}, {}),
+    "toxicity": ({"predictions": "prediction"}, {}),
+    "context_precision": ({"questions": "question", "contexts": "contexts",
+                           "references": "reference"}, {}),
+    "context_recall": ({"contexts": "contexts", "references": "reference"}, {}),
+    "context_relevance": ({"questions": "question", "contexts": "contexts"}, {}),
+    "faithfulness": ({"predictions": "prediction", "contexts": "contexts"}, {}),
+    "hallucination": ({"predictions": "prediction", "contexts": "contexts"}, {}),
+    "summary_coherence": ({"sources": "source", "predictions": "prediction"}, {}),
+    "rouge": ({"predictions": "prediction", "references": "reference"}, {}),
+    "bleu": ({"predictions": "prediction", "references": "reference"}, {}),
+}
+NON_JUDGE = {"semantic_list_contains", "accuracy", "rouge", "bleu"}
+EMBEDS = {"semantic_list_contains", "answer_correctness"}
+
+
+def test_every_metric_of_the_interface_is_registered_in_order() -> None:
+    assert list(registry.METRICS) == list(INTERFACE) == list(registry.NAMES)
+    assert registry.available() == list(INTERFACE)
+
+
+@pytest.mark.parametrize("name", list(INTERFACE))
+def test_spec_is_derived_from_the_class(name: str) -> None:
+    spec = registry.METRICS[name]
+    columns, optional = INTERFACE[name]
+    assert list(spec.columns.items()) == list(columns.items())
+    assert spec.optional_columns == optional
+    assert spec.judge == (name not in NON_JUDGE)
+    assert spec.embeds == (name in EMBEDS)
+    cls = registry.metric_class(name)
+    assert issubclass(cls, ValidatedMetric)
+    assert spec == registry.spec_of(cls, name)
+    assert spec.headline == cls.HEADLINE and spec.options == cls.OPTIONS
+
+
+def test_headlines_are_the_seed_keys() -> None:
+    headline = {name: spec.headline for name, spec in registry.METRICS.items()}
+    assert headline["l3score"] == ("L3Score",)
+    assert headline["accuracy"] == ("accuracy",)
+    assert headline["semantic_list_contains"] == ("score",)
+    assert headline["rouge"] == ("rouge1", "rouge2", "rougeL", "rougeLsum")
+    for name in INTERFACE.keys() - {"l3score", "semantic_list_contains", "rouge"}:
+        assert headline[name] == (name,)
+
+
+def test_directions_and_shared_prompts_are_derived() -> None:
+    assert set(registry.LOWER_IS_BETTER) == {"bias", "toxicity", "hallucination"}
+    assert "bias" in registry.LOWER_IS_BETTER and "faithfulness" not in registry.LOWER_IS_BETTER
+    assert "no_such_metric" not in registry.LOWER_IS_BETTER
+    users = {prompt: set(names) for prompt, names in registry.EXTRACTION_USERS.items()}
+    assert users == {
+        "statements": {"faithfulness", "answer_correctness", "answer_relevance", "context_recall"},
+        "opinions": {"bias", "toxicity"},
+    }
+
+
+def test_decision_thresholds_are_declared_on_the_classes() -> None:
+    expected = dict.fromkeys(INTERFACE, 0.5) | {"summary_coherence": 3.0, "rouge": None,
+                                                "bleu": None}
+    assert dict(registry.DECISION_THRESHOLDS) == expected
+
+
+@pytest.mark.parametrize("name", list(INTERFACE))
+def test_the_one_example_is_valid_input(name: str) -> None:
+    """The demo starts from this example and the card/Space tests score it: it must pass the
+    metric's own input and option checks."""
+    spec = registry.METRICS[name]
+    cls = registry.metric_class(name)
+    example = spec.example
+    assert example is not None and set(example.inputs) >= set(spec.columns)
+    lengths = set()
+    for declared in cls.INPUTS:
+        if declared.name in example.inputs:
+            lengths.add(len(declared.validate(example.inputs[declared.name])))
+    assert len(lengths) == 1
+    check_options(name, spec.options, example.options)
+
+
+def test_demo_rows_are_the_example_in_columns() -> None:
+    rows, options = registry.EXAMPLES["bleu"]
+    assert rows["prediction"][0] == "The cat sat on the mat."
+    # a list value is JSON text in its table cell
+    assert rows["reference"][1] == ('["The quick brown fox jumps over the lazy dog.", '
+                                    '"A fast brown fox leaps over the dog."]')
+    rows, options = registry.EXAMPLES["semantic_list_contains"]
+    assert set(rows) == {"prediction", "expected"} and options == {"similarity_threshold": 0.6}
+
+
+def test_importing_the_registry_and_the_cli_help_stay_cheap() -> None:
+    """The registry imports the metric scripts (and so evaluate) only when a spec is asked for:
+    not on import, not for ``--help``, not for a name check."""
+    probe = (
+        "import sys, shared.registry as r; assert 'accuracy' in r.METRICS; "
+        "assert list(r.METRICS)[0] == 'l3score'; "
+        "assert 'evaluate' not in sys.modules, 'evaluate imported'; "
+        "from shared.cli import build_parser; build_parser(); "
+        "assert 'evaluate' not in sys.modules, 'evaluate imported by the CLI parser'"
+    )
+    done = subprocess.run([sys.executable, "-c", probe], cwd=REPO, capture_output=True,
+                          text=True, timeout=120, env=dict(os.environ, PYTHONPATH=str(REPO)))
+    assert done.returncode == 0, done.stderr[-2000:]
