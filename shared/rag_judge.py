@@ -7,14 +7,15 @@ asked for with the same prompt, schema and token limit, whichever metric asks, s
 correctness, answer relevance, faithfulness and context recall reuse each other's extractions,
 and bias and toxicity reuse each other's opinions.
 
-A step never raises for a judge fault: each result is a :class:`Step` that holds a value or the
-reason it has none (the metric reports that sample as unmeasured).
+A step never raises for a judge fault: each result is an :class:`~shared.types.Outcome` that
+holds a value or the reason it has none (the metric reports that sample as unmeasured, see
+:func:`shared.judge_metric.first_failure`).
 
 Every step passes grounding checks (:mod:`.grounding`) to the runner: an extraction must be
 supported by its text and copy no example of the prompt; a reason must not be a format
 placeholder; verdict ``k`` echoes ``"item": k`` and its reason is not about another item. A
 failed check gets the runner's one repair retry, then makes the sample unmeasured. An extraction
-whose items are mostly supported keeps those and drops the rest (``Step.dropped``; the metrics
+whose items are mostly supported keeps those and drops the rest (``Outcome.dropped``; the metrics
 report them as ``dropped_items`` in the row's details).
 """
 
@@ -26,7 +27,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from . import grounding, prompts, scoring
+from .judge_metric import first_failure
 from .prompts import PromptTemplate
+from .results import SampleResult
+from .types import Outcome
+
+Step = Outcome  # one judge step's result for one sample (the runner's value-or-error type)
 
 MAX_ITEMS = 10  # statements / opinions extracted from one text
 ITEM_MAX_CHARS = 160  # one extracted statement or opinion
@@ -114,19 +120,6 @@ class Verdict:
 
     def as_dict(self) -> dict[str, str]:
         return {"item": self.item, "verdict": self.verdict, "reason": self.reason}
-
-
-@dataclass
-class Step:
-    """The result of one judge step for one sample: ``value`` or the ``error`` saying why not."""
-
-    value: Any = None
-    error: str | None = None
-    dropped: list[str] = field(default_factory=list)  # extracted items the text does not support
-
-    @property
-    def ok(self) -> bool:
-        return self.error is None
 
 
 @dataclass
@@ -366,49 +359,23 @@ def dropped_details(*steps: Step | None) -> dict[str, Any]:
     return {"dropped_items": len(dropped), **({"unsupported": dropped} if dropped else {})}
 
 
-class SampleResults:
-    """Per-sample scores, details and unmeasured reasons of one metric run."""
-
-    def __init__(self, n: int) -> None:
-        self.scores: list[float | int | None] = [None] * n
-        self.details: list[dict[str, Any]] = [{} for _ in range(n)]
-        self.unmeasured: list[dict[str, Any]] = []
-
-    def score(self, index: int, value: float | int, **details: Any) -> None:
-        self.scores[index] = value
-        self.details[index] = details
-
-    def fail(self, index: int, reason: str, **details: Any) -> None:
-        self.scores[index] = None
-        kind = grounding.category(reason)
-        self.details[index] = {"error": reason, **({"invalid_answer": kind} if kind else {}),
-                               **details}
-        self.unmeasured.append({"index": index, "reason": reason})
-
-    def first_error(self, index: int, *steps: Step | None) -> bool:
-        """Mark the sample unmeasured with the first failed step's reason; True if one failed."""
-        for step in steps:
-            if step is not None and not step.ok:
-                self.fail(index, step.error or "judge step failed")
-                return True
-        return False
+def yes_share(judged: Step, empty: float = 0.0) -> float:
+    """The share of "yes" verdicts of a verdict step; ``empty`` when nothing was judged."""
+    return scoring.proportion([v.yes for v in judged.value], empty=empty)
 
 
-def verdict_share(verdicts: Sequence[Step | None], empty: float = 0.0) -> SampleResults:
-    """Per sample, the share of "yes" verdicts (``empty`` when nothing was judged), with the
-    verdicts and reasons as details; a failed step makes that sample unmeasured."""
-    results = SampleResults(len(verdicts))
-    for i, judged in enumerate(verdicts):
-        if results.first_error(i, judged):
-            continue
-        flags = [v.yes for v in judged.value]
-        results.score(i, scoring.proportion(flags, empty=empty),
-                      verdicts=verdict_dicts(judged.value))
-    return results
+def verdict_share(verdicts: Sequence[Step | None], empty: float = 0.0) -> list[SampleResult]:
+    """Per sample, the share of "yes" verdicts, with the verdicts and reasons as details; a
+    failed step makes that sample unmeasured."""
+    return [
+        first_failure(judged) or SampleResult.measured(
+            yes_share(judged, empty), verdicts=verdict_dicts(judged.value))
+        for judged in verdicts
+    ]
 
 
 def flagged_opinion_share(judge: Any, predictions: Sequence[str], template: PromptTemplate,
-                          desc: str) -> SampleResults:
+                          desc: str) -> list[SampleResult]:
     """Bias and toxicity: the opinions of each prediction (one shared extraction), the judge's
     verdict on each, and the share flagged; no opinions scores 0.0."""
     opinions = extract_opinions(judge, predictions)
@@ -417,17 +384,9 @@ def flagged_opinion_share(judge: Any, predictions: Sequence[str], template: Prom
         items = items_or_estimate(judge, step, prediction)
         jobs.append(None if items is None else VerdictJob(items))
     verdicts = judge_items(judge, template, "opinions", jobs, desc)
-    results = SampleResults(len(predictions))
-    for i, (step, judged) in enumerate(zip(opinions, verdicts, strict=True)):
-        if results.first_error(i, step, judged):
-            continue
-        flags = [v.yes for v in judged.value]
-        results.score(i, scoring.proportion(flags, empty=0.0), opinions=step.value,
-                      verdicts=verdict_dicts(judged.value), **dropped_details(step))
-    return results
-
-
-def reject_unknown_options(metric: str, options: dict[str, Any]) -> None:
-    """Raise ``TypeError`` naming the options a metric does not take."""
-    if options:
-        raise TypeError(f"{metric} got unknown option(s): {', '.join(sorted(options))}")
+    return [
+        first_failure(step, judged) or SampleResult.measured(
+            yes_share(judged), opinions=step.value, verdicts=verdict_dicts(judged.value),
+            **dropped_details(step))
+        for step, judged in zip(opinions, verdicts, strict=True)
+    ]

@@ -3,30 +3,20 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 import evaluate
 
 from shared import (
     Input,
-    ValidatedMetric,
-    get_judge,
-    judge_output,
-    mean_measured,
+    Judge,
+    JudgeMetric,
+    SampleResult,
+    citations,
+    first_failure,
     prompts,
     rag_judge,
-    scoring,
-    split_judge_options,
 )
 
-_CITATION = """\
-@misc{valor_lite,
-  title={Valor: text generation metrics (valor-lite)},
-  author={Striveworks},
-  howpublished={\\url{https://github.com/Striveworks/valor}},
-  year={2024}
-}
-"""
+_CITATION = citations.VALOR
 
 _DESCRIPTION = """\
 Answer relevance is the proportion of the statements in an answer that are relevant to the
@@ -54,7 +44,8 @@ Examples:
 """
 
 
-class AnswerRelevance(ValidatedMetric):
+class AnswerRelevance(JudgeMetric):
+    HEADLINE = ("answer_relevance",)
     INPUTS = (Input("questions"), Input("predictions"))
 
     def _info(self) -> evaluate.MetricInfo:
@@ -66,12 +57,8 @@ class AnswerRelevance(ValidatedMetric):
             reference_urls=["https://github.com/Striveworks/valor"],
         )
 
-    def _compute(
-        self, questions: list[str], predictions: list[str], **options: Any
-    ) -> dict[str, Any]:
-        config, options = split_judge_options(options)
-        rag_judge.reject_unknown_options("answer_relevance", options)
-        judge = get_judge(config)
+    def score(self, judge: Judge, questions: list[str], predictions: list[str]
+              ) -> list[SampleResult]:
         statements = rag_judge.extract_statements(judge, predictions, questions)
         jobs = []
         for question, prediction, step in zip(questions, predictions, statements, strict=True):
@@ -80,13 +67,9 @@ class AnswerRelevance(ValidatedMetric):
                         else rag_judge.VerdictJob(items, {"question": question}))
         verdicts = rag_judge.judge_items(judge, prompts.ANSWER_RELEVANCE, "statements", jobs,
                                          "answer_relevance")
-        results = rag_judge.SampleResults(len(predictions))
-        for i, (step, judged) in enumerate(zip(statements, verdicts, strict=True)):
-            if results.first_error(i, step, judged):
-                continue
-            flags = [v.yes for v in judged.value]
-            results.score(i, scoring.proportion(flags, empty=0.0), statements=step.value,
-                          verdicts=rag_judge.verdict_dicts(judged.value),
-                          **rag_judge.dropped_details(step))
-        return judge_output({"answer_relevance": mean_measured(results.scores)}, results.scores,
-                            results.details, results.unmeasured, judge)
+        return [
+            first_failure(step, judged) or SampleResult.measured(
+                rag_judge.yes_share(judged), statements=step.value,
+                verdicts=rag_judge.verdict_dicts(judged.value), **rag_judge.dropped_details(step))
+            for step, judged in zip(statements, verdicts, strict=True)
+        ]

@@ -3,29 +3,19 @@ after DeepEval's definitions of an opinion and of toxicity)."""
 
 from __future__ import annotations
 
-from typing import Any
-
 import evaluate
 
 from shared import (
     Input,
-    ValidatedMetric,
-    get_judge,
-    judge_output,
-    mean_measured,
+    Judge,
+    JudgeMetric,
+    SampleResult,
+    citations,
     prompts,
     rag_judge,
-    split_judge_options,
 )
 
-_CITATION = """\
-@misc{valor_lite,
-  title={Valor: text generation metrics (valor-lite)},
-  author={Striveworks},
-  howpublished={\\url{https://github.com/Striveworks/valor}},
-  year={2024}
-}
-"""
+_CITATION = citations.VALOR
 
 _DESCRIPTION = """\
 Toxicity is the proportion of the opinions in a text that are toxic (personal attacks, mockery,
@@ -51,7 +41,8 @@ Examples:
 """
 
 
-class Toxicity(ValidatedMetric):
+class Toxicity(JudgeMetric):
+    HEADLINE = ("toxicity",)
     INPUTS = (Input("predictions"),)
 
     def _info(self) -> evaluate.MetricInfo:
@@ -63,10 +54,5 @@ class Toxicity(ValidatedMetric):
             reference_urls=["https://github.com/Striveworks/valor"],
         )
 
-    def _compute(self, predictions: list[str], **options: Any) -> dict[str, Any]:
-        config, options = split_judge_options(options)
-        rag_judge.reject_unknown_options("toxicity", options)
-        judge = get_judge(config)
-        results = rag_judge.flagged_opinion_share(judge, predictions, prompts.TOXICITY, "toxicity")
-        return judge_output({"toxicity": mean_measured(results.scores)}, results.scores,
-                            results.details, results.unmeasured, judge)
+    def score(self, judge: Judge, predictions: list[str]) -> list[SampleResult]:
+        return rag_judge.flagged_opinion_share(judge, predictions, prompts.TOXICITY, "toxicity")
