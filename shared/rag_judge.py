@@ -28,6 +28,7 @@ from typing import Any
 
 from . import grounding, prompts, scoring
 from .judge_metric import first_failure
+from .judge_metric import reject_unknown_options as reject_unknown_options  # re-export
 from .prompts import PromptTemplate
 from .results import SampleResult
 from .types import Outcome

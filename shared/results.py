@@ -52,7 +52,7 @@ class SampleResult:
 
     def value(self, key: str) -> float | None:
         """The score reported under output key ``key`` (``score`` for a one-score metric)."""
-        return self.scores[key] if self.scores else self.score
+        return self.scores.get(key) if self.scores else self.score
 
 
 class MetricOutput(dict):
@@ -63,9 +63,12 @@ class MetricOutput(dict):
     """
 
     def __init__(self, values: Mapping[str, Any],
-                 results: Sequence[SampleResult] | Callable[[], Sequence[SampleResult]]) -> None:
+                 results: Sequence[SampleResult] | Callable[[], Sequence[SampleResult]],
+                 per_sample_keys: Iterable[str] = ("scores", "details")) -> None:
         super().__init__(values)
         self._results = results
+        # the output keys whose values are one entry per sample (the rest are aggregates)
+        self.per_sample_keys = frozenset(per_sample_keys)
 
     @property
     def results(self) -> tuple[SampleResult, ...]:
@@ -76,7 +79,7 @@ class MetricOutput(dict):
         return self._results
 
     def __reduce__(self) -> tuple[Any, ...]:
-        return (MetricOutput, (dict(self), self.results))
+        return (MetricOutput, (dict(self), self.results, self.per_sample_keys))
 
 
 def results_of(output: Mapping[str, Any]) -> tuple[SampleResult, ...]:
@@ -93,11 +96,19 @@ def results_of(output: Mapping[str, Any]) -> tuple[SampleResult, ...]:
 
 
 def with_results(values: Mapping[str, Any],
-                 results: Sequence[SampleResult] | Callable[[], Sequence[SampleResult]]
-                 ) -> MetricOutput:
+                 results: Sequence[SampleResult] | Callable[[], Sequence[SampleResult]],
+                 per_sample_keys: Iterable[str]) -> MetricOutput:
     """``values`` as they are (a metric whose public keys predate this contract: accuracy,
-    bleu, rouge), carrying ``results`` (or the function that makes them)."""
-    return MetricOutput(values, results)
+    bleu, rouge), carrying ``results`` (or the function that makes them) and naming the keys of
+    ``values`` that hold one entry per sample."""
+    return MetricOutput(values, results, per_sample_keys)
+
+
+def aggregates_of(output: Mapping[str, Any]) -> dict[str, Any]:
+    """The output's values that describe the whole run (headline, counts, intervals, usage),
+    i.e. everything but its per-sample lists."""
+    per_sample = getattr(output, "per_sample_keys", frozenset({"scores", "details"}))
+    return {k: v for k, v in output.items() if k not in per_sample}
 
 
 def _is_measured_number(score: Any) -> bool:

@@ -14,7 +14,15 @@ from typing import Any
 import evaluate
 import numpy as np
 
-from shared import Input, ValidatedMetric, embed_windows, text, validation
+from shared import (
+    Input,
+    SampleResult,
+    ValidatedMetric,
+    build_output,
+    embed_windows,
+    text,
+    validation,
+)
 
 _CITATION = """\
 @software{futureagi_ai_evaluation,
@@ -165,4 +173,6 @@ class SemanticListContains(ValidatedMetric):
             hit = all(matches) if match_all else any(matches)
             scores.append(1.0 if hit else 0.0)
             details.append(detail)
-        return {"score": float(np.mean(scores)), "scores": scores, "details": details}
+        return build_output({"score": float(np.mean(scores))},
+                            [SampleResult.measured(s, **d) for s, d in zip(scores, details,
+                                                                             strict=True)])
