@@ -124,7 +124,7 @@ def test_judge_metric_rejects_options_its_score_does_not_take() -> None:
 
 def test_judge_metric_lets_programming_errors_raise() -> None:
     with pytest.raises(TypeError):
-        _Echo().compute(predictions=["a"], scale="twice")  # len * str: a bug, not a fault
+        _Echo().compute(predictions=["a"], scale=None)  # len * None: a bug, not a fault
 
 
 def test_first_failure_and_judge_fault() -> None:
