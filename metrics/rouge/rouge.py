@@ -18,15 +18,7 @@ from typing import Any
 import evaluate
 import numpy as np
 
-from shared import (
-    Input,
-    SampleResult,
-    ValidatedMetric,
-    lcs,
-    text,
-    validation,
-    with_results,
-)
+from shared import Input, SampleResult, ValidatedMetric, lcs, text, validation, with_results
 
 _CITATION = """\
 @inproceedings{lin-2004-rouge,

@@ -5,15 +5,7 @@ from __future__ import annotations
 
 import evaluate
 
-from shared import (
-    Input,
-    Judge,
-    JudgeMetric,
-    SampleResult,
-    citations,
-    first_failure,
-    rag_judge,
-)
+from shared import Input, Judge, JudgeMetric, SampleResult, citations, first_failure, rag_judge
 
 _CITATION = citations.VALOR + citations.GEVAL
 
