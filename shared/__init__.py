@@ -58,6 +58,7 @@ _EXPORTS: dict[str, str] = {
     # LLM-guided text-generation metrics: arithmetic and shared judge steps
     "scoring": "",
     "rag_judge": "",
+    "text_judge": "",
     "estimate_cost": "pricing",
     # embeddings, text, stats
     "embed_texts": "embeddings",

@@ -1,11 +1,11 @@
-"""The judge steps shared by the LLM-guided text-generation metrics (Valor-style, RAGAS).
+"""The judge steps of the RAG metrics (Valor-style, RAGAS), and the step machinery that
+:mod:`.text_judge` (bias, toxicity, summary coherence) builds on.
 
 Each step builds its requests from one template of :mod:`.prompts` and one JSON schema per
 request, and sends them through the runner's structured path, so answers are constrained (or
 validated) and cached. Work is shared through the call cache: the statements of a text are always
 asked for with the same prompt, schema and token limit, whichever metric asks, so answer
-correctness, answer relevance, faithfulness and context recall reuse each other's extractions,
-and bias and toxicity reuse each other's opinions.
+correctness, answer relevance, faithfulness and context recall reuse each other's extractions.
 
 A step never raises for a judge fault: each result is an :class:`~shared.types.Outcome` that
 holds a value or the reason it has none (the metric reports that sample as unmeasured, see
@@ -38,14 +38,13 @@ Step = Outcome  # one judge step's result for one sample (the runner's value-or-
 MAX_ITEMS = 10  # statements / opinions extracted from one text
 ITEM_MAX_CHARS = 160  # one extracted statement or opinion
 REASON_MAX_CHARS = 80  # the judge's reason for one verdict
-SUMMARY_REASON_MAX_CHARS = 160
 YES_NO = ("yes", "no")
 DRY_RUN_NOTE = "dry run: later steps estimated as one request per sample"
 
 
 # --- schemas ----------------------------------------------------------------------------------
 
-def _object(properties: dict[str, Any]) -> dict[str, Any]:
+def object_schema(properties: dict[str, Any]) -> dict[str, Any]:
     return {
         "type": "object",
         "properties": properties,
@@ -56,7 +55,7 @@ def _object(properties: dict[str, Any]) -> dict[str, Any]:
 
 def _verdict_items(labels: Sequence[str], n: int) -> dict[str, Any]:
     """n verdicts, the k-th echoing ``"item": k`` (its item's number; docs/GROUNDING.md)."""
-    items = [_object({
+    items = [object_schema({
         "item": {"const": k},
         "verdict": {"type": "string", "enum": list(labels)},
         "reason": {"type": "string", "maxLength": REASON_MAX_CHARS},
@@ -67,30 +66,23 @@ def _verdict_items(labels: Sequence[str], n: int) -> dict[str, Any]:
 def list_schema(key: str, max_items: int = MAX_ITEMS) -> dict[str, Any]:
     """``{key: [str, ...]}`` with at most ``max_items`` short, non-empty strings."""
     strings = {"type": "string", "minLength": 1, "maxLength": ITEM_MAX_CHARS}
-    return _object({key: {"type": "array", "items": strings, "maxItems": max_items}})
+    return object_schema({key: {"type": "array", "items": strings, "maxItems": max_items}})
 
 
 def verdicts_schema(n: int, labels: Sequence[str] = YES_NO) -> dict[str, Any]:
     """``{"verdicts": [{"verdict", "reason"}] * n}``: exactly one verdict per item judged."""
-    return _object({"verdicts": _verdict_items(labels, n)})
+    return object_schema({"verdicts": _verdict_items(labels, n)})
 
 
 def correctness_schema(n_answer: int, n_reference: int) -> dict[str, Any]:
     """One TP/FP verdict per answer statement and one TP/FN verdict per reference statement."""
-    return _object({
+    return object_schema({
         "answer": _verdict_items(("TP", "FP"), n_answer),
         "reference": _verdict_items(("TP", "FN"), n_reference),
     })
 
 
-def coherence_schema() -> dict[str, Any]:
-    return _object({
-        "reason": {"type": "string", "maxLength": SUMMARY_REASON_MAX_CHARS},
-        "score": {"type": "integer", "enum": [1, 2, 3, 4, 5]},
-    })
-
-
-def _token_limit(schema_chars: int) -> int:
+def token_limit(schema_chars: int) -> int:
     """A completion limit for an answer of at most ``schema_chars`` characters (the schema's
     bounds): two characters per token, a margin over English text, so that a constrained answer
     is not cut off. A dry run counts this limit as the step's completion tokens (an upper
@@ -98,11 +90,11 @@ def _token_limit(schema_chars: int) -> int:
     return schema_chars // 2 + 64
 
 
-LIST_MAX_TOKENS = _token_limit(MAX_ITEMS * (ITEM_MAX_CHARS + 8))
+LIST_MAX_TOKENS = token_limit(MAX_ITEMS * (ITEM_MAX_CHARS + 8))
 
 
 def _verdict_max_tokens(n: int) -> int:
-    return _token_limit(n * (REASON_MAX_CHARS + 40))
+    return token_limit(n * (REASON_MAX_CHARS + 40))
 
 
 # --- results ----------------------------------------------------------------------------------
@@ -173,18 +165,19 @@ def _verdicts(items: Sequence[str], answers: Sequence[dict[str, str]]) -> list[V
     return [Verdict(item, answer["verdict"], answer["reason"]) for item, answer in pairs]
 
 
-def _failed(desc: str, error: str | None) -> Step:
+def failed_step(desc: str, error: str | None) -> Step:
     return Step(error=f"{desc}: {error}")
 
 
 # --- steps ------------------------------------------------------------------------------------
 
-def _extract(judge: Any, templates: Sequence[PromptTemplate], key: str, texts: Sequence[str],
-             desc: str, questions: Sequence[str | None] | None = None,
-             require_items: bool = False) -> list[Step]:
-    """``templates``: (without a question, with a question); ``questions``: one per text or
-    ``None``; a text with a question is extracted with the second template, and the question's
-    words count as support for its items."""
+def extract_items(judge: Any, templates: Sequence[PromptTemplate], key: str,
+                  texts: Sequence[str], desc: str, questions: Sequence[str | None] | None = None,
+                  require_items: bool = False) -> list[Step]:
+    """Per text, the ``key`` items the judge lists, cleaned and grounded. ``templates``:
+    (without a question, with a question); ``questions``: one per text or ``None``; a text with
+    a question is extracted with the second template, and the question's words count as support
+    for its items."""
     questions = list(questions) if questions is not None else [None] * len(texts)
     requests, checks, sources = [], [], []
     for text, question in zip(texts, questions, strict=True):
@@ -202,7 +195,7 @@ def _extract(judge: Any, templates: Sequence[PromptTemplate], key: str, texts: S
     steps = []
     for outcome, (text, question, examples) in zip(outcomes, sources, strict=True):
         if not outcome.ok:
-            steps.append(_failed(desc, outcome.error))
+            steps.append(failed_step(desc, outcome.error))
             continue
         report = grounding.ground_items(_clean(outcome.value[key]), text, question, examples)
         steps.append(Step(report.kept, dropped=report.unsupported))
@@ -215,13 +208,8 @@ def extract_statements(judge: Any, texts: Sequence[str],
     relevance, faithfulness (claims) and context recall (the reference's statements). A text
     with a question (``questions``, one per text or ``None``) is split with the question shown,
     so names left out of a short answer come from the question."""
-    return _extract(judge, (prompts.STATEMENTS, prompts.STATEMENTS_WITH_QUESTION), "statements",
-                    texts, "statements", questions, require_items=True)
-
-
-def extract_opinions(judge: Any, texts: Sequence[str]) -> list[Step]:
-    """Per text, the writer's opinions (``list[str]``): the first step of bias and toxicity."""
-    return _extract(judge, (prompts.OPINIONS, prompts.OPINIONS), "opinions", texts, "opinions")
+    return extract_items(judge, (prompts.STATEMENTS, prompts.STATEMENTS_WITH_QUESTION),
+                         "statements", texts, "statements", questions, require_items=True)
 
 
 def _structured_by_size(judge: Any, requests: list[Any], schemas: list[dict[str, Any]],
@@ -269,7 +257,7 @@ def judge_items(judge: Any, template: PromptTemplate, items_field: str,
     outcomes = _structured_by_size(judge, requests, schemas, sizes, desc, checks)
     for i, outcome in zip(send, outcomes, strict=True):
         if not outcome.ok:
-            results[i] = _failed(desc, outcome.error)
+            results[i] = failed_step(desc, outcome.error)
             continue
         results[i] = Step(_verdicts(jobs[i].items, outcome.value["verdicts"]))
     return results
@@ -321,7 +309,7 @@ def correctness_verdicts(judge: Any, jobs: Sequence[CorrectnessJob | None]) -> l
     outcomes = _structured_by_size(judge, requests, schemas, sizes, "answer_correctness", checks)
     for i, outcome in zip(send, outcomes, strict=True):
         if not outcome.ok:
-            results[i] = _failed("answer_correctness", outcome.error)
+            results[i] = failed_step("answer_correctness", outcome.error)
             continue
         job = jobs[i]
         answer = _verdicts(job.answer_statements, outcome.value["answer"])
@@ -332,21 +320,6 @@ def correctness_verdicts(judge: Any, jobs: Sequence[CorrectnessJob | None]) -> l
             "FN": [v for v in reference if v.verdict == "FN"],
         })
     return results
-
-
-def rate_summaries(judge: Any, sources: Sequence[str], summaries: Sequence[str]) -> list[Step]:
-    """Summary coherence: per sample ``{"score": 1..5, "reason": str}``."""
-    requests = [prompts.SUMMARY_COHERENCE.request(source=s, summary=p)
-                for s, p in zip(sources, summaries, strict=True)]
-    check = grounding.reasons_check([""], prompts.SUMMARY_COHERENCE.examples)
-    outcomes = judge.structured(requests, coherence_schema(),
-                                max_tokens=_token_limit(SUMMARY_REASON_MAX_CHARS + 40),
-                                desc="summary_coherence", checks=[check] * len(requests))
-    return [
-        Step({"score": o.value["score"], "reason": o.value["reason"]}) if o.ok
-        else _failed("summary_coherence", o.error)
-        for o in outcomes
-    ]
 
 
 def verdict_dicts(verdicts: Sequence[Verdict]) -> list[dict[str, str]]:
@@ -372,22 +345,4 @@ def verdict_share(verdicts: Sequence[Step | None], empty: float = 0.0) -> list[S
         first_failure(judged) or SampleResult.measured(
             yes_share(judged, empty), verdicts=verdict_dicts(judged.value))
         for judged in verdicts
-    ]
-
-
-def flagged_opinion_share(judge: Any, predictions: Sequence[str], template: PromptTemplate,
-                          desc: str) -> list[SampleResult]:
-    """Bias and toxicity: the opinions of each prediction (one shared extraction), the judge's
-    verdict on each, and the share flagged; no opinions scores 0.0."""
-    opinions = extract_opinions(judge, predictions)
-    jobs = []
-    for prediction, step in zip(predictions, opinions, strict=True):
-        items = items_or_estimate(judge, step, prediction)
-        jobs.append(None if items is None else VerdictJob(items))
-    verdicts = judge_items(judge, template, "opinions", jobs, desc)
-    return [
-        first_failure(step, judged) or SampleResult.measured(
-            yes_share(judged), opinions=step.value, verdicts=verdict_dicts(judged.value),
-            **dropped_details(step))
-        for step, judged in zip(opinions, verdicts, strict=True)
     ]

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import evaluate
 
-from shared import Input, Judge, JudgeMetric, SampleResult, citations, prompts, rag_judge
+from shared import Input, Judge, JudgeMetric, SampleResult, citations, prompts, text_judge
 
 _CITATION = citations.VALOR
 
@@ -47,4 +47,4 @@ class Bias(JudgeMetric):
         )
 
     def score(self, judge: Judge, predictions: list[str]) -> list[SampleResult]:
-        return rag_judge.flagged_opinion_share(judge, predictions, prompts.BIAS, "bias")
+        return text_judge.flagged_opinion_share(judge, predictions, prompts.BIAS, "bias")

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import evaluate
 
-from shared import Input, Judge, JudgeMetric, SampleResult, citations, first_failure, rag_judge
+from shared import Input, Judge, JudgeMetric, SampleResult, citations, first_failure, text_judge
 
 _CITATION = citations.VALOR + citations.GEVAL
 
@@ -55,5 +55,5 @@ class SummaryCoherence(JudgeMetric):
         return [
             first_failure(step)
             or SampleResult.measured(int(step.value["score"]), reason=step.value["reason"])
-            for step in rag_judge.rate_summaries(judge, sources, predictions)
+            for step in text_judge.rate_summaries(judge, sources, predictions)
         ]

@@ -10,7 +10,7 @@ import json
 import jsonschema
 import pytest
 
-from shared import first_failure, get_judge, judge_config, prompts, rag_judge
+from shared import first_failure, get_judge, judge_config, prompts, rag_judge, text_judge
 
 
 def _valid(schema: dict, value: object) -> bool:
@@ -55,7 +55,7 @@ def test_list_and_coherence_schemas() -> None:
     assert not _valid(schema, {"statements": ["a"] * (rag_judge.MAX_ITEMS + 1)})
     assert not _valid(schema, {"statements": [""]})
     assert not _valid(schema, {"statements": ["x" * (rag_judge.ITEM_MAX_CHARS + 1)]})
-    coherence = rag_judge.coherence_schema()
+    coherence = text_judge.coherence_schema()
     assert _valid(coherence, {"reason": "ok", "score": 5})
     for bad in (0, 6, 2.5, "3"):
         assert not _valid(coherence, {"reason": "ok", "score": bad})
