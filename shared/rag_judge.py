@@ -145,6 +145,19 @@ def items_or_estimate(judge: Any, step: Step, text: str) -> list[str] | None:
     return None
 
 
+def verdict_jobs(judge: Any, steps: Sequence[Step], texts: Sequence[str],
+                 fields: Sequence[dict[str, str]] | None = None) -> list[VerdictJob | None]:
+    """Per extraction step, the job that judges its items, with the template's other
+    ``fields`` (one dict per step); ``None`` where the extraction failed. In a dry run the
+    step's text stands in for its items (:func:`items_or_estimate`)."""
+    fields = fields if fields is not None else [{}] * len(steps)
+    jobs: list[VerdictJob | None] = []
+    for step, text, extra in zip(steps, texts, fields, strict=True):
+        items = items_or_estimate(judge, step, text)
+        jobs.append(None if items is None else VerdictJob(items, dict(extra)))
+    return jobs
+
+
 def as_json_list(items: Sequence[str]) -> str:
     return json.dumps(list(items), ensure_ascii=False)
 

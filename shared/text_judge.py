@@ -14,15 +14,14 @@ from . import grounding, prompts
 from .judge_metric import first_failure
 from .prompts import PromptTemplate
 from .rag_judge import (
-    VerdictJob,
     dropped_details,
     extract_items,
     failed_step,
-    items_or_estimate,
     judge_items,
     object_schema,
     token_limit,
     verdict_dicts,
+    verdict_jobs,
     yes_share,
 )
 from .results import SampleResult
@@ -49,11 +48,8 @@ def flagged_opinion_share(judge: Any, predictions: Sequence[str], template: Prom
     """Bias and toxicity: the opinions of each prediction (one shared extraction), the judge's
     verdict on each, and the share flagged; no opinions scores 0.0."""
     opinions = extract_opinions(judge, predictions)
-    jobs = []
-    for prediction, step in zip(predictions, opinions, strict=True):
-        items = items_or_estimate(judge, step, prediction)
-        jobs.append(None if items is None else VerdictJob(items))
-    verdicts = judge_items(judge, template, "opinions", jobs, desc)
+    verdicts = judge_items(judge, template, "opinions",
+                           verdict_jobs(judge, opinions, predictions), desc)
     return [
         first_failure(step, judged) or SampleResult.measured(
             yes_share(judged), opinions=step.value, verdicts=verdict_dicts(judged.value),

@@ -60,11 +60,8 @@ class AnswerRelevance(JudgeMetric):
     def score(self, judge: Judge, questions: list[str], predictions: list[str]
               ) -> list[SampleResult]:
         statements = rag_judge.extract_statements(judge, predictions, questions)
-        jobs = []
-        for question, prediction, step in zip(questions, predictions, statements, strict=True):
-            items = rag_judge.items_or_estimate(judge, step, prediction)
-            jobs.append(None if items is None
-                        else rag_judge.VerdictJob(items, {"question": question}))
+        jobs = rag_judge.verdict_jobs(judge, statements, predictions,
+                                      [{"question": question} for question in questions])
         verdicts = rag_judge.judge_items(judge, prompts.ANSWER_RELEVANCE, "statements", jobs,
                                          "answer_relevance")
         return [

@@ -67,12 +67,11 @@ class ContextRecall(JudgeMetric):
         pairs = [(i, reference)
                  for i, (c, refs) in enumerate(zip(contexts, references, strict=True))
                  if c for reference in refs]
-        statements = rag_judge.extract_statements(judge, [reference for _, reference in pairs])
-        jobs = []
-        for (i, reference), step in zip(pairs, statements, strict=True):
-            items = rag_judge.items_or_estimate(judge, step, reference)
-            jobs.append(None if items is None else rag_judge.VerdictJob(
-                items, {"contexts": rag_judge.as_json_list(contexts[i])}))
+        texts = [reference for _, reference in pairs]
+        statements = rag_judge.extract_statements(judge, texts)
+        jobs = rag_judge.verdict_jobs(judge, statements, texts,
+                                      [{"contexts": rag_judge.as_json_list(contexts[i])}
+                                       for i, _ in pairs])
         verdicts = rag_judge.judge_items(judge, prompts.CONTEXT_RECALL, "statements", jobs,
                                          "context_recall")
         per_sample: dict[int, list[tuple[Any, Any]]] = {}

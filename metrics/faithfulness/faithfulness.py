@@ -63,12 +63,11 @@ class Faithfulness(JudgeMetric):
     def score(self, judge: Judge, predictions: list[str], contexts: list[list[str]]
               ) -> list[SampleResult]:
         todo = [i for i, c in enumerate(contexts) if c]
-        claims = rag_judge.extract_statements(judge, [predictions[i] for i in todo])
-        jobs = []
-        for i, step in zip(todo, claims, strict=True):
-            items = rag_judge.items_or_estimate(judge, step, predictions[i])
-            jobs.append(None if items is None else rag_judge.VerdictJob(
-                items, {"contexts": rag_judge.as_json_list(contexts[i])}))
+        answers = [predictions[i] for i in todo]
+        claims = rag_judge.extract_statements(judge, answers)
+        jobs = rag_judge.verdict_jobs(judge, claims, answers,
+                                      [{"contexts": rag_judge.as_json_list(contexts[i])}
+                                       for i in todo])
         verdicts = rag_judge.judge_items(judge, prompts.FAITHFULNESS, "claims", jobs,
                                          "faithfulness")
         results = [SampleResult.measured(0.0, claims=[], verdicts=[], note="no contexts")
