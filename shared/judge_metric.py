@@ -82,7 +82,7 @@ class JudgeMetric(ValidatedMetric):
         if len(given) > 1:  # an optional input given to compute() after add_batch
             same_length(**given)
         config, options = split_judge_options(arguments)
-        taken = inspect.signature(self.score).parameters
+        taken = set(inspect.signature(self.score).parameters) - {"judge"}
         reject_unknown_options(self.name, {k: v for k, v in options.items() if k not in taken})
         judge = get_judge(config)
         results = list(self.score(judge, **inputs, **options))

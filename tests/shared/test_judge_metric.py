@@ -120,6 +120,8 @@ def test_judge_metric_builds_the_output_from_the_results() -> None:
 def test_judge_metric_rejects_options_its_score_does_not_take() -> None:
     with pytest.raises(TypeError, match="got unknown option\\(s\\): colour"):
         _Echo().compute(predictions=["a"], colour="red")
+    with pytest.raises(TypeError, match="got unknown option\\(s\\): judge"):
+        _Echo().compute(predictions=["a"], judge="mine")
 
 
 def test_judge_metric_lets_programming_errors_raise() -> None:
