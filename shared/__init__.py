@@ -29,6 +29,15 @@ _EXPORTS: dict[str, str] = {
     "EMBEDDING_OPTIONS": "options",
     "options": "",
     "validation": "",
+    "InputError": "validation",
+    "InputTypeError": "validation",
+    # per-sample results and the compute() output built from them
+    "SampleResult": "results",
+    "MetricOutput": "results",
+    "build_output": "results",
+    "with_results": "results",
+    "results_of": "results",
+    "mean_measured": "results",
     # judge configuration, runner, prompts
     "JudgeConfig": "config",
     "judge_config": "config",
@@ -36,9 +45,12 @@ _EXPORTS: dict[str, str] = {
     "JUDGE_OPTIONS": "config",
     "Judge": "runner",
     "get_judge": "runner",
+    "JudgeMetric": "judge_metric",
+    "first_failure": "judge_metric",
+    "judge_fault": "judge_metric",
     "judge_output": "judge_metric",
     "split_judge_options": "judge_metric",
-    "mean_measured": "judge_metric",
+    "citations": "",
     "JudgeRequest": "types",
     "Outcome": "types",
     "YesNoAnswer": "types",
@@ -52,6 +64,7 @@ _EXPORTS: dict[str, str] = {
     # LLM-guided text-generation metrics: arithmetic and shared judge steps
     "scoring": "",
     "rag_judge": "",
+    "text_judge": "",
     "estimate_cost": "pricing",
     # embeddings, text, stats
     "embed_texts": "embeddings",

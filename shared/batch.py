@@ -17,7 +17,6 @@ from __future__ import annotations
 import itertools
 import json
 import math
-import re
 import sys
 import time
 from collections.abc import Iterable, Mapping, Sequence
@@ -27,14 +26,13 @@ from typing import Any
 from .config import JUDGE_OPTION_NAMES, judge_config
 from .options import EMBEDDING_OPTIONS
 from .registry import METRICS, MetricSpec, available, metric_path
+from .results import results_of
+from .validation import InputError
 
 DEFAULT_CHUNK_SIZE = 1000
 DEFAULT_JUDGE_CHUNK_SIZE = 32
 DEFAULT_LOCAL_JUDGE_CHUNK_SIZE = 8  # the in-process judge is slow: keep the progress bar moving
 EMBEDDING_OPTION_NAMES = tuple(option.name for option in EMBEDDING_OPTIONS)
-# output keys that are never per-row details
-_NOT_DETAILS = {"scores", "individual_scores", "details", "unmeasured", "usage", "Cost", "dry_run",
-                "invalid_answers"}
 
 
 class BatchInputError(ValueError):
@@ -321,7 +319,7 @@ def _validate_all(name: str, metric: Any, dataset: Any, chunk_size: int) -> None
                 spec.validate(kwargs[spec.name])
             except (TypeError, ValueError) as error:
                 raise BatchInputError(f"metric {name!r}: " + _rows_named(
-                    str(error), spec.name, arguments[spec.name], start, owners)) from None
+                    error, arguments[spec.name], start, owners)) from None
 
 
 def _single_text_inputs(metric: Any) -> list[str]:
@@ -362,19 +360,18 @@ def _expand(
 
 
 def _rows_named(
-    message: str, argument: str, column: str, start: int, owners: list[int] | None = None
+    error: Exception, column: str, start: int, owners: list[int] | None = None
 ) -> str:
-    """``predictions[3] ...`` of chunk ``start`` -> ``column 'prediction', row 1003: ...``."""
-    match = re.match(rf"{re.escape(argument)}\[(\d+)\](.*)", message, re.DOTALL)
-    if not match:
-        return f"column {column!r}: {message}"
-    index = int(match.group(1))
+    """An :class:`InputError` at ``argument[3]`` of chunk ``start`` -> ``column 'prediction',
+    row 1003: ...`` (an item inside a list cell keeps its position: ``row 1003, item 1``)."""
+    if not isinstance(error, InputError) or error.sample is None:
+        return f"column {column!r}: {error}"
+    index = error.sample
     row = start + (owners[index] if owners is not None and index < len(owners) else index)
-    rest = match.group(2).lstrip()
-    if rest.startswith("["):  # an item inside a list cell: keep its position
-        item, _, rest = rest.partition("]")
-        return f"column {column!r}, row {row}, item {item[1:]}:{rest}"
-    return f"column {column!r}, row {row}: {rest}"
+    if isinstance(error.index, tuple) and len(error.index) > 1:
+        items = "][".join(str(i) for i in error.index[1:])
+        return f"column {column!r}, row {row}, item {items}: {error.reason}"
+    return f"column {column!r}, row {row}: {error.reason}"
 
 
 def _score_metric(
@@ -417,9 +414,10 @@ def _score_chunk(
     kwargs, owners = _expand(name, metric, {a: chunk[c] for a, c in arguments.items()},
                              arguments, start)
     output = metric.compute(**kwargs, **call_options)
-    m = n if owners is None else len(owners)
-    per_row, unmeasured = _per_row_scores(output, spec, m)
-    row_details = _per_row_details(output, spec, m, unmeasured)
+    per_row, row_details, unmeasured = _per_row(output, spec)
+    if len(row_details) != (n if owners is None else len(owners)):
+        raise RuntimeError(f"metric {name!r} returned {len(row_details)} per-sample results "
+                           f"for {n if owners is None else len(owners)} samples")
     if owners is not None:
         per_row, row_details, unmeasured = _best_per_row(
             per_row, row_details, unmeasured, owners, n, spec.headline[0])
@@ -477,57 +475,23 @@ def _score_column_names(name: str, spec: MetricSpec) -> dict[str, str]:
     return {key: key if key.startswith(name) else f"{name}_{key}" for key in spec.headline}
 
 
-def _per_row_scores(
-    output: Mapping[str, Any], spec: MetricSpec, n: int
-) -> tuple[dict[str, list[float | None]], dict[int, str]]:
-    """Per-row score of each headline key, and the unmeasured rows (index -> reason).
-
-    Metrics return per-sample values as ``scores`` (a list of numbers, or of dicts keyed by
-    aggregate, or a dict of lists), ``individual_scores`` (accuracy), or lists under the
-    headline keys themselves.
-    """
-    unmeasured = {
-        int(u["index"]): str(u.get("reason", ""))
-        for u in output.get("unmeasured") or [] if isinstance(u, Mapping) and "index" in u
-    }
-    raw = output.get("scores")
-    if raw is None:
-        raw = output.get("individual_scores")
-    keys = spec.headline
-    per_row: dict[str, list[Any]] = {}
-    if isinstance(raw, Mapping):
-        per_row = {k: list(raw[k]) for k in keys if _is_rows(raw.get(k), n)}
-    elif _is_rows(raw, n):
-        if all(isinstance(v, Mapping) or v is None for v in raw) and any(
-                isinstance(v, Mapping) for v in raw):
-            per_row = {k: [None if v is None else v.get(k) for v in raw] for k in keys}
-        elif len(keys) == 1:
-            per_row = {keys[0]: list(raw)}
-    for key in keys:
-        if key not in per_row and _is_rows(output.get(key), n):
-            per_row[key] = list(output[key])
-    result = {key: [_as_score(v) for v in per_row.get(key, [None] * n)] for key in keys}
-    return result, unmeasured
-
-
-def _per_row_details(
-    output: Mapping[str, Any], spec: MetricSpec, n: int, unmeasured: dict[int, str]
-) -> list[Any]:
-    raw = output.get("details")
-    if _is_rows(raw, n):
-        rows: list[Any] = list(raw)
-    else:
-        extra = {k: v for k, v in output.items()
-                 if k not in _NOT_DETAILS and k not in spec.headline
-                 and "confidence" not in k and isinstance(v, list) and len(v) == n}
-        rows = [{k: v[i] for k, v in extra.items()} or None for i in range(n)]
-    for index, reason in unmeasured.items():
-        if 0 <= index < n:
-            if rows[index] is None:
-                rows[index] = {"unmeasured": reason}
-            elif isinstance(rows[index], dict) and "unmeasured" not in rows[index]:
-                rows[index] = {**rows[index], "unmeasured": reason}
-    return rows
+def _per_row(
+    output: Mapping[str, Any], spec: MetricSpec
+) -> tuple[dict[str, list[float | None]], list[Any], dict[int, str]]:
+    """From the output's per-sample results: each headline key's per-row score, each row's
+    details (``None`` when it has none; an unmeasured row's reason under ``unmeasured``) and
+    the unmeasured rows (index -> reason)."""
+    results = results_of(output)
+    per_row = {key: [_as_score(r.value(key)) for r in results] for key in spec.headline}
+    unmeasured: dict[int, str] = {}
+    details: list[Any] = []
+    for index, result in enumerate(results):
+        detail = dict(result.details)
+        if result.unmeasured_reason is not None:
+            unmeasured[index] = result.unmeasured_reason
+            detail.setdefault("unmeasured", result.unmeasured_reason)
+        details.append(detail or None)
+    return per_row, details, unmeasured
 
 
 def _invalid(counts: Mapping[str, int]) -> str:
@@ -557,10 +521,6 @@ def _add_cost(total: float | None, cost: Any) -> float | None:
     if total is None or not _is_number(cost):
         return None
     return total + float(cost)
-
-
-def _is_rows(value: Any, n: int) -> bool:
-    return isinstance(value, (list, tuple)) and len(value) == n
 
 
 def _is_number(value: Any) -> bool:

@@ -1,16 +1,36 @@
-"""The glue every judge metric shares: its judge options in, its standard outputs out."""
+"""The base of every judge metric: its judge options in, its per-sample results out.
+
+A judge metric's script declares its inputs (``INPUTS``), its headline key (``HEADLINE``), its
+own options (``OPTIONS``) and one method, ``score(judge, <inputs>, <options>)``: its steps and
+its formula, one :class:`~shared.results.SampleResult` per sample. :class:`ValidatedMetric`
+checks the inputs and options first; :class:`JudgeMetric` then takes the judge options out of
+``compute``'s keyword arguments, makes the judge, and builds the documented output (headline
+mean, ``scores``, ``details``, ``unmeasured``, ``invalid_answers``, ``usage``, ``Cost``,
+``dry_run``).
+
+Only judge faults become unmeasured samples: a step reports them as a failed
+:class:`~shared.types.Outcome` and :func:`first_failure` turns the first one into the sample's
+result. Nothing here catches exceptions, so a programming error still raises.
+"""
 
 from __future__ import annotations
 
-import math
-from collections.abc import Iterable
-from typing import TYPE_CHECKING, Any
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from .config import JUDGE_OPTION_NAMES, JudgeConfig, judge_config
-from .grounding import count_invalid
+from .grounding import category
+from .metric_base import ValidatedMetric
+from .results import MetricOutput, SampleResult, build_output, mean_measured, no_nan
+from .runner import get_judge
+from .validation import same_length
 
 if TYPE_CHECKING:
     from .runner import Judge
+    from .types import Outcome
+
+__all__ = ["JudgeMetric", "first_failure", "judge_fault", "judge_output", "mean_measured",
+           "split_judge_options"]
 
 
 def split_judge_options(options: dict[str, Any]) -> tuple[JudgeConfig, dict[str, Any]]:
@@ -22,21 +42,44 @@ def split_judge_options(options: dict[str, Any]) -> tuple[JudgeConfig, dict[str,
     return judge_config(**judge_options), rest
 
 
-def _measured(score: Any) -> bool:
-    if score is None or isinstance(score, bool):
-        return score is not None
-    return isinstance(score, (int, float)) and math.isfinite(score)
+def judge_fault(reason: str, **details: Any) -> SampleResult:
+    """An unmeasured sample: the judge failed, or its answer was invalid. ``details`` carry the
+    ``error`` and, for an invalid answer, its kind (``invalid_answer``,
+    :func:`shared.grounding.category`)."""
+    kind = category(reason)
+    return SampleResult.unmeasured(reason, **({"invalid_answer": kind} if kind else {}),
+                                   **details)
 
 
-def mean_measured(scores: Iterable[Any]) -> float | None:
-    """Mean of the measured scores (``None`` and NaN are unmeasured and skipped; booleans count
-    as 1/0); ``None`` when nothing was measured. Never NaN."""
-    values = [float(score) for score in scores if _measured(score)]
-    return math.fsum(values) / len(values) if values else None
+def first_failure(*steps: Outcome | None) -> SampleResult | None:
+    """The unmeasured result of the first failed step (``None`` steps were not run), or
+    ``None`` when none failed: ``first_failure(a, b) or formula(a, b)``."""
+    for step in steps:
+        if step is not None and not step.ok:
+            return judge_fault(step.error or "judge step failed")
+    return None
 
 
-def _no_nan(value: Any) -> Any:
-    return None if isinstance(value, float) and math.isnan(value) else value
+class JudgeMetric(ValidatedMetric):
+    """A metric scored by an LLM judge: a subclass implements :meth:`score`."""
+
+    USES_JUDGE: ClassVar[bool] = True
+
+    def score(self, judge: Judge, **inputs_and_options: Any) -> Sequence[SampleResult]:
+        """The metric's steps and formula: one result per sample. Its parameters after
+        ``judge`` are the declared inputs, then the metric's own options (with defaults)."""
+        raise NotImplementedError
+
+    def _compute(self, **arguments: Any) -> MetricOutput:
+        inputs = {spec.name: arguments.pop(spec.name, None) for spec in self.INPUTS}
+        given = {name: value for name, value in inputs.items() if value is not None}
+        if len(given) > 1:  # an optional input given to compute() after add_batch
+            same_length(**given)
+        config, options = split_judge_options(arguments)  # the rest: declared, checked options
+        judge = get_judge(config)
+        results = list(self.score(judge, **inputs, **options))
+        headline = {self.HEADLINE[0]: mean_measured(r.score for r in results)}
+        return build_output(headline, results, judge)
 
 
 def judge_output(
@@ -45,21 +88,15 @@ def judge_output(
     details: list[Any],
     unmeasured: list[dict[str, Any]],
     judge: Judge,
-) -> dict[str, Any]:
-    """A judge metric's result: ``{**headline, "scores", "details", "unmeasured",
-    "invalid_answers", "usage", "Cost"}``, plus ``"dry_run": judge.plan()`` when the judge is in
-    dry-run mode. ``invalid_answers`` counts the unmeasured rows per kind of invalid judge answer
-    (:func:`shared.grounding.count_invalid`). NaN in the headline or the scores becomes
-    ``None``."""
-    output = {key: _no_nan(value) for key, value in headline.items()}
-    output.update(
-        scores=[_no_nan(score) for score in scores],
-        details=details,
-        unmeasured=unmeasured,
-        invalid_answers=count_invalid(unmeasured),
-        usage=judge.usage.as_dict(),
-        Cost=judge.cost,
-    )
-    if judge.config.dry_run:
-        output["dry_run"] = judge.plan()
-    return output
+) -> MetricOutput:
+    """A judge metric's output from parallel per-sample lists (the form before
+    :class:`JudgeMetric`; kept for callers outside the metric scripts)."""
+    reasons = {int(u["index"]): str(u.get("reason", "")) for u in unmeasured}
+    results = [SampleResult(no_nan(score), detail or {}, reasons.get(i))
+               for i, (score, detail) in enumerate(zip(scores, details, strict=True))]
+    return build_output(headline, results, judge)
+
+
+# evaluate.load instantiates the first non-abstract EvaluationModule subclass in a metric script's
+# namespace; this base class would be found before the metric's own class.
+JudgeMetric.__abstractmethods__ = frozenset({"score"})

@@ -173,7 +173,7 @@ class ValidatedMetric(evaluate.Metric):
             value = kwargs.get(spec.name)
             if value is None:
                 if spec.required:
-                    raise ValueError(f"{spec.name} is required")
+                    raise validation.InputError(spec.name, None, "is required")
                 continue
             columns[spec.name] = spec.validate(value)
         if columns and validation.same_length(**columns) == 0:

@@ -1,20 +1,21 @@
-"""The judge steps shared by the LLM-guided text-generation metrics (Valor-style, RAGAS).
+"""The judge steps of the RAG metrics (Valor-style, RAGAS), and the step machinery that
+:mod:`.text_judge` (bias, toxicity, summary coherence) builds on.
 
 Each step builds its requests from one template of :mod:`.prompts` and one JSON schema per
 request, and sends them through the runner's structured path, so answers are constrained (or
 validated) and cached. Work is shared through the call cache: the statements of a text are always
 asked for with the same prompt, schema and token limit, whichever metric asks, so answer
-correctness, answer relevance, faithfulness and context recall reuse each other's extractions,
-and bias and toxicity reuse each other's opinions.
+correctness, answer relevance, faithfulness and context recall reuse each other's extractions.
 
-A step never raises for a judge fault: each result is a :class:`Step` that holds a value or the
-reason it has none (the metric reports that sample as unmeasured).
+A step never raises for a judge fault: each result is an :class:`~shared.types.Outcome` that
+holds a value or the reason it has none (the metric reports that sample as unmeasured, see
+:func:`shared.judge_metric.first_failure`).
 
 Every step passes grounding checks (:mod:`.grounding`) to the runner: an extraction must be
 supported by its text and copy no example of the prompt; a reason must not be a format
 placeholder; verdict ``k`` echoes ``"item": k`` and its reason is not about another item. A
 failed check gets the runner's one repair retry, then makes the sample unmeasured. An extraction
-whose items are mostly supported keeps those and drops the rest (``Step.dropped``; the metrics
+whose items are mostly supported keeps those and drops the rest (``Outcome.dropped``; the metrics
 report them as ``dropped_items`` in the row's details).
 """
 
@@ -26,19 +27,23 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from . import grounding, prompts, scoring
+from .judge_metric import first_failure
 from .prompts import PromptTemplate
+from .results import SampleResult
+from .types import Outcome
+
+Step = Outcome  # one judge step's result for one sample (the runner's value-or-error type)
 
 MAX_ITEMS = 10  # statements / opinions extracted from one text
 ITEM_MAX_CHARS = 160  # one extracted statement or opinion
 REASON_MAX_CHARS = 80  # the judge's reason for one verdict
-SUMMARY_REASON_MAX_CHARS = 160
 YES_NO = ("yes", "no")
 DRY_RUN_NOTE = "dry run: later steps estimated as one request per sample"
 
 
 # --- schemas ----------------------------------------------------------------------------------
 
-def _object(properties: dict[str, Any]) -> dict[str, Any]:
+def object_schema(properties: dict[str, Any]) -> dict[str, Any]:
     return {
         "type": "object",
         "properties": properties,
@@ -49,7 +54,7 @@ def _object(properties: dict[str, Any]) -> dict[str, Any]:
 
 def _verdict_items(labels: Sequence[str], n: int) -> dict[str, Any]:
     """n verdicts, the k-th echoing ``"item": k`` (its item's number; docs/GROUNDING.md)."""
-    items = [_object({
+    items = [object_schema({
         "item": {"const": k},
         "verdict": {"type": "string", "enum": list(labels)},
         "reason": {"type": "string", "maxLength": REASON_MAX_CHARS},
@@ -60,30 +65,23 @@ def _verdict_items(labels: Sequence[str], n: int) -> dict[str, Any]:
 def list_schema(key: str, max_items: int = MAX_ITEMS) -> dict[str, Any]:
     """``{key: [str, ...]}`` with at most ``max_items`` short, non-empty strings."""
     strings = {"type": "string", "minLength": 1, "maxLength": ITEM_MAX_CHARS}
-    return _object({key: {"type": "array", "items": strings, "maxItems": max_items}})
+    return object_schema({key: {"type": "array", "items": strings, "maxItems": max_items}})
 
 
 def verdicts_schema(n: int, labels: Sequence[str] = YES_NO) -> dict[str, Any]:
     """``{"verdicts": [{"verdict", "reason"}] * n}``: exactly one verdict per item judged."""
-    return _object({"verdicts": _verdict_items(labels, n)})
+    return object_schema({"verdicts": _verdict_items(labels, n)})
 
 
 def correctness_schema(n_answer: int, n_reference: int) -> dict[str, Any]:
     """One TP/FP verdict per answer statement and one TP/FN verdict per reference statement."""
-    return _object({
+    return object_schema({
         "answer": _verdict_items(("TP", "FP"), n_answer),
         "reference": _verdict_items(("TP", "FN"), n_reference),
     })
 
 
-def coherence_schema() -> dict[str, Any]:
-    return _object({
-        "reason": {"type": "string", "maxLength": SUMMARY_REASON_MAX_CHARS},
-        "score": {"type": "integer", "enum": [1, 2, 3, 4, 5]},
-    })
-
-
-def _token_limit(schema_chars: int) -> int:
+def token_limit(schema_chars: int) -> int:
     """A completion limit for an answer of at most ``schema_chars`` characters (the schema's
     bounds): two characters per token, a margin over English text, so that a constrained answer
     is not cut off. A dry run counts this limit as the step's completion tokens (an upper
@@ -91,11 +89,11 @@ def _token_limit(schema_chars: int) -> int:
     return schema_chars // 2 + 64
 
 
-LIST_MAX_TOKENS = _token_limit(MAX_ITEMS * (ITEM_MAX_CHARS + 8))
+LIST_MAX_TOKENS = token_limit(MAX_ITEMS * (ITEM_MAX_CHARS + 8))
 
 
 def _verdict_max_tokens(n: int) -> int:
-    return _token_limit(n * (REASON_MAX_CHARS + 40))
+    return token_limit(n * (REASON_MAX_CHARS + 40))
 
 
 # --- results ----------------------------------------------------------------------------------
@@ -114,19 +112,6 @@ class Verdict:
 
     def as_dict(self) -> dict[str, str]:
         return {"item": self.item, "verdict": self.verdict, "reason": self.reason}
-
-
-@dataclass
-class Step:
-    """The result of one judge step for one sample: ``value`` or the ``error`` saying why not."""
-
-    value: Any = None
-    error: str | None = None
-    dropped: list[str] = field(default_factory=list)  # extracted items the text does not support
-
-    @property
-    def ok(self) -> bool:
-        return self.error is None
 
 
 @dataclass
@@ -159,6 +144,19 @@ def items_or_estimate(judge: Any, step: Step, text: str) -> list[str] | None:
     return None
 
 
+def verdict_jobs(judge: Any, steps: Sequence[Step], texts: Sequence[str],
+                 fields: Sequence[dict[str, str]] | None = None) -> list[VerdictJob | None]:
+    """Per extraction step, the job that judges its items, with the template's other
+    ``fields`` (one dict per step); ``None`` where the extraction failed. In a dry run the
+    step's text stands in for its items (:func:`items_or_estimate`)."""
+    fields = fields if fields is not None else [{}] * len(steps)
+    jobs: list[VerdictJob | None] = []
+    for step, text, extra in zip(steps, texts, fields, strict=True):
+        items = items_or_estimate(judge, step, text)
+        jobs.append(None if items is None else VerdictJob(items, dict(extra)))
+    return jobs
+
+
 def as_json_list(items: Sequence[str]) -> str:
     return json.dumps(list(items), ensure_ascii=False)
 
@@ -179,18 +177,19 @@ def _verdicts(items: Sequence[str], answers: Sequence[dict[str, str]]) -> list[V
     return [Verdict(item, answer["verdict"], answer["reason"]) for item, answer in pairs]
 
 
-def _failed(desc: str, error: str | None) -> Step:
+def failed_step(desc: str, error: str | None) -> Step:
     return Step(error=f"{desc}: {error}")
 
 
 # --- steps ------------------------------------------------------------------------------------
 
-def _extract(judge: Any, templates: Sequence[PromptTemplate], key: str, texts: Sequence[str],
-             desc: str, questions: Sequence[str | None] | None = None,
-             require_items: bool = False) -> list[Step]:
-    """``templates``: (without a question, with a question); ``questions``: one per text or
-    ``None``; a text with a question is extracted with the second template, and the question's
-    words count as support for its items."""
+def extract_items(judge: Any, templates: Sequence[PromptTemplate], key: str,
+                  texts: Sequence[str], desc: str, questions: Sequence[str | None] | None = None,
+                  require_items: bool = False) -> list[Step]:
+    """Per text, the ``key`` items the judge lists, cleaned and grounded. ``templates``:
+    (without a question, with a question); ``questions``: one per text or ``None``; a text with
+    a question is extracted with the second template, and the question's words count as support
+    for its items."""
     questions = list(questions) if questions is not None else [None] * len(texts)
     requests, checks, sources = [], [], []
     for text, question in zip(texts, questions, strict=True):
@@ -208,7 +207,7 @@ def _extract(judge: Any, templates: Sequence[PromptTemplate], key: str, texts: S
     steps = []
     for outcome, (text, question, examples) in zip(outcomes, sources, strict=True):
         if not outcome.ok:
-            steps.append(_failed(desc, outcome.error))
+            steps.append(failed_step(desc, outcome.error))
             continue
         report = grounding.ground_items(_clean(outcome.value[key]), text, question, examples)
         steps.append(Step(report.kept, dropped=report.unsupported))
@@ -221,13 +220,8 @@ def extract_statements(judge: Any, texts: Sequence[str],
     relevance, faithfulness (claims) and context recall (the reference's statements). A text
     with a question (``questions``, one per text or ``None``) is split with the question shown,
     so names left out of a short answer come from the question."""
-    return _extract(judge, (prompts.STATEMENTS, prompts.STATEMENTS_WITH_QUESTION), "statements",
-                    texts, "statements", questions, require_items=True)
-
-
-def extract_opinions(judge: Any, texts: Sequence[str]) -> list[Step]:
-    """Per text, the writer's opinions (``list[str]``): the first step of bias and toxicity."""
-    return _extract(judge, (prompts.OPINIONS, prompts.OPINIONS), "opinions", texts, "opinions")
+    return extract_items(judge, (prompts.STATEMENTS, prompts.STATEMENTS_WITH_QUESTION),
+                         "statements", texts, "statements", questions, require_items=True)
 
 
 def _structured_by_size(judge: Any, requests: list[Any], schemas: list[dict[str, Any]],
@@ -275,7 +269,7 @@ def judge_items(judge: Any, template: PromptTemplate, items_field: str,
     outcomes = _structured_by_size(judge, requests, schemas, sizes, desc, checks)
     for i, outcome in zip(send, outcomes, strict=True):
         if not outcome.ok:
-            results[i] = _failed(desc, outcome.error)
+            results[i] = failed_step(desc, outcome.error)
             continue
         results[i] = Step(_verdicts(jobs[i].items, outcome.value["verdicts"]))
     return results
@@ -327,7 +321,7 @@ def correctness_verdicts(judge: Any, jobs: Sequence[CorrectnessJob | None]) -> l
     outcomes = _structured_by_size(judge, requests, schemas, sizes, "answer_correctness", checks)
     for i, outcome in zip(send, outcomes, strict=True):
         if not outcome.ok:
-            results[i] = _failed("answer_correctness", outcome.error)
+            results[i] = failed_step("answer_correctness", outcome.error)
             continue
         job = jobs[i]
         answer = _verdicts(job.answer_statements, outcome.value["answer"])
@@ -338,21 +332,6 @@ def correctness_verdicts(judge: Any, jobs: Sequence[CorrectnessJob | None]) -> l
             "FN": [v for v in reference if v.verdict == "FN"],
         })
     return results
-
-
-def rate_summaries(judge: Any, sources: Sequence[str], summaries: Sequence[str]) -> list[Step]:
-    """Summary coherence: per sample ``{"score": 1..5, "reason": str}``."""
-    requests = [prompts.SUMMARY_COHERENCE.request(source=s, summary=p)
-                for s, p in zip(sources, summaries, strict=True)]
-    check = grounding.reasons_check([""], prompts.SUMMARY_COHERENCE.examples)
-    outcomes = judge.structured(requests, coherence_schema(),
-                                max_tokens=_token_limit(SUMMARY_REASON_MAX_CHARS + 40),
-                                desc="summary_coherence", checks=[check] * len(requests))
-    return [
-        Step({"score": o.value["score"], "reason": o.value["reason"]}) if o.ok
-        else _failed("summary_coherence", o.error)
-        for o in outcomes
-    ]
 
 
 def verdict_dicts(verdicts: Sequence[Verdict]) -> list[dict[str, str]]:
@@ -366,62 +345,16 @@ def dropped_details(*steps: Step | None) -> dict[str, Any]:
     return {"dropped_items": len(dropped), **({"unsupported": dropped} if dropped else {})}
 
 
-class SampleResults:
-    """Per-sample scores, details and unmeasured reasons of one metric run."""
-
-    def __init__(self, n: int) -> None:
-        self.scores: list[float | int | None] = [None] * n
-        self.details: list[dict[str, Any]] = [{} for _ in range(n)]
-        self.unmeasured: list[dict[str, Any]] = []
-
-    def score(self, index: int, value: float | int, **details: Any) -> None:
-        self.scores[index] = value
-        self.details[index] = details
-
-    def fail(self, index: int, reason: str, **details: Any) -> None:
-        self.scores[index] = None
-        kind = grounding.category(reason)
-        self.details[index] = {"error": reason, **({"invalid_answer": kind} if kind else {}),
-                               **details}
-        self.unmeasured.append({"index": index, "reason": reason})
-
-    def first_error(self, index: int, *steps: Step | None) -> bool:
-        """Mark the sample unmeasured with the first failed step's reason; True if one failed."""
-        for step in steps:
-            if step is not None and not step.ok:
-                self.fail(index, step.error or "judge step failed")
-                return True
-        return False
+def yes_share(judged: Step, empty: float = 0.0) -> float:
+    """The share of "yes" verdicts of a verdict step; ``empty`` when nothing was judged."""
+    return scoring.proportion([v.yes for v in judged.value], empty=empty)
 
 
-def verdict_share(verdicts: Sequence[Step | None], empty: float = 0.0) -> SampleResults:
-    """Per sample, the share of "yes" verdicts (``empty`` when nothing was judged), with the
-    verdicts and reasons as details; a failed step makes that sample unmeasured."""
-    results = SampleResults(len(verdicts))
-    for i, judged in enumerate(verdicts):
-        if results.first_error(i, judged):
-            continue
-        flags = [v.yes for v in judged.value]
-        results.score(i, scoring.proportion(flags, empty=empty),
-                      verdicts=verdict_dicts(judged.value))
-    return results
-
-
-def flagged_opinion_share(judge: Any, predictions: Sequence[str], template: PromptTemplate,
-                          desc: str) -> SampleResults:
-    """Bias and toxicity: the opinions of each prediction (one shared extraction), the judge's
-    verdict on each, and the share flagged; no opinions scores 0.0."""
-    opinions = extract_opinions(judge, predictions)
-    jobs = []
-    for prediction, step in zip(predictions, opinions, strict=True):
-        items = items_or_estimate(judge, step, prediction)
-        jobs.append(None if items is None else VerdictJob(items))
-    verdicts = judge_items(judge, template, "opinions", jobs, desc)
-    results = SampleResults(len(predictions))
-    for i, (step, judged) in enumerate(zip(opinions, verdicts, strict=True)):
-        if results.first_error(i, step, judged):
-            continue
-        flags = [v.yes for v in judged.value]
-        results.score(i, scoring.proportion(flags, empty=0.0), opinions=step.value,
-                      verdicts=verdict_dicts(judged.value), **dropped_details(step))
-    return results
+def verdict_share(verdicts: Sequence[Step | None], empty: float = 0.0) -> list[SampleResult]:
+    """Per sample, the share of "yes" verdicts, with the verdicts and reasons as details; a
+    failed step makes that sample unmeasured."""
+    return [
+        first_failure(judged) or SampleResult.measured(
+            yes_share(judged, empty), verdicts=verdict_dicts(judged.value))
+        for judged in verdicts
+    ]

@@ -147,7 +147,9 @@ def score_on_ray(
     return scored, summary
 
 
-_WORKER_ERROR = re.compile(r"^\S*(BatchInputError|ValueError|TypeError): (.+)$", re.MULTILINE)
+_WORKER_ERROR = re.compile(
+    r"^\S*(BatchInputError|ValueError|TypeError|InputError|InputTypeError|LengthError): (.+)$",
+    re.MULTILINE)
 
 
 def _user_error(error: BaseException) -> BaseException | None:

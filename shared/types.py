@@ -43,12 +43,14 @@ class YesNoAnswer:
 
 @dataclass
 class Outcome:
-    """The result of one judge request: a value, or an error saying why there is none.
+    """The result of one judge request, or of one judge step for one sample: a value, or an
+    error saying why there is none.
 
     For ``yes_no`` the value is a :class:`YesNoAnswer`; for ``structured`` the backend returns the
     raw answer text and the runner replaces it with the validated object. ``constrained``: set
     by a backend on a ``structured`` answer whose decoding enforced the request's JSON schema
     (the runner then asks for no repair of a schema error); a fact of that one call.
+    ``dropped``: a step's extracted items that the text does not support (:mod:`.rag_judge`).
     """
 
     value: Any = None
@@ -56,6 +58,7 @@ class Outcome:
     usage: TokenUsage = field(default_factory=TokenUsage)
     cached: bool = False
     constrained: bool = False
+    dropped: list[str] = field(default_factory=list)
 
     @property
     def ok(self) -> bool:

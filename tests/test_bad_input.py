@@ -22,6 +22,7 @@ import pytest
 from faultproxy import FaultProxy
 
 from shared.registry import METRICS, available, metric_path
+from shared.validation import InputError
 
 # evaluate's temporary files are shared by every process using the same experiment id; a
 # private id keeps other processes' locks from delaying these tests
@@ -182,7 +183,10 @@ def test_invalid_unicode_names_argument_and_index(name: str, bad: str, options: 
             kwargs[spec.name][1], where = ["fine", bad], f"{spec.name}[1][1] "
         error = rejects(name, {**kwargs, **options(name)}, where, "not valid Unicode",
                         f"at character {position}")
-        assert type(error) is ValueError, (name, spec.name, error)
+        # a ValueError (an InputError naming the place), never a UnicodeError or TypeError
+        assert isinstance(error, InputError), (name, spec.name, error)
+        assert not isinstance(error, (TypeError, UnicodeError)), (name, spec.name, error)
+        assert (error.argument, error.sample) == (spec.name, 1)
 
 
 @pytest.mark.parametrize(

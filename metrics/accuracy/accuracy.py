@@ -11,7 +11,17 @@ from typing import Any
 import evaluate
 import numpy as np
 
-from shared import Example, Input, Option, ValidatedMetric, qa_match, stats, text
+from shared import (
+    Example,
+    Input,
+    Option,
+    SampleResult,
+    ValidatedMetric,
+    qa_match,
+    stats,
+    text,
+    with_results,
+)
 
 _CITATION = """\
 @software{benchwise,
@@ -177,7 +187,17 @@ class Accuracy(ValidatedMetric):
             result["accuracy_confidence_interval"] = stats.bootstrap_ci(
                 correct_samples, confidence=0.95, n_resamples=N_RESAMPLES, seed=seed
             )
-        return result
+        per_sample = [k for k in ("individual_scores", *_DETAILS, "scores") if k in result]
+        return with_results(result, lambda: _results(result), per_sample)
+
+
+_DETAILS = ("match_types", "best_reference")  # per-sample lists that are a row's details
+
+
+def _results(result: dict[str, Any]) -> list[SampleResult]:
+    columns = {key: result[key] for key in _DETAILS if key in result}
+    return [SampleResult(score, {key: values[i] for key, values in columns.items()})
+            for i, score in enumerate(result["scores"])]
 
 
 def _exact_scores(

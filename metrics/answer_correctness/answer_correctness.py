@@ -11,29 +11,22 @@ from shared import (
     EMBEDDING_OPTIONS,
     Example,
     Input,
+    Judge,
+    JudgeMetric,
     Option,
-    ValidatedMetric,
+    SampleResult,
+    citations,
     embed_windows,
-    get_judge,
-    judge_output,
-    mean_measured,
+    first_failure,
     pooled,
     rag_judge,
     scoring,
-    split_judge_options,
     validation,
 )
 
 DEFAULT_WEIGHTS = (0.75, 0.25)
 
-_CITATION = """\
-@article{es2023ragas,
-  title={RAGAS: Automated Evaluation of Retrieval Augmented Generation},
-  author={Es, Shahul and James, Jithin and Espinosa-Anke, Luis and Schockaert, Steven},
-  journal={arXiv preprint arXiv:2309.15217},
-  year={2023}
-}
-"""
+_CITATION = citations.RAGAS
 
 _DESCRIPTION = """\
 Answer correctness compares an answer with a reference answer. A judge splits both into
@@ -65,7 +58,7 @@ Examples:
 """
 
 
-class AnswerCorrectness(ValidatedMetric):
+class AnswerCorrectness(JudgeMetric):
     INPUTS = (
         Input("predictions"),
         Input("references", kind="texts"),
@@ -80,7 +73,6 @@ class AnswerCorrectness(ValidatedMetric):
         *EMBEDDING_OPTIONS,
     )
     HEADLINE = ("answer_correctness",)
-    USES_JUDGE = True
     USES_EMBEDDINGS = True
     EXTRACTIONS = ("statements",)
     EXAMPLE = Example({
@@ -102,15 +94,10 @@ class AnswerCorrectness(ValidatedMetric):
             ],
         )
 
-    def _compute(self, predictions: list[str], references: list[list[str]],
-                 questions: list[str] | None = None, weights: list[float] = DEFAULT_WEIGHTS,
-                 threshold: float | None = None, embedding_model: str | None = None,
-                 **options: Any) -> dict[str, Any]:
-        if questions is not None:  # given to compute() after add_batch, it is checked here
-            validation.same_length(predictions=predictions, questions=questions)
-        config, options = split_judge_options(options)
-        judge = get_judge(config)
-
+    def score(self, judge: Judge, predictions: list[str], references: list[list[str]],
+              questions: list[str] | None = None, weights: list[float] = DEFAULT_WEIGHTS,
+              threshold: float | None = None, embedding_model: str | None = None
+              ) -> list[SampleResult]:
         similarities = windowed = None
         if weights[1] > 0 and not rag_judge.is_dry_run(judge):
             similarities, windowed = _similarities(predictions, references, embedding_model)
@@ -127,44 +114,44 @@ class AnswerCorrectness(ValidatedMetric):
         for (i, r), reference_step in zip(pairs, reference_steps, strict=True):
             answer = rag_judge.items_or_estimate(judge, answer_steps[i], predictions[i])
             reference = rag_judge.items_or_estimate(judge, reference_step, references[i][r])
-            question = questions[i] if questions is not None else None
             jobs.append(None if answer is None or reference is None
-                        else rag_judge.CorrectnessJob(answer, reference, question))
+                        else rag_judge.CorrectnessJob(answer, reference, asked[i]))
         verdicts = rag_judge.correctness_verdicts(judge, jobs)
 
-        per_sample: dict[int, list[tuple[rag_judge.Step, rag_judge.Step | None]]] = {}
-        for (i, _), reference_step, judged in zip(pairs, reference_steps, verdicts, strict=True):
-            per_sample.setdefault(i, []).append((reference_step, judged))
+        per_sample: dict[int, list[tuple[Any, Any]]] = {}
+        for (i, r), reference_step, judged in zip(pairs, reference_steps, verdicts, strict=True):
+            similarity = similarities[i][r] if similarities is not None else None
+            window = windowed[i][r] if windowed is not None else None
+            per_sample.setdefault(i, []).append((reference_step, judged, similarity, window))
+        return [
+            first_failure(answer_steps[i], *(s for pair in per_sample[i] for s in pair[:2]))
+            or _correctness(answer_steps[i], per_sample[i], weights, threshold)
+            for i in range(n)
+        ]
 
-        results = rag_judge.SampleResults(n)
-        for i in range(n):
-            steps_i = per_sample[i]
-            if results.first_error(i, answer_steps[i], *(s for pair in steps_i for s in pair)):
-                continue
-            per_reference = []
-            for r, (reference_step, judged) in enumerate(steps_i):
-                counts = judged.value
-                f1 = scoring.f1_from_counts(len(counts["TP"]), len(counts["FP"]), len(counts["FN"]))
-                similarity = similarities[i][r] if similarities is not None else None
-                per_reference.append({
-                    "statements": reference_step.value,
-                    **{label: rag_judge.verdict_dicts(counts[label])
-                       for label in ("TP", "FP", "FN")},
-                    "f1": f1,
-                    "similarity": similarity,
-                    "score": scoring.weighted_score(f1, similarity, weights),
-                })
-                if windowed is not None and windowed[i][r] is not None:
-                    per_reference[-1]["similarity_windows"] = windowed[i][r]
-            best = max(range(len(per_reference)), key=lambda r: per_reference[r]["score"])
-            raw = per_reference[best]["score"]
-            results.score(i, scoring.binarize(raw, threshold),
-                          prediction_statements=answer_steps[i].value, references=per_reference,
-                          best_reference=best, score_before_threshold=raw,
-                          **rag_judge.dropped_details(answer_steps[i],
-                                                      *(pair[0] for pair in steps_i)))
-        return judge_output({"answer_correctness": mean_measured(results.scores)}, results.scores,
-                            results.details, results.unmeasured, judge)
+
+def _correctness(answer_step: Any, per_reference: list[tuple[Any, Any, Any, Any]],
+                 weights: list[float], threshold: float | None) -> SampleResult:
+    """The best reference's weighted F1 and similarity (binarised at ``threshold``)."""
+    rows = []
+    for reference_step, judged, similarity, window in per_reference:
+        counts = judged.value
+        f1 = scoring.f1_from_counts(len(counts["TP"]), len(counts["FP"]), len(counts["FN"]))
+        rows.append({
+            "statements": reference_step.value,
+            **{label: rag_judge.verdict_dicts(counts[label]) for label in ("TP", "FP", "FN")},
+            "f1": f1,
+            "similarity": similarity,
+            "score": scoring.weighted_score(f1, similarity, weights),
+        })
+        if window is not None:
+            rows[-1]["similarity_windows"] = window
+    best = max(range(len(rows)), key=lambda r: rows[r]["score"])
+    raw = rows[best]["score"]
+    return SampleResult.measured(
+        scoring.binarize(raw, threshold), prediction_statements=answer_step.value,
+        references=rows, best_reference=best, score_before_threshold=raw,
+        **rag_judge.dropped_details(answer_step, *(pair[0] for pair in per_reference)))
 
 
 def _similarities(predictions: list[str], references: list[list[str]],

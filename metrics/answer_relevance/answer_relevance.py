@@ -3,31 +3,21 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 import evaluate
 
 from shared import (
     Input,
-    ValidatedMetric,
-    get_judge,
-    judge_output,
-    mean_measured,
+    Judge,
+    JudgeMetric,
+    SampleResult,
+    citations,
+    first_failure,
     prompts,
     rag_example,
     rag_judge,
-    scoring,
-    split_judge_options,
 )
 
-_CITATION = """\
-@misc{valor_lite,
-  title={Valor: text generation metrics (valor-lite)},
-  author={Striveworks},
-  howpublished={\\url{https://github.com/Striveworks/valor}},
-  year={2024}
-}
-"""
+_CITATION = citations.VALOR
 
 _DESCRIPTION = """\
 Answer relevance is the proportion of the statements in an answer that are relevant to the
@@ -52,10 +42,9 @@ Examples:
 """
 
 
-class AnswerRelevance(ValidatedMetric):
+class AnswerRelevance(JudgeMetric):
     INPUTS = (Input("questions"), Input("predictions"))
     HEADLINE = ("answer_relevance",)
-    USES_JUDGE = True
     EXTRACTIONS = ("statements",)
     EXAMPLE = rag_example("questions", "predictions")
 
@@ -68,26 +57,16 @@ class AnswerRelevance(ValidatedMetric):
             reference_urls=["https://github.com/Striveworks/valor"],
         )
 
-    def _compute(
-        self, questions: list[str], predictions: list[str], **options: Any
-    ) -> dict[str, Any]:
-        config, options = split_judge_options(options)
-        judge = get_judge(config)
+    def score(self, judge: Judge, questions: list[str], predictions: list[str]
+              ) -> list[SampleResult]:
         statements = rag_judge.extract_statements(judge, predictions, questions)
-        jobs = []
-        for question, prediction, step in zip(questions, predictions, statements, strict=True):
-            items = rag_judge.items_or_estimate(judge, step, prediction)
-            jobs.append(None if items is None
-                        else rag_judge.VerdictJob(items, {"question": question}))
+        jobs = rag_judge.verdict_jobs(judge, statements, predictions,
+                                      [{"question": question} for question in questions])
         verdicts = rag_judge.judge_items(judge, prompts.ANSWER_RELEVANCE, "statements", jobs,
                                          "answer_relevance")
-        results = rag_judge.SampleResults(len(predictions))
-        for i, (step, judged) in enumerate(zip(statements, verdicts, strict=True)):
-            if results.first_error(i, step, judged):
-                continue
-            flags = [v.yes for v in judged.value]
-            results.score(i, scoring.proportion(flags, empty=0.0), statements=step.value,
-                          verdicts=rag_judge.verdict_dicts(judged.value),
-                          **rag_judge.dropped_details(step))
-        return judge_output({"answer_relevance": mean_measured(results.scores)}, results.scores,
-                            results.details, results.unmeasured, judge)
+        return [
+            first_failure(step, judged) or SampleResult.measured(
+                rag_judge.yes_share(judged), statements=step.value,
+                verdicts=rag_judge.verdict_dicts(judged.value), **rag_judge.dropped_details(step))
+            for step, judged in zip(statements, verdicts, strict=True)
+        ]

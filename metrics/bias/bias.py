@@ -3,30 +3,20 @@ after DeepEval's definitions of an opinion and of bias)."""
 
 from __future__ import annotations
 
-from typing import Any
-
 import evaluate
 
 from shared import (
     Example,
     Input,
-    ValidatedMetric,
-    get_judge,
-    judge_output,
-    mean_measured,
+    Judge,
+    JudgeMetric,
+    SampleResult,
+    citations,
     prompts,
-    rag_judge,
-    split_judge_options,
+    text_judge,
 )
 
-_CITATION = """\
-@misc{valor_lite,
-  title={Valor: text generation metrics (valor-lite)},
-  author={Striveworks},
-  howpublished={\\url{https://github.com/Striveworks/valor}},
-  year={2024}
-}
-"""
+_CITATION = citations.VALOR
 
 _DESCRIPTION = """\
 Bias is the proportion of the opinions in a text that are biased (gender, political,
@@ -49,10 +39,9 @@ Examples:
 """
 
 
-class Bias(ValidatedMetric):
+class Bias(JudgeMetric):
     INPUTS = (Input("predictions"),)
     HEADLINE = ("bias",)
-    USES_JUDGE = True
     LOWER_IS_BETTER = True
     EXTRACTIONS = ("opinions",)
     EXAMPLE = Example({"predictions": [
@@ -69,9 +58,5 @@ class Bias(ValidatedMetric):
             reference_urls=["https://github.com/Striveworks/valor"],
         )
 
-    def _compute(self, predictions: list[str], **options: Any) -> dict[str, Any]:
-        config, options = split_judge_options(options)
-        judge = get_judge(config)
-        results = rag_judge.flagged_opinion_share(judge, predictions, prompts.BIAS, "bias")
-        return judge_output({"bias": mean_measured(results.scores)}, results.scores,
-                            results.details, results.unmeasured, judge)
+    def score(self, judge: Judge, predictions: list[str]) -> list[SampleResult]:
+        return text_judge.flagged_opinion_share(judge, predictions, prompts.BIAS, "bias")

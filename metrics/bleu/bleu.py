@@ -18,7 +18,17 @@ from typing import Any
 import evaluate
 import numpy as np
 
-from shared import Example, Input, Option, ValidatedMetric, text, validation
+from shared import (
+    Example,
+    Input,
+    MetricOutput,
+    Option,
+    SampleResult,
+    ValidatedMetric,
+    text,
+    validation,
+    with_results,
+)
 
 _CITATION = """\
 @inproceedings{papineni2002bleu,
@@ -124,11 +134,7 @@ class Bleu(ValidatedMetric):
         corpus_num = numerators.sum(axis=0).tolist()
         corpus_den = denominators.sum(axis=0).tolist()
         corpus = _bleu(corpus_num, corpus_den, int(hyp_len.sum()), int(ref_len.sum()), weights)
-        return {
-            "bleu": math.fsum(scores) / len(scores),
-            "corpus_bleu": corpus,
-            "scores": scores,
-        }
+        return _output(scores, corpus)
 
 
 def _ngram_statistics(
@@ -255,4 +261,9 @@ def _nltk_scores(
             )
             scores.append(score if score >= FLOOR else 0.0)
         corpus = float(corpus_bleu(refs, hypotheses, weights=weights, smoothing_function=method))
-    return {"bleu": math.fsum(scores) / len(scores), "corpus_bleu": corpus, "scores": scores}
+    return _output(scores, corpus)
+
+
+def _output(scores: list[float], corpus: float) -> MetricOutput:
+    values = {"bleu": math.fsum(scores) / len(scores), "corpus_bleu": corpus, "scores": scores}
+    return with_results(values, lambda: [SampleResult(score) for score in scores], ["scores"])

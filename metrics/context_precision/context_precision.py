@@ -9,26 +9,19 @@ import evaluate
 
 from shared import (
     Input,
-    ValidatedMetric,
-    get_judge,
-    judge_output,
-    mean_measured,
+    Judge,
+    JudgeMetric,
+    SampleResult,
+    citations,
+    first_failure,
     prompts,
     rag_example,
     rag_judge,
     scoring,
-    split_judge_options,
     validation,
 )
 
-_CITATION = """\
-@misc{valor_lite,
-  title={Valor: text generation metrics (valor-lite)},
-  author={Striveworks},
-  howpublished={\\url{https://github.com/Striveworks/valor}},
-  year={2024}
-}
-"""
+_CITATION = citations.VALOR
 
 _DESCRIPTION = """\
 Context precision scores the order of the retrieved contexts. A judge says, for each context in
@@ -68,14 +61,13 @@ class _References(Input):
         return validation.text_or_texts(self.name, values, allow_no_items=True)
 
 
-class ContextPrecision(ValidatedMetric):
+class ContextPrecision(JudgeMetric):
     INPUTS = (
         Input("questions"),
         Input("contexts", kind="list"),
         _References("references", kind="texts"),
     )
     HEADLINE = ("context_precision",)
-    USES_JUDGE = True
     EXAMPLE = rag_example("questions", "contexts", "references")
 
     def _info(self) -> evaluate.MetricInfo:
@@ -87,10 +79,8 @@ class ContextPrecision(ValidatedMetric):
             reference_urls=["https://github.com/Striveworks/valor"],
         )
 
-    def _compute(self, questions: list[str], contexts: list[list[str]],
-                 references: list[list[str]], **options: Any) -> dict[str, Any]:
-        config, options = split_judge_options(options)
-        judge = get_judge(config)
+    def score(self, judge: Judge, questions: list[str], contexts: list[list[str]],
+              references: list[list[str]]) -> list[SampleResult]:
         jobs: list[rag_judge.VerdictJob] = []
         owners: list[int] = []
         for i, (question, sample_contexts, refs) in enumerate(
@@ -106,17 +96,18 @@ class ContextPrecision(ValidatedMetric):
         per_sample: dict[int, list[rag_judge.Step]] = {}
         for i, judged in zip(owners, verdicts, strict=True):
             per_sample.setdefault(i, []).append(judged)
+        return [
+            first_failure(*per_sample.get(i, []))
+            or _precision(per_sample.get(i, []), len(sample_contexts), len(refs))
+            for i, (sample_contexts, refs) in enumerate(zip(contexts, references, strict=True))
+        ]
 
-        results = rag_judge.SampleResults(len(questions))
-        for i, (sample_contexts, refs) in enumerate(zip(contexts, references, strict=True)):
-            steps = per_sample.get(i, [])
-            if results.first_error(i, *steps):
-                continue
-            per_reference = [[v.yes for v in step.value] for step in steps]
-            score = scoring.context_precision(per_reference, len(sample_contexts), len(refs))
-            useful = (scoring.any_verdicts(per_reference, len(sample_contexts))
-                      if per_reference else [])
-            results.score(i, score, useful=useful,
-                          verdicts=[rag_judge.verdict_dicts(step.value) for step in steps])
-        return judge_output({"context_precision": mean_measured(results.scores)}, results.scores,
-                            results.details, results.unmeasured, judge)
+
+def _precision(steps: list[Any], n_contexts: int, n_references: int) -> SampleResult:
+    """The best reference's average precision of the contexts, from each reference's
+    verdicts (one per context)."""
+    per_reference = [[v.yes for v in step.value] for step in steps]
+    useful = scoring.any_verdicts(per_reference, n_contexts) if per_reference else []
+    return SampleResult.measured(
+        scoring.context_precision(per_reference, n_contexts, n_references), useful=useful,
+        verdicts=[rag_judge.verdict_dicts(step.value) for step in steps])

@@ -9,25 +9,18 @@ import evaluate
 
 from shared import (
     Input,
-    ValidatedMetric,
-    get_judge,
-    judge_output,
-    mean_measured,
+    Judge,
+    JudgeMetric,
+    SampleResult,
+    citations,
+    first_failure,
     prompts,
     rag_example,
     rag_judge,
     scoring,
-    split_judge_options,
 )
 
-_CITATION = """\
-@misc{valor_lite,
-  title={Valor: text generation metrics (valor-lite)},
-  author={Striveworks},
-  howpublished={\\url{https://github.com/Striveworks/valor}},
-  year={2024}
-}
-"""
+_CITATION = citations.VALOR
 
 _DESCRIPTION = """\
 Context recall is the proportion of the statements of the reference answer that can be
@@ -54,10 +47,9 @@ Examples:
 """
 
 
-class ContextRecall(ValidatedMetric):
+class ContextRecall(JudgeMetric):
     INPUTS = (Input("contexts", kind="list"), Input("references", kind="texts"))
     HEADLINE = ("context_recall",)
-    USES_JUDGE = True
     EXTRACTIONS = ("statements",)
     EXAMPLE = rag_example("contexts", "references")
 
@@ -70,40 +62,34 @@ class ContextRecall(ValidatedMetric):
             reference_urls=["https://github.com/Striveworks/valor"],
         )
 
-    def _compute(self, contexts: list[list[str]], references: list[list[str]],
-                 **options: Any) -> dict[str, Any]:
-        config, options = split_judge_options(options)
-        judge = get_judge(config)
-        results = rag_judge.SampleResults(len(contexts))
+    def score(self, judge: Judge, contexts: list[list[str]], references: list[list[str]]
+              ) -> list[SampleResult]:
         pairs = [(i, reference)
                  for i, (c, refs) in enumerate(zip(contexts, references, strict=True))
                  if c for reference in refs]
-        statements = rag_judge.extract_statements(judge, [reference for _, reference in pairs])
-        jobs = []
-        for (i, reference), step in zip(pairs, statements, strict=True):
-            items = rag_judge.items_or_estimate(judge, step, reference)
-            jobs.append(None if items is None else rag_judge.VerdictJob(
-                items, {"contexts": rag_judge.as_json_list(contexts[i])}))
+        texts = [reference for _, reference in pairs]
+        statements = rag_judge.extract_statements(judge, texts)
+        jobs = rag_judge.verdict_jobs(judge, statements, texts,
+                                      [{"contexts": rag_judge.as_json_list(contexts[i])}
+                                       for i, _ in pairs])
         verdicts = rag_judge.judge_items(judge, prompts.CONTEXT_RECALL, "statements", jobs,
                                          "context_recall")
-        per_sample: dict[int, list[tuple[rag_judge.Step, rag_judge.Step | None]]] = {}
+        per_sample: dict[int, list[tuple[Any, Any]]] = {}
         for (i, _), step, judged in zip(pairs, statements, verdicts, strict=True):
             per_sample.setdefault(i, []).append((step, judged))
+        return [
+            SampleResult.measured(0.0, references=[], note="no contexts") if not sample_contexts
+            else first_failure(*(s for pair in per_sample[i] for s in pair))
+            or _recall(per_sample[i])
+            for i, sample_contexts in enumerate(contexts)
+        ]
 
-        for i, sample_contexts in enumerate(contexts):
-            if not sample_contexts:
-                results.score(i, 0.0, references=[], note="no contexts")
-                continue
-            steps = per_sample[i]
-            if results.first_error(i, *(s for pair in steps for s in pair)):
-                continue
-            per_reference = []
-            for step, judged in steps:
-                score = scoring.proportion([v.yes for v in judged.value], empty=0.0)
-                per_reference.append({"statements": step.value, "score": score,
-                                      "verdicts": rag_judge.verdict_dicts(judged.value)})
-            results.score(i, scoring.best([r["score"] for r in per_reference]),
-                          references=per_reference,
-                          **rag_judge.dropped_details(*(step for step, _ in steps)))
-        return judge_output({"context_recall": mean_measured(results.scores)}, results.scores,
-                            results.details, results.unmeasured, judge)
+
+def _recall(steps: list[tuple[Any, Any]]) -> SampleResult:
+    """The best reference's share of statements the contexts support."""
+    per_reference = [{"statements": step.value, "score": rag_judge.yes_share(judged),
+                      "verdicts": rag_judge.verdict_dicts(judged.value)}
+                     for step, judged in steps]
+    return SampleResult.measured(scoring.best([r["score"] for r in per_reference]),
+                                 references=per_reference,
+                                 **rag_judge.dropped_details(*(step for step, _ in steps)))

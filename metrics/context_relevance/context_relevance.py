@@ -3,30 +3,20 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 import evaluate
 
 from shared import (
     Input,
-    ValidatedMetric,
-    get_judge,
-    judge_output,
-    mean_measured,
+    Judge,
+    JudgeMetric,
+    SampleResult,
+    citations,
     prompts,
     rag_example,
     rag_judge,
-    split_judge_options,
 )
 
-_CITATION = """\
-@misc{valor_lite,
-  title={Valor: text generation metrics (valor-lite)},
-  author={Striveworks},
-  howpublished={\\url{https://github.com/Striveworks/valor}},
-  year={2024}
-}
-"""
+_CITATION = citations.VALOR
 
 _DESCRIPTION = """\
 Context relevance is the proportion of the retrieved contexts that are relevant to the question:
@@ -51,10 +41,9 @@ Examples:
 """
 
 
-class ContextRelevance(ValidatedMetric):
+class ContextRelevance(JudgeMetric):
     INPUTS = (Input("questions"), Input("contexts", kind="list"))
     HEADLINE = ("context_relevance",)
-    USES_JUDGE = True
     EXAMPLE = rag_example("questions", "contexts")
 
     def _info(self) -> evaluate.MetricInfo:
@@ -66,15 +55,10 @@ class ContextRelevance(ValidatedMetric):
             reference_urls=["https://github.com/Striveworks/valor"],
         )
 
-    def _compute(
-        self, questions: list[str], contexts: list[list[str]], **options: Any
-    ) -> dict[str, Any]:
-        config, options = split_judge_options(options)
-        judge = get_judge(config)
+    def score(self, judge: Judge, questions: list[str], contexts: list[list[str]]
+              ) -> list[SampleResult]:
         jobs = [rag_judge.VerdictJob(list(c), {"question": q})
                 for q, c in zip(questions, contexts, strict=True)]
         verdicts = rag_judge.judge_items(judge, prompts.CONTEXT_RELEVANCE, "contexts", jobs,
                                          "context_relevance")
-        results = rag_judge.verdict_share(verdicts, empty=0.0)
-        return judge_output({"context_relevance": mean_measured(results.scores)}, results.scores,
-                            results.details, results.unmeasured, judge)
+        return rag_judge.verdict_share(verdicts, empty=0.0)

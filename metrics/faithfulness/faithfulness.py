@@ -3,37 +3,21 @@ definition, as Valor: contradicted and unrelated claims both count against)."""
 
 from __future__ import annotations
 
-from typing import Any
-
 import evaluate
 
 from shared import (
     Input,
-    ValidatedMetric,
-    get_judge,
-    judge_output,
-    mean_measured,
+    Judge,
+    JudgeMetric,
+    SampleResult,
+    citations,
+    first_failure,
     prompts,
     rag_example,
     rag_judge,
-    scoring,
-    split_judge_options,
 )
 
-_CITATION = """\
-@misc{valor_lite,
-  title={Valor: text generation metrics (valor-lite)},
-  author={Striveworks},
-  howpublished={\\url{https://github.com/Striveworks/valor}},
-  year={2024}
-}
-@article{es2023ragas,
-  title={RAGAS: Automated Evaluation of Retrieval Augmented Generation},
-  author={Es, Shahul and James, Jithin and Espinosa-Anke, Luis and Schockaert, Steven},
-  journal={arXiv preprint arXiv:2309.15217},
-  year={2023}
-}
-"""
+_CITATION = citations.VALOR + citations.RAGAS
 
 _DESCRIPTION = """\
 Faithfulness is the proportion of the claims in an answer that the retrieved contexts imply. A
@@ -60,10 +44,9 @@ Examples:
 """
 
 
-class Faithfulness(ValidatedMetric):
+class Faithfulness(JudgeMetric):
     INPUTS = (Input("predictions"), Input("contexts", kind="list"))
     HEADLINE = ("faithfulness",)
-    USES_JUDGE = True
     EXTRACTIONS = ("statements",)
     EXAMPLE = rag_example("predictions", "contexts")
 
@@ -77,32 +60,20 @@ class Faithfulness(ValidatedMetric):
                             "https://docs.ragas.io/en/latest/concepts/metrics/"],
         )
 
-    def _compute(
-        self, predictions: list[str], contexts: list[list[str]], **options: Any
-    ) -> dict[str, Any]:
-        config, options = split_judge_options(options)
-        judge = get_judge(config)
-        results = rag_judge.SampleResults(len(predictions))
+    def score(self, judge: Judge, predictions: list[str], contexts: list[list[str]]
+              ) -> list[SampleResult]:
         todo = [i for i, c in enumerate(contexts) if c]
-        for i, sample in enumerate(contexts):
-            if not sample:
-                results.score(i, 0.0, claims=[], verdicts=[], note="no contexts")
-        claims = rag_judge.extract_statements(judge, [predictions[i] for i in todo])
-        jobs = []
-        for i, step in zip(todo, claims, strict=True):
-            items = rag_judge.items_or_estimate(judge, step, predictions[i])
-            jobs.append(None if items is None else rag_judge.VerdictJob(items))
-        for job, i in zip(jobs, todo, strict=True):
-            if job is not None:
-                job.fields["contexts"] = rag_judge.as_json_list(contexts[i])
+        answers = [predictions[i] for i in todo]
+        claims = rag_judge.extract_statements(judge, answers)
+        jobs = rag_judge.verdict_jobs(judge, claims, answers,
+                                      [{"contexts": rag_judge.as_json_list(contexts[i])}
+                                       for i in todo])
         verdicts = rag_judge.judge_items(judge, prompts.FAITHFULNESS, "claims", jobs,
                                          "faithfulness")
+        results = [SampleResult.measured(0.0, claims=[], verdicts=[], note="no contexts")
+                   for _ in contexts]
         for i, step, judged in zip(todo, claims, verdicts, strict=True):
-            if results.first_error(i, step, judged):
-                continue
-            flags = [v.yes for v in judged.value]
-            results.score(i, scoring.proportion(flags, empty=1.0), claims=step.value,
-                          verdicts=rag_judge.verdict_dicts(judged.value),
-                          **rag_judge.dropped_details(step))
-        return judge_output({"faithfulness": mean_measured(results.scores)}, results.scores,
-                            results.details, results.unmeasured, judge)
+            results[i] = first_failure(step, judged) or SampleResult.measured(
+                rag_judge.yes_share(judged, empty=1.0), claims=step.value,
+                verdicts=rag_judge.verdict_dicts(judged.value), **rag_judge.dropped_details(step))
+        return results

@@ -3,30 +3,21 @@ LLM-guided definition, after DeepEval). Lower is better."""
 
 from __future__ import annotations
 
-from typing import Any
-
 import evaluate
 
 from shared import (
     Input,
-    ValidatedMetric,
-    get_judge,
-    judge_output,
-    mean_measured,
+    InputError,
+    Judge,
+    JudgeMetric,
+    SampleResult,
+    citations,
     prompts,
     rag_example,
     rag_judge,
-    split_judge_options,
 )
 
-_CITATION = """\
-@misc{valor_lite,
-  title={Valor: text generation metrics (valor-lite)},
-  author={Striveworks},
-  howpublished={\\url{https://github.com/Striveworks/valor}},
-  year={2024}
-}
-"""
+_CITATION = citations.VALOR
 
 _DESCRIPTION = """\
 Hallucination is the proportion of the retrieved contexts that the answer contradicts. One judge
@@ -52,10 +43,9 @@ Examples:
 """
 
 
-class Hallucination(ValidatedMetric):
+class Hallucination(JudgeMetric):
     INPUTS = (Input("predictions"), Input("contexts", kind="list"))
     HEADLINE = ("hallucination",)
-    USES_JUDGE = True
     LOWER_IS_BETTER = True
     EXAMPLE = rag_example("predictions", "contexts")
 
@@ -68,20 +58,15 @@ class Hallucination(ValidatedMetric):
             reference_urls=["https://github.com/Striveworks/valor"],
         )
 
-    def _compute(
-        self, predictions: list[str], contexts: list[list[str]], **options: Any
-    ) -> dict[str, Any]:
+    def score(self, judge: Judge, predictions: list[str], contexts: list[list[str]]
+              ) -> list[SampleResult]:
         for i, sample in enumerate(contexts):
             if not sample:
-                raise ValueError(
-                    f"contexts[{i}] is empty: hallucination needs at least one context per sample"
+                raise InputError(
+                    "contexts", i, "is empty: hallucination needs at least one context per sample"
                 )
-        config, options = split_judge_options(options)
-        judge = get_judge(config)
         jobs = [rag_judge.VerdictJob(list(c), {"text": p})
                 for p, c in zip(predictions, contexts, strict=True)]
         verdicts = rag_judge.judge_items(judge, prompts.HALLUCINATION, "contexts", jobs,
                                          "hallucination")
-        results = rag_judge.verdict_share(verdicts)
-        return judge_output({"hallucination": mean_measured(results.scores)}, results.scores,
-                            results.details, results.unmeasured, judge)
+        return rag_judge.verdict_share(verdicts)

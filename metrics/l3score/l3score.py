@@ -10,15 +10,15 @@ import evaluate
 from shared import (
     Example,
     Input,
+    Judge,
+    JudgeMetric,
     Option,
-    ValidatedMetric,
+    SampleResult,
     exact_yes_probability,
-    get_judge,
-    judge_output,
+    first_failure,
+    judge_fault,
     l3score_breakdown,
-    mean_measured,
     prompts,
-    split_judge_options,
     validation,
 )
 
@@ -61,7 +61,7 @@ Examples:
 TOP_K = 5
 
 
-class L3Score(ValidatedMetric):
+class L3Score(JudgeMetric):
     INPUTS = (Input("questions"), Input("predictions"), Input("references"))
     OPTIONS = (
         Option("exact", bool, False, nullable=True, type_doc="bool",
@@ -70,7 +70,6 @@ class L3Score(ValidatedMetric):
                "distribution instead of the top-5 rule"),
     )
     HEADLINE = ("L3Score",)
-    USES_JUDGE = True
     EXAMPLE = Example({
         "questions": ["What is the capital of France?", "What is the capital of Germany?"],
         "predictions": ["Paris", "Moscow"],
@@ -88,52 +87,33 @@ class L3Score(ValidatedMetric):
             reference_urls=["https://arxiv.org/abs/2407.09413"],
         )
 
-    def _compute(
-        self, questions: list[str], predictions: list[str], references: list[str],
-        exact: bool = False, **options: Any
-    ) -> dict[str, Any]:
-        config, options = split_judge_options(options)
-        if exact and config.provider != "local":
+    def score(self, judge: Judge, questions: list[str], predictions: list[str],
+              references: list[str], exact: bool = False) -> list[SampleResult]:
+        if exact and judge.config.provider != "local":
             raise ValueError(
                 f"exact=True needs the full next-token distribution, which only the local judge "
-                f"has; provider={config.provider!r} returns a top-{TOP_K} list (use exact=False)"
+                f"has; provider={judge.config.provider!r} returns a top-{TOP_K} list (use "
+                "exact=False)"
             )
         requests = [
             prompts.L3SCORE.request(question=q, gt=r, answer=p)
             for q, p, r in zip(questions, predictions, references, strict=True)
         ]
-        judge = get_judge(config)
         outcomes = judge.yes_no(requests, top_k=TOP_K, desc="l3score")
-
-        scores: list[float | None] = []
-        details: list[dict[str, Any]] = []
-        unmeasured: list[dict[str, Any]] = []
-        for index, outcome in enumerate(outcomes):
-            try:
-                score, detail = _score(outcome, exact)
-            except (TypeError, ValueError) as error:
-                score, detail = None, {"error": str(error)}
-            if score is None:
-                unmeasured.append({"index": index, "reason": detail["error"]})
-            scores.append(score)
-            details.append(detail)
-        return judge_output(
-            {"L3Score": mean_measured(scores)}, scores, details, unmeasured, judge
-        )
+        return [first_failure(outcome) or _score(outcome.value, exact) for outcome in outcomes]
 
 
-def _score(outcome: Any, exact: bool) -> tuple[float | None, dict[str, Any]]:
-    """One sample's score and details; ``None`` and ``{"error": reason}`` when unmeasured."""
-    if not outcome.ok:
-        return None, {"error": outcome.error}
-    answer = outcome.value
-    breakdown = l3score_breakdown(answer.top).as_dict()
+def _score(answer: Any, exact: bool) -> SampleResult:
+    """The L3Score of one Yes/No answer; unmeasured when the answer cannot be read."""
+    try:
+        breakdown = l3score_breakdown(answer.top).as_dict()
+    except (TypeError, ValueError) as malformed:  # a top-k list no backend should return
+        return judge_fault(str(malformed))
     top5_score = breakdown.pop("score")
     if not exact:
-        return top5_score, {"mode": "top5", **breakdown}
+        return SampleResult.measured(top5_score, mode="top5", **breakdown)
     if answer.p_yes is None or answer.p_no is None:
-        return None, {"error": "the judge returned no exact Yes/No probabilities"}
-    score = exact_yes_probability(answer.p_yes, answer.p_no)
-    detail = {"mode": "exact", "p_yes": answer.p_yes, "p_no": answer.p_no,
-              "top5_score": top5_score, **breakdown}
-    return score, detail
+        return judge_fault("the judge returned no exact Yes/No probabilities")
+    return SampleResult.measured(
+        exact_yes_probability(answer.p_yes, answer.p_no), mode="exact", p_yes=answer.p_yes,
+        p_no=answer.p_no, top5_score=top5_score, **breakdown)

@@ -18,7 +18,17 @@ from typing import Any
 import evaluate
 import numpy as np
 
-from shared import Example, Input, Option, ValidatedMetric, lcs, text, validation
+from shared import (
+    Example,
+    Input,
+    Option,
+    SampleResult,
+    ValidatedMetric,
+    lcs,
+    text,
+    validation,
+    with_results,
+)
 
 _CITATION = """\
 @inproceedings{lin-2004-rouge,
@@ -313,5 +323,16 @@ class Rouge(ValidatedMetric):
             result["scores"] = [dict(zip(types, row, strict=False)) for row in rows]
             if unmeasured:
                 result["unmeasured"] = unmeasured
-        return result
+        per_sample = ["scores", *([] if use_aggregator else types)]
+        return with_results(result, lambda: _results(result["scores"], unmeasured), per_sample)
+
+
+def _results(scores: list[dict[str, float | None]], unmeasured: list[dict[str, Any]]
+             ) -> list[SampleResult]:
+    """Per sample its F-measures by type; a type not computed makes the sample unmeasured."""
+    reasons: dict[int, str] = {}
+    for entry in unmeasured:
+        reasons[entry["index"]] = entry["reason"]
+    return [SampleResult(next(iter(row.values())), {}, reasons.get(i), row)
+            for i, row in enumerate(scores)]
 

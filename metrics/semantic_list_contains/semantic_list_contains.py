@@ -14,7 +14,17 @@ from typing import Any
 import evaluate
 import numpy as np
 
-from shared import EMBEDDING_OPTIONS, Example, Input, Option, ValidatedMetric, embed_windows, text
+from shared import (
+    EMBEDDING_OPTIONS,
+    Example,
+    Input,
+    Option,
+    SampleResult,
+    ValidatedMetric,
+    build_output,
+    embed_windows,
+    text,
+)
 
 _CITATION = """\
 @software{futureagi_ai_evaluation,
@@ -172,4 +182,6 @@ class SemanticListContains(ValidatedMetric):
             hit = all(matches) if match_all else any(matches)
             scores.append(1.0 if hit else 0.0)
             details.append(detail)
-        return {"score": float(np.mean(scores)), "scores": scores, "details": details}
+        return build_output({"score": float(np.mean(scores))},
+                            [SampleResult.measured(s, **d) for s, d in zip(scores, details,
+                                                                             strict=True)])

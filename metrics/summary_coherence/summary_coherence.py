@@ -3,36 +3,20 @@ LLM-guided definition, after G-Eval)."""
 
 from __future__ import annotations
 
-from typing import Any
-
 import evaluate
 
 from shared import (
     Example,
     Input,
-    ValidatedMetric,
-    get_judge,
-    judge_output,
-    mean_measured,
-    rag_judge,
-    split_judge_options,
+    Judge,
+    JudgeMetric,
+    SampleResult,
+    citations,
+    first_failure,
+    text_judge,
 )
 
-_CITATION = """\
-@misc{valor_lite,
-  title={Valor: text generation metrics (valor-lite)},
-  author={Striveworks},
-  howpublished={\\url{https://github.com/Striveworks/valor}},
-  year={2024}
-}
-@article{liu2023geval,
-  title={G-Eval: NLG Evaluation using GPT-4 with Better Human Alignment},
-  author={Liu, Yang and Iter, Dan and Xu, Yichong and Wang, Shuohang and Xu, Ruochen
-          and Zhu, Chenguang},
-  journal={arXiv preprint arXiv:2303.16634},
-  year={2023}
-}
-"""
+_CITATION = citations.VALOR + citations.GEVAL
 
 _DESCRIPTION = """\
 Summary coherence rates a summary of a source text on an integer scale from 1 to 5, where 5
@@ -58,11 +42,10 @@ Examples:
 """
 
 
-class SummaryCoherence(ValidatedMetric):
+class SummaryCoherence(JudgeMetric):
     INPUTS = (Input("sources"), Input("predictions"))
     HEADLINE = ("summary_coherence",)
     DECISION_THRESHOLD = 3.0  # agree: the middle of its 1-5 scale
-    USES_JUDGE = True
     EXAMPLE = Example({
         "sources": ["The meeting planned for Thursday moved to Friday because the room was "
                     "booked. Lunch will be served at noon in the same room."] * 2,
@@ -80,16 +63,10 @@ class SummaryCoherence(ValidatedMetric):
                             "https://arxiv.org/abs/2303.16634"],
         )
 
-    def _compute(
-        self, sources: list[str], predictions: list[str], **options: Any
-    ) -> dict[str, Any]:
-        config, options = split_judge_options(options)
-        judge = get_judge(config)
-        ratings = rag_judge.rate_summaries(judge, sources, predictions)
-        results = rag_judge.SampleResults(len(predictions))
-        for i, step in enumerate(ratings):
-            if results.first_error(i, step):
-                continue
-            results.score(i, int(step.value["score"]), reason=step.value["reason"])
-        return judge_output({"summary_coherence": mean_measured(results.scores)}, results.scores,
-                            results.details, results.unmeasured, judge)
+    def score(self, judge: Judge, sources: list[str], predictions: list[str]
+              ) -> list[SampleResult]:
+        return [
+            first_failure(step)
+            or SampleResult.measured(int(step.value["score"]), reason=step.value["reason"])
+            for step in text_judge.rate_summaries(judge, sources, predictions)
+        ]

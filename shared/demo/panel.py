@@ -31,10 +31,11 @@ from .options import _MISSING, _field_value, metric_options, option_value
 from .render import (
     _error_text,
     aggregate_html,
+    aggregates,
     results_frame,
+    row_columns,
     row_scores,
     score_histogram,
-    split_result,
     status_html,
     unmeasured_markdown,
     usage_markdown,
@@ -149,9 +150,10 @@ class MetricPanel:
         import gradio as gr
         import pandas as pd
 
+        per_row = row_columns(result)  # read before scrubbing: a plain copy has no results
+        shown = aggregates(result)
         result = scrub(dict(result))
         n = len(rows)
-        aggregates, per_row = split_result(result, n)
         unmeasured = result.get("unmeasured") or []
         measured = n - len(unmeasured)
         out = self._empty_outputs()
@@ -162,7 +164,7 @@ class MetricPanel:
                 f"Dry run of {n} row{'s' if n != 1 else ''}: nothing was sent to the judge; "
                 "see the estimate below.", "ok")
             return out
-        out[self.outputs["aggregate"]] = aggregate_html(self.spec, aggregates, measured, n, scrub)
+        out[self.outputs["aggregate"]] = aggregate_html(self.spec, shown, measured, n, scrub)
         if getattr(self, "embedded_judge", False):  # measured agreement beside the numbers
             out[self.outputs["aggregate"]] += (
                 f'<div class="jm-agreement" style="opacity:0.8">'

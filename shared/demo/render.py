@@ -12,6 +12,8 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ..registry import MetricSpec
+from ..results import aggregates_of, results_of
+from ..validation import InputError, where
 from .inputs import DemoInputError
 from .secrets import _Scrubber
 
@@ -57,36 +59,41 @@ def _is_pair_of_numbers(value: Any) -> bool:
         _number(v) is not None for v in value)
 
 
-def split_result(result: Mapping[str, Any], n: int) -> tuple[dict[str, Any], dict[str, list[Any]]]:
-    """(aggregates, per-row lists): per-row are the lists with one entry per sample."""
-    aggregates: dict[str, Any] = {}
-    per_row: dict[str, list[Any]] = {}
-    for key, value in result.items():
-        if key in ("unmeasured", "usage", "dry_run"):
-            continue
-        if isinstance(value, list) and len(value) == n and not (n == 2 and _is_pair_of_numbers(
-                value) and key.endswith("interval")):
-            per_row[key] = value
-        elif value is None or isinstance(value, (str, int, float)) or _is_pair_of_numbers(value):
-            aggregates[key] = value
-    return aggregates, per_row
+def aggregates(result: Mapping[str, Any]) -> dict[str, Any]:
+    """The run's values shown beside the headline: the output's aggregates (not its per-sample
+    lists) that are a number, a string, ``None`` or a pair of numbers (an interval)."""
+    return {key: value for key, value in aggregates_of(result).items()
+            if key not in ("unmeasured", "usage", "dry_run")
+            and (value is None or isinstance(value, (str, int, float))
+                 or _is_pair_of_numbers(value))}
+
+
+def row_columns(result: Mapping[str, Any]) -> dict[str, list[Any]]:
+    """The per-row columns, from the output's per-sample results: ``scores`` (one column per
+    score for a metric with several, as ROUGE), then the details: one ``details`` column when
+    the output reports them as one list, else one column per detail."""
+    results = results_of(result)
+    columns: dict[str, list[Any]] = {}
+    keys = list(dict.fromkeys(key for r in results for key in r.scores))
+    if keys:
+        for key in keys:
+            columns[key] = [r.scores.get(key) for r in results]
+    else:
+        columns["scores"] = [r.score for r in results]
+    if "details" in getattr(result, "per_sample_keys", ()):
+        columns["details"] = [dict(r.details) for r in results]
+    else:
+        for key in dict.fromkeys(key for r in results for key in r.details):
+            columns[key] = [r.details.get(key) for r in results]
+    return columns
 
 
 def row_scores(spec: MetricSpec, per_row: Mapping[str, list[Any]]) -> tuple[str, list[Any]] | None:
-    """The per-row values the chart shows: ``scores`` (or its first headline key when each
-    entry is a dict, as ROUGE's), else the first numeric per-row list."""
-    scores = per_row.get("scores")
-    if scores is not None:
-        if all(isinstance(s, Mapping) or s is None for s in scores):
-            for key in spec.headline:
-                if any(isinstance(s, Mapping) and key in s for s in scores):
-                    return key, [s.get(key) if isinstance(s, Mapping) else None for s in scores]
-        else:
-            return "score", list(scores)
-    for key, values in per_row.items():
-        if any(_number(v) is not None for v in values) and all(
-                v is None or _number(v) is not None for v in values):
-            return key, list(values)
+    """The per-row values the chart shows: the first headline score's (``scores`` for a
+    metric with one score)."""
+    for key in (*spec.headline, "scores"):
+        if key in per_row:
+            return key, list(per_row[key])
     return None
 
 
@@ -152,17 +159,15 @@ def status_html(message: str, level: str) -> str:
             f'border-left:5px solid {border};color:#1f2328">{html.escape(message)}</div>')
 
 
-def _row_hint(message: str, spec: MetricSpec, rows: Sequence[int]) -> str:
-    """Name the table row and column of ``argument[index]`` in a metric's error message."""
+def _row_hint(error: Exception, spec: MetricSpec, rows: Sequence[int]) -> str:
+    """The message of ``error``; for an :class:`InputError` at a sample of a table column, with
+    the table row and the column named after where it is."""
     columns = {**spec.columns, **spec.optional_columns}
-
-    def hint(match: re.Match[str]) -> str:
-        argument, index = match.group(1), int(match.group(2))
-        if argument in columns and index < len(rows):
-            return f"{match.group(0)} (table row {rows[index]}, column '{columns[argument]}')"
-        return match.group(0)
-
-    return re.sub(r"\b(\w+)\[(\d+)\]", hint, message, count=1)
+    if (isinstance(error, InputError) and error.argument in columns
+            and error.sample is not None and error.sample < len(rows)):
+        return (f"{where(error.argument, error.index)} (table row {rows[error.sample]}, column "
+                f"'{columns[error.argument]}') {error.reason}")
+    return str(error)
 
 
 def usage_markdown(result: Mapping[str, Any]) -> str:
@@ -216,11 +221,7 @@ def results_frame(spec: MetricSpec, inputs: Mapping[str, list[Any]], rows: Seque
         frame[columns.get(argument, argument)] = [
             t if len(t) <= MAX_CELL_CHARS else t[: MAX_CELL_CHARS - 1] + "…" for t in texts]
     for key, values in per_row.items():
-        if all(isinstance(v, Mapping) or v is None for v in values) and key == "scores":
-            subkeys = list(dict.fromkeys(k for v in values if v for k in v))
-            for sub in subkeys:
-                frame[sub] = [_rounded(v.get(sub)) if v else None for v in values]
-        elif all(v is None or _number(v) is not None for v in values):
+        if all(v is None or _number(v) is not None for v in values):
             frame[key] = [_rounded(v) for v in values]
         else:
             frame[key] = [scrub.text(_describe(v)) for v in values]
@@ -234,7 +235,7 @@ def results_frame(spec: MetricSpec, inputs: Mapping[str, list[Any]], rows: Seque
 def _error_text(error: Exception, spec: MetricSpec, rows: Sequence[int]) -> str:
     if isinstance(error, DemoInputError):
         return f"Input error: {error}"
-    message = _row_hint(str(error), spec, rows)
+    message = _row_hint(error, spec, rows)
     if isinstance(error, (ValueError, TypeError)):
         return f"Input error: {message}"
     return f"The metric failed ({type(error).__name__}): {message}"

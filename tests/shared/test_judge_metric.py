@@ -1,19 +1,29 @@
-"""split_judge_options, mean_measured and judge_output: the glue of every judge metric."""
+"""JudgeMetric and its glue: split_judge_options, mean_measured, judge_output, first_failure."""
 
 from __future__ import annotations
 
 import math
+from typing import Any
 
+import evaluate
 import pytest
 
 from shared import (
     JUDGE_OPTION_NAMES,
+    Input,
     JudgeConfig,
+    JudgeMetric,
     JudgeRequest,
+    Option,
+    Outcome,
+    SampleResult,
+    first_failure,
     get_judge,
     judge_config,
+    judge_fault,
     judge_output,
     mean_measured,
+    results_of,
     split_judge_options,
 )
 from shared.pricing import estimate_cost
@@ -78,3 +88,50 @@ def test_judge_output_in_a_dry_run_adds_the_plan():
     assert output["dry_run"] == expected
     assert output["usage"]["calls"] == 0
     assert math.isfinite(output["dry_run"]["cost"])
+
+
+class _Echo(JudgeMetric):
+    """A judge metric whose formula needs no judge call: the prediction's length."""
+
+    HEADLINE = ("echo",)
+    INPUTS = (Input("predictions"),)
+    OPTIONS = (Option("scale", float, 1.0, nullable=True, doc="multiplies the length"),)
+
+    def _info(self) -> evaluate.MetricInfo:
+        return evaluate.MetricInfo(description="", citation="", inputs_description="",
+                                   features=self.input_features())
+
+    def score(self, judge: Any, predictions: list[str], scale: float = 1.0
+              ) -> list[SampleResult]:
+        return [SampleResult.measured(len(p) * scale, text=p) if p != "boom"
+                else judge_fault("judge: invalid judge answer: copied the prompt's example")
+                for p in predictions]
+
+
+def test_judge_metric_builds_the_output_from_the_results() -> None:
+    output = _Echo().compute(predictions=["ab", "boom", "abcd"], scale=0.5,
+                             provider="openai-compatible", model="gpt-4o-mini",
+                             base_url="http://127.0.0.1:9/v1")
+    assert output["echo"] == 1.5 and output["scores"] == [1.0, None, 2.0]
+    assert output["unmeasured"] == [{"index": 1, "reason": output["details"][1]["error"]}]
+    assert output["details"][1]["invalid_answer"] == "copied_example"
+    assert output["invalid_answers"]["copied_example"] == 1
+    assert [r.score for r in results_of(output)] == [1.0, None, 2.0]
+
+
+def test_judge_metric_rejects_options_it_does_not_declare() -> None:
+    with pytest.raises(TypeError, match="got unknown option\\(s\\): colour"):
+        _Echo().compute(predictions=["a"], colour="red")
+    with pytest.raises(TypeError, match="got unknown option\\(s\\): judge"):
+        _Echo().compute(predictions=["a"], judge="mine")
+
+
+def test_judge_metric_lets_programming_errors_raise() -> None:
+    with pytest.raises(TypeError):
+        _Echo().compute(predictions=["a"], scale=None)  # len * None: a bug, not a fault
+
+
+def test_first_failure_and_judge_fault() -> None:
+    assert first_failure(Outcome(1), None) is None
+    failed = first_failure(Outcome(1), Outcome(error="verdicts: timed out"))
+    assert failed == SampleResult(None, {"error": "verdicts: timed out"}, "verdicts: timed out")

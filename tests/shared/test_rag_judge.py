@@ -9,7 +9,7 @@ import json
 
 import jsonschema
 
-from shared import get_judge, judge_config, prompts, rag_judge
+from shared import first_failure, get_judge, judge_config, prompts, rag_judge, text_judge
 
 
 def _valid(schema: dict, value: object) -> bool:
@@ -54,7 +54,7 @@ def test_list_and_coherence_schemas() -> None:
     assert not _valid(schema, {"statements": ["a"] * (rag_judge.MAX_ITEMS + 1)})
     assert not _valid(schema, {"statements": [""]})
     assert not _valid(schema, {"statements": ["x" * (rag_judge.ITEM_MAX_CHARS + 1)]})
-    coherence = rag_judge.coherence_schema()
+    coherence = text_judge.coherence_schema()
     assert _valid(coherence, {"reason": "ok", "score": 5})
     for bad in (0, 6, 2.5, "3"):
         assert not _valid(coherence, {"reason": "ok", "score": bad})
@@ -133,11 +133,19 @@ def test_clean_strips_and_deduplicates_in_order() -> None:
     assert rag_judge._clean(["  A  b ", "c", "A b", " ", "c", "d"]) == ["A b", "c", "d"]
 
 
-def test_sample_results_reports_the_first_failed_step() -> None:
-    results = rag_judge.SampleResults(2)
-    assert results.first_error(0, rag_judge.Step(["x"]), rag_judge.Step(error="verdicts: bad"))
-    assert not results.first_error(1, rag_judge.Step(["x"]), None)
-    results.score(1, 0.5, statements=["x"])
-    assert results.scores == [None, 0.5]
-    assert results.unmeasured == [{"index": 0, "reason": "verdicts: bad"}]
-    assert results.details[0]["error"] == "verdicts: bad"
+def test_first_failure_reports_the_first_failed_step() -> None:
+    failed = first_failure(rag_judge.Step(["x"]), rag_judge.Step(error="verdicts: bad"),
+                           rag_judge.Step(error="later"))
+    assert failed is not None
+    assert failed.score is None and failed.unmeasured_reason == "verdicts: bad"
+    assert failed.details == {"error": "verdicts: bad"}
+    assert first_failure(rag_judge.Step(["x"]), None) is None
+
+
+def test_verdict_share_scores_the_yes_share_or_the_failure() -> None:
+    yes, no = rag_judge.Verdict("a", "yes", "r"), rag_judge.Verdict("b", "no", "r")
+    results = rag_judge.verdict_share([rag_judge.Step([yes, no]), rag_judge.Step([]),
+                                       rag_judge.Step(error="verdicts: bad")], empty=1.0)
+    assert [r.score for r in results] == [0.5, 1.0, None]
+    assert results[0].details == {"verdicts": [yes.as_dict(), no.as_dict()]}
+    assert results[2].unmeasured_reason == "verdicts: bad"
