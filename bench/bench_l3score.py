@@ -88,7 +88,7 @@ def llama_server(n_ctx: int = 4096, ready_seconds: float = 300.0) -> Iterator[st
     port = free_port()
     log = tempfile.NamedTemporaryFile(prefix="bench-llama-", suffix=".log", delete=False)
     command = [
-        sys.executable, "-m", "llama_cpp.server",
+        sys.executable, str(BENCH_DIR / "_llama_server.py"),  # llama_cpp.server; see there
         "--model", str(judge_gguf_path()),
         "--host", "127.0.0.1", "--port", str(port),
         "--n_threads", "1", "--n_ctx", str(n_ctx),
