@@ -30,6 +30,7 @@ import socket
 import sys
 import time
 import traceback
+import warnings
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -135,7 +136,7 @@ def http_clients(max_tokens: int, timeout: float) -> tuple[Any, Any]:
             httpx.AsyncClient(transport=AsyncTransport(), timeout=timeout))
 
 
-def short(text: str, limit: int = 90) -> str:
+def short(text: str, limit: int = 120) -> str:
     text = " ".join(str(text).split())
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
@@ -189,9 +190,6 @@ def valor_scorers(job: dict[str, Any]) -> dict[str, Callable[[dict[str, Any]], A
 
 
 def ragas_scorers(job: dict[str, Any]) -> dict[str, Callable[[dict[str, Any]], Any]]:
-    import warnings
-
-    warnings.filterwarnings("ignore", category=DeprecationWarning)
     from langchain_openai import ChatOpenAI
     from ragas.dataset_schema import SingleTurnSample
     from ragas.embeddings.base import BaseRagasEmbeddings
@@ -297,8 +295,12 @@ def deepeval_scorers(job: dict[str, Any]) -> dict[str, Callable[[dict[str, Any]]
     model = ServerModel()
     common = {"model": model, "async_mode": False, "include_reason": False}
 
-    def run(metric: Any, make: Callable[[dict[str, Any]], Any]) -> Callable[[dict[str, Any]], Any]:
+    def run(factory: Callable[[], Any], make: Callable[[dict[str, Any]], Any]
+            ) -> Callable[[dict[str, Any]], Any]:
+        # a fresh metric per row, as deepeval.evaluate() copies its metrics per test case (a
+        # G-Eval instance keeps the evaluation steps it generated first)
         def score(row: dict[str, Any]) -> Any:
+            metric = factory()
             value = metric.measure(make(row))
             if getattr(metric, "error", None):
                 return RuntimeError(str(metric.error))
@@ -312,10 +314,10 @@ def deepeval_scorers(job: dict[str, Any]) -> dict[str, Callable[[dict[str, Any]]
 
     geval = {k: v for k, v in common.items() if k != "include_reason"}
     return {
-        "faithfulness": run(FaithfulnessMetric(**common), summary),
-        "hallucination": run(HallucinationMetric(**common), summary),
+        "faithfulness": run(lambda: FaithfulnessMetric(**common), summary),
+        "hallucination": run(lambda: HallucinationMetric(**common), summary),
         # G-Eval's coherence, as DeepEval documents it for summaries
-        "summary_coherence": run(GEval(
+        "summary_coherence": run(lambda: GEval(
             name="Coherence",
             criteria="Coherence - the collective quality of all sentences in the actual output: "
                      "it should be well-structured and well-organized, building from sentence to "
@@ -323,7 +325,7 @@ def deepeval_scorers(job: dict[str, Any]) -> dict[str, Callable[[dict[str, Any]]
             evaluation_params=[SingleTurnParams.INPUT, SingleTurnParams.ACTUAL_OUTPUT], **geval),
             lambda r: LLMTestCase(input=r["source"], actual_output=r["summary"])),
         # DeepEval's answer-correctness recipe: G-Eval with a correctness criterion
-        "answer_correctness": run(GEval(
+        "answer_correctness": run(lambda: GEval(
             name="Correctness",
             criteria="Determine whether the actual output is factually correct based on the "
                      "expected output.",
@@ -331,7 +333,7 @@ def deepeval_scorers(job: dict[str, Any]) -> dict[str, Callable[[dict[str, Any]]
                                SingleTurnParams.EXPECTED_OUTPUT], **geval),
             lambda r: LLMTestCase(input=r["question"], actual_output=r["prediction"],
                                   expected_output=r["reference"])),
-        "toxicity": run(ToxicityMetric(**common), lambda r: LLMTestCase(
+        "toxicity": run(lambda: ToxicityMetric(**common), lambda r: LLMTestCase(
             input="", actual_output=r["text"])),
     }
 
@@ -384,6 +386,7 @@ def run_cells(job: dict[str, Any], scorers: dict[str, Callable[[dict[str, Any]],
 def main(argv: list[str]) -> int:
     job = json.loads(Path(argv[0]).read_text(encoding="utf-8"))
     os.environ.update(OPT_OUTS)
+    warnings.filterwarnings("ignore", category=DeprecationWarning)  # the log stays readable
     Outbound.install()
     module, build = PEERS[job["peer"]]
     from importlib.metadata import version

@@ -472,6 +472,10 @@ def pairings() -> list[Pairing]:
             "valor-lite": ("compute_answer_correctness", BETTER),
             "RAGAS": ("AnswerCorrectness (default weights; MiniLM embeddings)", BETTER),
             "DeepEval": ("GEval \"Correctness\" (its answer-correctness recipe)", BETTER)}),
+        Pairing(DAVIDSON, "label", "toxicity", {"prediction": "text"}, WORSE, {
+            "valor-lite": ("compute_toxicity", WORSE),
+            "RAGAS": ("AspectCritic \"harmfulness\" (0 or 1)", WORSE),
+            "DeepEval": ("ToxicityMetric (4.x: 1 = not toxic)", BETTER)}),
         Pairing(SUMMEVAL, "consistency", "faithfulness", summary, BETTER, {
             "valor-lite": ("compute_faithfulness", BETTER),
             "RAGAS": ("Faithfulness", BETTER),
@@ -484,10 +488,6 @@ def pairings() -> list[Pairing]:
             "valor-lite": ("compute_summary_coherence", BETTER),
             "RAGAS": ("AspectCritic \"coherence\" (0 or 1)", BETTER),
             "DeepEval": ("GEval \"Coherence\" (G-Eval's SummEval criterion)", BETTER)}),
-        Pairing(DAVIDSON, "label", "toxicity", {"prediction": "text"}, WORSE, {
-            "valor-lite": ("compute_toxicity", WORSE),
-            "RAGAS": ("AspectCritic \"harmfulness\" (0 or 1)", WORSE),
-            "DeepEval": ("ToxicityMetric (4.x: 1 = not toxic)", BETTER)}),
     ]
 
 
@@ -809,8 +809,12 @@ def main(argv: list[str] | None = None) -> int:
     side, why_not = None, "--no-side-by-side was given"
     if not args.no_side_by_side and (not args.only or any(
             p.metric in args.only for p in pairings())):
-        side = run_side_by_side(args.seed, args.side_seconds, only=args.only)
-        why_not = None
+        try:
+            side = run_side_by_side(args.seed, args.side_seconds, only=args.only)
+            why_not = None
+        except (ImportError, OSError, RuntimeError) as error:  # no server: the section says so
+            why_not = f"the llama.cpp server could not start ({type(error).__name__}: " + (
+                _short(str(error), 200) + ")")
     elif args.only:
         why_not = "--only selected no metric that has a side-by-side row"
     header["wall"] = time.perf_counter() - started
