@@ -609,11 +609,17 @@ def side_result(pair: Pairing, side: str, what: str, higher: str, cell: dict[str
     """One table row: the side's scores on the rows it reached, against the people's labels."""
     reached = cell["reached"]
     errors = [e for e in cell["errors"][:reached] if e]
-    report = agreement.compare(cell["scores"][:reached], labels[:reached], seed=seed,
-                               metric=pair.metric, label=pair.label, threshold=threshold,
-                               threshold_source="given" if threshold is not None else None)
+    scored = [s for s in cell["scores"][:reached] if s is not None]
+    try:
+        report = agreement.compare(cell["scores"][:reached], labels[:reached], seed=seed,
+                                   metric=pair.metric, label=pair.label, threshold=threshold,
+                                   threshold_source="given" if threshold is not None else None)
+        why = None
+    except agreement.LabelError:  # too few rows reached: one kind of label only
+        report, why = None, "the rows reached carry one human label only: no statistic"
     common = Counter(errors).most_common(1)
     return {"pair": pair, "side": side, "what": what, "higher": higher, "report": report,
+            "scored": len(scored), "why_no_statistics": why,
             "tried": len(labels), "reached": reached, "errors": len(errors),
             "common_error": f"{common[0][1]}x {common[0][0]}" if common else "",
             "requests": cell.get("requests"), "seconds": cell.get("seconds", 0.0)}
@@ -704,13 +710,18 @@ def side_tables(side: dict[str, Any]) -> tuple[list[str], list[str]]:
                          "| - |")
             continue
         rep = r["report"]
-        stats_cells = ([fmt_stat(rep, "spearman"), fmt_stat(rep, "kendall_tau_b"),
-                        fmt_stat(rep, "pearson")] if pair.data == SUMMEVAL else
-                       [fmt_stat(rep, "auroc"), fmt_stat(rep, "balanced_accuracy"),
-                        fmt_stat(rep, "cohen_kappa")])
-        note = "" if rep.constant_score is None else f"; every row scored {rep.constant_score:g}"
+        names = (["spearman", "kendall_tau_b", "pearson"] if pair.data == SUMMEVAL else
+                 ["auroc", "balanced_accuracy", "cohen_kappa"])
+        stats_cells = ["-"] * 3 if rep is None else [fmt_stat(rep, name) for name in names]
+        if rep is None:
+            note = f"; {r['why_no_statistics']}"
+        elif rep.constant_score is not None:
+            note = f"; every row scored {rep.constant_score:g}"
+        else:
+            note = ""
         table.append(
-            f"| {where} | {r['side']} | {r['what']} ({r['higher']}) | {rep.n} ({r['reached']} of "
+            f"| {where} | {r['side']} | {r['what']} ({r['higher']}) | {r['scored']} "
+            f"({r['reached']} of "
             f"{r['tried']}) | {_errors_text(r)}{note} | {' | '.join(stats_cells)} | "
             f"{r['requests'] if r['requests'] is not None else '-'} | {r['seconds']:.0f} s |")
     return boolean, numeric
