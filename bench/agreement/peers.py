@@ -26,6 +26,7 @@ import asyncio
 import json
 import math
 import os
+import re
 import socket
 import sys
 import time
@@ -136,15 +137,29 @@ def http_clients(max_tokens: int, timeout: float) -> tuple[Any, Any]:
             httpx.AsyncClient(transport=AsyncTransport(), timeout=timeout))
 
 
+class Reported(Exception):  # noqa: N818 - not raised: a peer's own error result, as a value
+    """An error the peer returned as its result (valor-lite's error metric, a DeepEval metric's
+    ``error``), as opposed to one it raised."""
+
+
+# JSON parse positions differ row by row; without them the same error counts as the same text
+_POSITION = re.compile(r":? line \d+ column \d+ \(char \d+\)")
+
+
 def short(text: str, limit: int = 120) -> str:
-    text = " ".join(str(text).split())
+    text = _POSITION.sub("", " ".join(str(text).split()))
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
 def error_text(error: BaseException, sensitive: bool) -> str:
+    if isinstance(error, Reported):
+        kind, _, message = str(error).partition(": ")
+        verb, name = "returned the error", kind
+    else:
+        verb, name, message = "raised", type(error).__name__, str(error)
     if sensitive:
-        return f"raised {type(error).__name__} (message withheld: the set's texts stay private)"
-    return f"raised {type(error).__name__}: {short(str(error))}"
+        return f"{verb} {name} (message withheld: the set's texts stay private)"
+    return f"{verb} {name}: {short(message)}"
 
 
 # ------------------------------------------------------------------------------------ valor
@@ -166,7 +181,7 @@ def valor_scorers(job: dict[str, Any]) -> dict[str, Callable[[dict[str, Any]], A
         def score(row: dict[str, Any]) -> Any:
             metric = compute(make(row))
             if metric.type == "Error":  # valor's own error metric (after its retries)
-                return RuntimeError(f"{metric.value['type']}: {metric.value['message']}")
+                return Reported(f"{metric.value['type']}: {metric.value['message']}")
             return metric.value
 
         return score
@@ -303,7 +318,7 @@ def deepeval_scorers(job: dict[str, Any]) -> dict[str, Callable[[dict[str, Any]]
             metric = factory()
             value = metric.measure(make(row))
             if getattr(metric, "error", None):
-                return RuntimeError(str(metric.error))
+                return Reported(f"{type(metric).__name__}.error: {metric.error}")
             return value
 
         return score

@@ -7,10 +7,15 @@ through ``shared.agreement.agree`` (the same path as ``python -m shared agree``)
 "Agreement with people" block of every metric card. Every number comes from this run.
 
     .venv/bin/python bench/agreement/run.py [judge options as in `python -m shared score`]
-        [--judge-rows N] [--seed S] [--only METRIC ...]
+        [--judge-rows N] [--seed S] [--only METRIC ...] [--side-seconds S] [--no-side-by-side]
 
 Judge metrics run on a seeded subsample (``--judge-rows``, the same rows for every judge metric
 of a set); string and embedding metrics on every row. Davidson's texts are never printed.
+
+The side-by-side section then starts one llama.cpp server (the embedded SmolLM2 GGUF) and runs
+our judge metrics (``provider="openai-compatible"``) and the peers' equivalents (valor-lite,
+RAGAS, DeepEval, each in a ``.venv-agreement`` process: ``peers.py``) on the same seeded rows,
+within ``--side-seconds``, with each side's error rate (bench/README.md).
 """
 
 from __future__ import annotations
@@ -748,13 +753,14 @@ def side_section(side: dict[str, Any] | None, why_not: str | None) -> list[str]:
         f"{side['seconds']:.0f} s. Every request's completion is capped at {SIDE_MAX_TOKENS} "
         "tokens (the peers send no cap, or one this server ignores).",
         "",
-        "`errors`: rows the side was run on that gave no score: the peer raised, or returned no "
-        "number (for ours: the row was unmeasured); the most common error text, shortened "
-        "(Davidson's rows keep only the exception type). Errors are counted in the rate and "
-        "left out of the statistics. `higher =` says which way the metric points: a metric "
-        "where higher is worse agrees with the label through an AUROC below 0.5 or a negative "
-        "correlation. Thresholds: ours its own (`DECISION_THRESHOLDS`), the peers 0.5. With so "
-        "few rows the intervals are wide: read the error rates first.",
+        "`errors`: rows the side was run on that gave no score: the peer raised, returned an "
+        "error as its result, or returned no number (for ours: the row was unmeasured); the "
+        "most common error text, shortened (Davidson's rows keep only the exception type). "
+        "Errors are counted in the rate and left out of the statistics. `higher =` says which "
+        "way the metric points: a metric where higher is worse agrees with the label through "
+        "an AUROC below 0.5 or a negative correlation. Thresholds: ours its own "
+        "(`DECISION_THRESHOLDS`), the peers 0.5. With so few rows the intervals are wide: read "
+        "the error rates first.",
         "",
         "Outbound connections the peers tried (refused; only loopback is allowed in their "
         f"processes): {outbound or 'none'}.",

@@ -95,6 +95,19 @@ def test_request_fix_up_sets_a_completion_cap_the_server_reads():
     assert peers.fix_body(b'{"max_tokens": 32}', 512) is None
 
 
+def test_peer_error_texts_group_and_keep_sensitive_rows_private():
+    valor = "InvalidLLMResponseError: Evaluation LLM responded with invalid JSON. JSONDecodeError: "
+    first = peers.error_text(peers.Reported(valor + "Expecting ',' delimiter: line 5 column 3 "
+                                            "(char 77)"), sensitive=False)
+    second = peers.error_text(peers.Reported(valor + "Expecting ',' delimiter: line 9 column 1 "
+                                             "(char 120)"), sensitive=False)
+    assert first == second == ("returned the error InvalidLLMResponseError: Evaluation LLM "
+                               "responded with invalid JSON. JSONDecodeError: Expecting ',' "
+                               "delimiter")
+    private = peers.error_text(ValueError("the judge said: <the text>"), sensitive=True)
+    assert private == "raised ValueError (message withheld: the set's texts stay private)"
+
+
 def test_peer_processes_cannot_phone_home():
     code = (
         "import socket, sys; sys.path.insert(0, {!r}); import peers; peers.Outbound.install()\n"
