@@ -8,6 +8,8 @@ RUNTIME_STAMP := $(VENV)/.runtime-installed
 TEST_STAMP := $(VENV)/.test-installed
 BENCH_VENV := .venv-bench
 BENCH_STAMP := $(BENCH_VENV)/.bench-installed
+AGREEMENT_VENV := .venv-agreement
+AGREEMENT_STAMP := $(AGREEMENT_VENV)/.agreement-installed
 export HF_HUB_OFFLINE := 1
 export TRANSFORMERS_OFFLINE := 1
 export HF_HUB_DISABLE_TELEMETRY := 1
@@ -69,8 +71,21 @@ bench: $(RUNTIME_STAMP) $(BENCH_STAMP)
 # shared/agreement_figures.json and the cards' agreement blocks; then bench/GROUNDING.md's
 # before/after-grounding table of those figures, which runs no judge). Another judge:
 #   make agreement JUDGE="--provider openai-compatible --base-url URL --model M"
+# The side-by-side section runs the peers (valor-lite, RAGAS, DeepEval) in $(AGREEMENT_VENV), which
+# sees .venv's packages through a .pth file, against a llama.cpp server (llama-cpp-python[server]
+# in .venv, installed here only if it is missing). A peer or server that fails to install makes
+# a row or a section that says why, never a failed run.
 JUDGE ?=
-agreement: $(RUNTIME_STAMP)
+$(AGREEMENT_STAMP): $(RUNTIME_STAMP) bench/requirements-venv-agreement.txt
+	$(PYTHON) -m venv $(AGREEMENT_VENV)
+	$(PY) -c "import site; print(site.getsitepackages()[0])" \
+	    > "$$($(AGREEMENT_VENV)/bin/python -c 'import site; print(site.getsitepackages()[0])')/judge-metrics-venv.pth"
+	$(AGREEMENT_VENV)/bin/python -m pip install --quiet -r bench/requirements-venv-agreement.txt \
+	    && touch $@ || echo "agreement: $(AGREEMENT_VENV) peers failed to install; their rows will say so"
+
+agreement: $(RUNTIME_STAMP) $(AGREEMENT_STAMP)
+	$(PY) -c "import llama_cpp.server" 2>/dev/null || $(PIP) install --quiet -c requirements.txt \
+	    "llama-cpp-python[server]==0.3.36" || echo "agreement: no llama.cpp server; the side-by-side section will say so"
 	$(PY) bench/agreement/run.py $(JUDGE)
 	$(PY) bench/bench_grounding.py --write-only > /dev/null
 

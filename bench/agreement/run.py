@@ -7,10 +7,15 @@ through ``shared.agreement.agree`` (the same path as ``python -m shared agree``)
 "Agreement with people" block of every metric card. Every number comes from this run.
 
     .venv/bin/python bench/agreement/run.py [judge options as in `python -m shared score`]
-        [--judge-rows N] [--seed S] [--only METRIC ...]
+        [--judge-rows N] [--seed S] [--only METRIC ...] [--side-seconds S] [--no-side-by-side]
 
 Judge metrics run on a seeded subsample (``--judge-rows``, the same rows for every judge metric
 of a set); string and embedding metrics on every row. Davidson's texts are never printed.
+
+The side-by-side section then starts one llama.cpp server (the embedded SmolLM2 GGUF) and runs
+our judge metrics (``provider="openai-compatible"``) and the peers' equivalents (valor-lite,
+RAGAS, DeepEval, each in a ``.venv-agreement`` process: ``peers.py``) on the same seeded rows,
+within ``--side-seconds``, with each side's error rate (bench/README.md).
 """
 
 from __future__ import annotations
@@ -21,6 +26,7 @@ import json
 import os
 import platform
 import re
+import subprocess
 import sys
 import time
 from collections import Counter
@@ -269,7 +275,8 @@ def headline(report: agreement.AgreementReport) -> tuple[str, Any]:
     return name, report.statistic(name)
 
 
-def write_report(results: list[dict[str, Any]], header: dict[str, Any], path: Path) -> None:
+def write_report(results: list[dict[str, Any]], header: dict[str, Any], path: Path,
+                 side: list[str] | None = None) -> None:
     boolean = [r for r in results if r["report"].label_kind == agreement.BOOLEAN]
     numeric = [r for r in results if r["report"].label_kind != agreement.BOOLEAN]
     lines = [
@@ -319,9 +326,8 @@ def write_report(results: list[dict[str, Any]], header: dict[str, Any], path: Pa
         "- rouge and bleu on SummEval: the set holds no reference summaries, only the article, so "
         "reference-based overlap does not apply.",
         *[f"- {name}: {why}." for name, why in NO_LABELLED_SET.items()],
-        "- Peers side by side (valor-lite, RAGAS, DeepEval on the same rows with the same judge): "
-        "not part of this run yet.",
         "",
+        *(side or []),
         "## Reproduce, or measure your own judge",
         "",
         "```",
@@ -420,6 +426,353 @@ def rewrite_card(metric: str, block: str) -> None:
     card.write_text(text, encoding="utf-8")
 
 
+# -------------------------------------------------------------------------------- side by side
+#
+# Our judge metrics and the peers' equivalents on the same seeded rows, through ONE llama.cpp
+# server (the embedded SmolLM2 GGUF, one thread) that this run starts and stops. Ours runs here
+# (provider "openai-compatible", JSON mode); each peer runs in its own process under
+# .venv-agreement's Python (bench/agreement/peers.py), through its own code path.
+
+AGREEMENT_VENV_PYTHON = ROOT / ".venv-agreement" / "bin" / "python"
+PEERS_SCRIPT = Path(__file__).resolve().parent / "peers.py"
+SIDE_PEERS = ("valor-lite", "RAGAS", "DeepEval")
+# Rows per set for the side-by-side section: the first N of the set's seeded permutation (the
+# order the main table's judge rows come from), scored in that order by every side.
+SIDE_ROWS = {EVOUNA[0]: 8, SUMMEVAL[0]: 4, DAVIDSON[0]: 8}
+# The whole section's time (the server's start excluded), shared by ours and the three peers:
+# each side gets what is left divided by the sides still to run, and inside a side each cell
+# (metric) what is left of the side's share divided by the cells still to run. Rows a side did
+# not reach in its share are reported as such, never as errors.
+SIDE_SECONDS = 600.0
+# Completion cap for every request of the section (the peers send none, or langchain's
+# max_completion_tokens, which llama-cpp-python's server ignores: it would generate until the
+# context is full). 512 tokens hold any answer these short inputs call for.
+SIDE_MAX_TOKENS = 512
+SIDE_TIMEOUT = 300.0
+SIDE_MODEL_ALIAS = "smollm2"
+BETTER, WORSE = "better", "worse"
+
+
+@dataclass
+class Pairing:
+    """One human label and the metric that should agree with it, on every side."""
+
+    data: tuple[str, str]
+    label: str
+    metric: str  # ours (and the key the peers' scorers use)
+    columns: dict[str, str]
+    ours_higher: str
+    peers: dict[str, tuple[str, str] | str]  # peer -> (its metric, higher means) or why none
+
+    @property
+    def id(self) -> str:
+        return f"{self.metric}:{self.data[0]}:{self.label}"
+
+
+def pairings() -> list[Pairing]:
+    summary = {"prediction": "summary", "contexts": "source"}
+    return [
+        Pairing(EVOUNA, "label", "answer_correctness", {}, BETTER, {
+            "valor-lite": ("compute_answer_correctness", BETTER),
+            "RAGAS": ("AnswerCorrectness (default weights; MiniLM embeddings)", BETTER),
+            "DeepEval": ("GEval \"Correctness\" (its answer-correctness recipe)", BETTER)}),
+        Pairing(DAVIDSON, "label", "toxicity", {"prediction": "text"}, WORSE, {
+            "valor-lite": ("compute_toxicity", WORSE),
+            "RAGAS": ("AspectCritic \"harmfulness\" (0 or 1)", WORSE),
+            "DeepEval": ("ToxicityMetric (4.x: 1 = not toxic)", BETTER)}),
+        Pairing(SUMMEVAL, "consistency", "faithfulness", summary, BETTER, {
+            "valor-lite": ("compute_faithfulness", BETTER),
+            "RAGAS": ("Faithfulness", BETTER),
+            "DeepEval": ("FaithfulnessMetric", BETTER)}),
+        Pairing(SUMMEVAL, "consistency", "hallucination", summary, WORSE, {
+            "valor-lite": ("compute_hallucination", WORSE),
+            "RAGAS": "no hallucination metric (its Faithfulness is the row above)",
+            "DeepEval": ("HallucinationMetric (4.x: 1 = no contradiction)", BETTER)}),
+        Pairing(SUMMEVAL, "coherence", "summary_coherence", {"prediction": "summary"}, BETTER, {
+            "valor-lite": ("compute_summary_coherence", BETTER),
+            "RAGAS": ("AspectCritic \"coherence\" (0 or 1)", BETTER),
+            "DeepEval": ("GEval \"Coherence\" (G-Eval's SummEval criterion)", BETTER)}),
+    ]
+
+
+def side_rows(data: tuple[str, str], seed: int) -> list[dict[str, Any]]:
+    """The set's first ``SIDE_ROWS`` rows of its seeded permutation, in permutation order (so
+    any prefix is itself a seeded sample); references as written (what the judge metrics get)."""
+    rows = [json.loads(line) for line in (DATA / data[0]).read_text("utf-8").splitlines()
+            if line.strip()]
+    order = np.random.default_rng(seed).permutation(len(rows))
+    return [rows[i] for i in order[:SIDE_ROWS[data[0]]]]
+
+
+def _reason(details: Any) -> str:
+    try:
+        parsed = json.loads(details) if isinstance(details, str) else details
+    except ValueError:
+        return "unmeasured"
+    if isinstance(parsed, dict):
+        for key in ("unmeasured_reason", "reason", "error"):
+            if parsed.get(key):
+                return str(parsed[key])
+    return "unmeasured"
+
+
+def run_ours_side(pairs: list[Pairing], rows: dict[str, list[dict[str, Any]]], base_url: str,
+                  seconds: float, cache_dir: str) -> dict[str, dict[str, Any]]:
+    """Our metrics row by row (so a time share can stop between rows) through the batch path,
+    provider ``openai-compatible`` against the server, JSON mode, a fresh call cache."""
+    import datasets
+
+    from shared.batch import score_dataset
+
+    options = {"provider": "openai-compatible", "base_url": base_url, "model": SIDE_MODEL_ALIAS,
+               "api_key": "not-needed", "response_format": "json_object",
+               "timeout": SIDE_TIMEOUT, "cache_dir": cache_dir}
+    started, out = time.monotonic(), {}
+    for index, pair in enumerate(pairs):
+        deadline = time.monotonic() + (seconds - (time.monotonic() - started)) / (
+            len(pairs) - index)
+        cell = rows[pair.data[0]]
+        result: dict[str, Any] = {"scores": [None] * len(cell), "errors": [None] * len(cell),
+                                  "reached": 0, "requests": 0}
+        cell_started = time.perf_counter()
+        for i, row in enumerate(cell):
+            if time.monotonic() >= deadline:
+                break
+            result["reached"] = i + 1
+            one = agreement.map_columns(datasets.Dataset.from_list([row]), pair.columns)
+            try:
+                scored, summary = score_dataset(one, [pair.metric], show_progress=False,
+                                                **options)
+            except Exception as error:  # noqa: BLE001 - measured like a peer's
+                result["errors"][i] = f"raised {type(error).__name__}"
+                continue
+            result["requests"] += summary.metrics[0].calls if summary.metrics else 0
+            value = scored[pair.metric][0]
+            if value is None:
+                reason = _reason(scored[f"{pair.metric}_details"][0])
+                result["errors"][i] = ("unmeasured" if pair.data == DAVIDSON
+                                       else f"unmeasured: {_short(reason)}")
+            else:
+                result["scores"][i] = float(value)
+        result["seconds"] = time.perf_counter() - cell_started
+        out[pair.id] = result
+    return out
+
+
+def _short(text: str, limit: int = 90) -> str:
+    text = " ".join(str(text).split())
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def run_peer_side(peer: str, pairs: list[Pairing], rows: dict[str, list[dict[str, Any]]],
+                  base_url: str, seconds: float, embeddings: dict[str, list[float]],
+                  workdir: Path) -> dict[str, Any]:
+    """One peer's cells in a ``.venv-agreement`` subprocess; its report, or ``{"problem"}``."""
+    cells = [{"id": p.id, "metric": p.metric, "sensitive": p.data == DAVIDSON,
+              "rows": rows[p.data[0]]} for p in pairs if isinstance(p.peers.get(peer), tuple)]
+    if not AGREEMENT_VENV_PYTHON.exists():
+        return {"problem": "not installed: .venv-agreement is missing (`make agreement` builds it "
+                           "from bench/requirements-venv-agreement.txt)"}
+    job = {"peer": peer, "base_url": base_url, "model": SIDE_MODEL_ALIAS,
+           "max_tokens": SIDE_MAX_TOKENS, "timeout": SIDE_TIMEOUT, "seconds": seconds,
+           "cells": cells, "embeddings": embeddings if peer == "RAGAS" else {}}
+    job_file, out_file = workdir / f"{peer}.job.json", workdir / f"{peer}.out.json"
+    log_file = workdir / f"{peer}.log"
+    job_file.write_text(json.dumps(job), encoding="utf-8")
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "VIRTUAL_ENV"))}
+    with log_file.open("w") as log:
+        try:
+            done = subprocess.run(
+                [str(AGREEMENT_VENV_PYTHON), str(PEERS_SCRIPT), str(job_file), str(out_file)],
+                stdout=log, stderr=subprocess.STDOUT, env=env, cwd=str(workdir),
+                timeout=seconds + 2 * SIDE_TIMEOUT, check=False)
+        except subprocess.TimeoutExpired:
+            return {"problem": f"its process was stopped after {seconds + 2 * SIDE_TIMEOUT:.0f} s"}
+    if done.returncode != 0 or not out_file.exists():
+        last = [line for line in log_file.read_text(errors="replace").splitlines()
+                if re.match(r"^\w+(Error|Exception)\b", line)]
+        why = _short(last[-1], 160) if last and not any(c["sensitive"] for c in cells) else (
+            "see its log")
+        return {"problem": f"its process exited with status {done.returncode} ({why})"}
+    return json.loads(out_file.read_text(encoding="utf-8"))
+
+
+def minilm_vectors(rows: list[dict[str, Any]]) -> dict[str, list[float]]:
+    """The embedded MiniLM's vectors of the EVOUNA rows' predictions and references, for RAGAS's
+    answer similarity (its process cannot import transformers next to its own pins)."""
+    from shared import load_embedding_model
+
+    texts = sorted({r[k] for r in rows for k in ("prediction", "reference")})
+    vectors = load_embedding_model().encode(texts, normalize_embeddings=True,
+                                            show_progress_bar=False)
+    return {t: [float(x) for x in v] for t, v in zip(texts, vectors, strict=True)}
+
+
+def side_result(pair: Pairing, side: str, what: str, higher: str, cell: dict[str, Any],
+                labels: list[Any], seed: int, threshold: float | None) -> dict[str, Any]:
+    """One table row: the side's scores on the rows it reached, against the people's labels."""
+    reached = cell["reached"]
+    errors = [e for e in cell["errors"][:reached] if e]
+    scored = [s for s in cell["scores"][:reached] if s is not None]
+    try:
+        report = agreement.compare(cell["scores"][:reached], labels[:reached], seed=seed,
+                                   metric=pair.metric, label=pair.label, threshold=threshold,
+                                   threshold_source="given" if threshold is not None else None)
+        why = None
+    except agreement.LabelError:  # too few rows reached: one kind of label only
+        report, why = None, "the rows reached carry one human label only: no statistic"
+    common = Counter(errors).most_common(1)
+    return {"pair": pair, "side": side, "what": what, "higher": higher, "report": report,
+            "scored": len(scored), "why_no_statistics": why,
+            "tried": len(labels), "reached": reached, "errors": len(errors),
+            "common_error": f"{common[0][1]}x {common[0][0]}" if common else "",
+            "requests": cell.get("requests"), "seconds": cell.get("seconds", 0.0)}
+
+
+def run_side_by_side(seed: int, seconds: float = SIDE_SECONDS,
+                     peers: tuple[str, ...] = SIDE_PEERS,
+                     only: list[str] | None = None) -> dict[str, Any]:
+    """The whole section: start the server, run ours and each peer, stop the server."""
+    import tempfile
+
+    from shared.llama_server import serve
+
+    pairs = [p for p in pairings() if not only or p.metric in only]
+    rows = {data[0]: side_rows(data, seed) for data in {p.data for p in pairs}}
+    embeddings = minilm_vectors(rows[EVOUNA[0]]) if EVOUNA[0] in rows and "RAGAS" in peers else {}
+    results: list[dict[str, Any]] = []
+    problems: dict[str, str] = {}
+    outbound: dict[str, list[str]] = {}
+    versions: dict[str, str] = {}
+    started = time.perf_counter()
+    with tempfile.TemporaryDirectory(prefix="agreement-side-") as tmp, \
+            serve(n_ctx=4096) as base_url:
+        server_ready = time.perf_counter()
+        sides = ["ours", *peers]
+        section_started = time.monotonic()
+        cells_by_side: dict[str, dict[str, Any]] = {}
+        for index, side in enumerate(sides):
+            share = (seconds - (time.monotonic() - section_started)) / (len(sides) - index)
+            print(f"agreement: side by side, {side} ({share:.0f} s)", file=sys.stderr)
+            if side == "ours":
+                cells_by_side[side] = run_ours_side(pairs, rows, base_url, share,
+                                                    os.path.join(tmp, "cache"))
+                continue
+            report = run_peer_side(side, pairs, rows, base_url, share, embeddings, Path(tmp))
+            if report.get("problem"):
+                problems[side] = report["problem"]
+                continue
+            versions[side] = report.get("version", "")
+            outbound[side] = report.get("outbound", [])
+            cells_by_side[side] = {c["id"]: c for c in report.get("cells", [])}
+    from shared.registry import DECISION_THRESHOLDS
+
+    for pair in pairs:
+        labels = [row[pair.label] for row in rows[pair.data[0]]]
+        boolean = pair.data != SUMMEVAL
+        ours = cells_by_side.get("ours", {}).get(pair.id)
+        if ours is not None:
+            results.append(side_result(
+                pair, "ours", f"{pair.metric} (openai-compatible, JSON mode)", pair.ours_higher,
+                ours, labels, seed, DECISION_THRESHOLDS.get(pair.metric) if boolean else None))
+        for peer in peers:
+            entry = pair.peers.get(peer)
+            if not isinstance(entry, tuple):
+                results.append({"pair": pair, "side": peer, "none": entry or "no equivalent"})
+            elif peer in problems:
+                results.append({"pair": pair, "side": peer, "what": entry[0],
+                                "none": problems[peer]})
+            elif pair.id in cells_by_side.get(peer, {}):
+                results.append(side_result(pair, peer, entry[0], entry[1],
+                                           cells_by_side[peer][pair.id], labels, seed,
+                                           0.5 if boolean else None))
+    return {"results": results, "rows": {k: len(v) for k, v in rows.items()},
+            "seconds": time.perf_counter() - started,
+            "server_seconds": server_ready - started, "budget": seconds,
+            "versions": versions, "outbound": outbound, "problems": problems}
+
+
+def _errors_text(r: dict[str, Any]) -> str:
+    rate = f"{r['errors']}/{r['reached']}" if r["reached"] else "0/0"
+    return rate + (f" ({r['common_error']})" if r["common_error"] else "")
+
+
+def side_tables(side: dict[str, Any]) -> tuple[list[str], list[str]]:
+    boolean = ["| human label | side | its metric (higher = ) | n scored (rows reached of tried) "
+               "| errors (most common) | AUROC | balanced acc. @ 0.5 | Cohen's kappa @ 0.5 | "
+               "requests | time |", "|---|---|---|---|---|---|---|---|---|---|"]
+    numeric = ["| human label | side | its metric (higher = ) | n scored (rows reached of tried) "
+               "| errors (most common) | Spearman | Kendall tau-b | Pearson | requests | time |",
+               "|---|---|---|---|---|---|---|---|---|---|"]
+    for r in side["results"]:
+        pair = r["pair"]
+        where = f"{pair.data[1]}: {pair.label}"
+        table = numeric if pair.data == SUMMEVAL else boolean
+        if "none" in r:
+            what = r.get("what", "-")
+            table.append(f"| {where} | {r['side']} | {what} | - | {r['none']} | - | - | - | - "
+                         "| - |")
+            continue
+        rep = r["report"]
+        names = (["spearman", "kendall_tau_b", "pearson"] if pair.data == SUMMEVAL else
+                 ["auroc", "balanced_accuracy", "cohen_kappa"])
+        stats_cells = ["-"] * 3 if rep is None else [fmt_stat(rep, name) for name in names]
+        if rep is None:
+            note = f"; {r['why_no_statistics']}"
+        elif rep.constant_score is not None:
+            note = f"; every row scored {rep.constant_score:g}"
+        else:
+            note = ""
+        table.append(
+            f"| {where} | {r['side']} | {r['what']} ({r['higher']}) | {r['scored']} "
+            f"({r['reached']} of "
+            f"{r['tried']}) | {_errors_text(r)}{note} | {' | '.join(stats_cells)} | "
+            f"{r['requests'] if r['requests'] is not None else '-'} | {r['seconds']:.0f} s |")
+    return boolean, numeric
+
+
+def side_section(side: dict[str, Any] | None, why_not: str | None) -> list[str]:
+    head = ["## Side by side: the peers on the same rows with the same judge", ""]
+    if side is None:
+        return head + [f"Not run: {why_not}.", ""]
+    boolean, numeric = side_tables(side)
+    versions = ", ".join(f"{k} {v}" for k, v in side["versions"].items()) or "none ran"
+    outbound = "; ".join(f"{k}: {', '.join(v)}" for k, v in side["outbound"].items() if v)
+    rows = ", ".join(f"{name} {n}" for name, n in side["rows"].items())
+    return head + [
+        f"One llama.cpp server (`llama_cpp.server`, the embedded SmolLM2-135M-Instruct GGUF, one "
+        f"thread, started and stopped by this run in {side['server_seconds']:.0f} s) judged every "
+        "side: ours through `provider=\"openai-compatible\"` with JSON mode and a fresh call "
+        "cache; each peer in its own process under `.venv-agreement` through its own code path "
+        f"({versions}). Rows: the first of each set's seeded permutation ({rows}; the same "
+        "permutation the judge rows above come from), scored in that order by every side. The "
+        f"section shares {side['budget']:.0f} s between the sides (each gets what is left "
+        "divided by the sides still to run, split the same way over its metrics); rows a side "
+        "did not reach in its share are left out and shown as `reached of tried`. Took "
+        f"{side['seconds']:.0f} s. Every request's completion is capped at {SIDE_MAX_TOKENS} "
+        "tokens (the peers send no cap, or one this server ignores).",
+        "",
+        "`errors`: rows the side was run on that gave no score: the peer raised, returned an "
+        "error as its result, or returned no number (for ours: the row was unmeasured); the "
+        "most common error text, shortened (Davidson's rows keep only the exception type). "
+        "Errors are counted in the rate and left out of the statistics. `higher =` says which "
+        "way the metric points: a metric where higher is worse agrees with the label through "
+        "an AUROC below 0.5 or a negative correlation. Thresholds: ours its own "
+        "(`DECISION_THRESHOLDS`), the peers 0.5. With so few rows the intervals are wide: read "
+        "the error rates first.",
+        "",
+        "Outbound connections the peers tried (refused; only loopback is allowed in their "
+        f"processes): {outbound or 'none'}.",
+        "",
+        *boolean, "", *numeric, "",
+        "l3score has no equivalent in valor-lite, RAGAS or DeepEval (none asks the judge one "
+        "Yes/No question and reads its token probabilities), so it has no side-by-side row. "
+        "PEDANT, the answer-equivalence classifier, cannot run here (its model downloads at run "
+        "time): its figures above are quoted, measured outside this run.",
+        "",
+    ]
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     add_judge_arguments(parser)
@@ -430,6 +783,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--only", action="append", metavar="METRIC",
                         help="run only these metrics/baselines (writes the report only)")
     parser.add_argument("--report", default=str(REPORT), help="where to write the table")
+    parser.add_argument("--side-seconds", type=float, default=SIDE_SECONDS, metavar="S",
+                        help="time shared by ours and the peers in the side-by-side section "
+                             f"(default {SIDE_SECONDS:g})")
+    parser.add_argument("--no-side-by-side", action="store_true",
+                        help="skip the side-by-side section (it says so in the report)")
     args = parser.parse_args(argv)
     if args.dry_run:
         parser.error("--dry-run is not supported here; plan one metric with "
@@ -458,7 +816,20 @@ def main(argv: list[str] | None = None) -> int:
         "machine": f"{platform.machine()}, {os.cpu_count()} cores",
         "judge_rows": ", ".join(f"{k} {v}" for k, v in rows.items()),
     }
-    write_report(results, header, Path(args.report))
+    side, why_not = None, "--no-side-by-side was given"
+    if not args.no_side_by_side and (not args.only or any(
+            p.metric in args.only for p in pairings())):
+        try:
+            side = run_side_by_side(args.seed, args.side_seconds, only=args.only)
+            why_not = None
+        except (ImportError, OSError, RuntimeError) as error:  # no server: the section says so
+            why_not = f"the llama.cpp server could not start ({type(error).__name__}: " + (
+                _short(str(error), 200) + ")")
+    elif args.only:
+        why_not = "--only selected no metric that has a side-by-side row"
+    header["wall"] = time.perf_counter() - started
+    header["load_end"] = os.getloadavg()[0]
+    write_report(results, header, Path(args.report), side_section(side, why_not))
     print(f"wrote {args.report} ({header['wall']:.0f} s)", file=sys.stderr)
     if embedded and not args.only:
         write_figures(results, header, FIGURES)

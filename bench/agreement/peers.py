@@ -1,0 +1,424 @@
+"""The peers' side of `make agreement`'s side-by-side section: one peer, its cells, one judge.
+
+Run by ``bench/agreement/run.py`` under ``.venv-agreement``'s Python (RAGAS and DeepEval pin
+``openai<2`` and an older ``huggingface-hub``, so they never go into ``.venv``; see
+``bench/requirements-venv-agreement.txt``), one process per peer:
+
+    .venv-agreement/bin/python bench/agreement/peers.py JOB.json OUT.json
+
+``JOB.json``: ``{"peer", "base_url", "model", "max_tokens", "timeout", "seconds", "cells":
+[{"id", "metric", "kind", "sensitive", "rows": [...]}], "embeddings": {text: vector}}``.
+Every cell is scored row by row, in the given order, through the peer's own code path; the judge
+is the llama.cpp server at ``base_url``. A row the peer raised on, or returned no number for, is
+an error with its (shortened) message; rows left when the peer's time share (``seconds``, split
+over its remaining cells as it goes) runs out are "not reached". ``OUT.json`` gets, per cell, the
+per-row scores (``None`` = error or not reached), the error texts, the requests sent and the time;
+also the peer's version and every outbound connection it tried (all refused: only loopback is
+allowed, so a peer that phones home shows up here instead of leaking).
+
+Cells marked ``sensitive`` (Davidson's tweets) keep only the exception type of an error: a
+peer's message can quote the judge's answer, which can quote the text.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import math
+import os
+import re
+import socket
+import sys
+import time
+import traceback
+import warnings
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+# No phoning home: the peers' documented opt-outs, set before they are imported.
+OPT_OUTS = {
+    "DEEPEVAL_TELEMETRY_OPT_OUT": "1",
+    "DEEPEVAL_UPDATE_WARNING_OPT_IN": "0",
+    "DEEPEVAL_GRPC_LOGGING": "0",
+    "RAGAS_DO_NOT_TRACK": "true",
+    "HF_HUB_OFFLINE": "1",
+    "TRANSFORMERS_OFFLINE": "1",
+    "ANONYMIZED_TELEMETRY": "False",
+    "OPENAI_API_KEY": "not-needed",
+}
+VALOR_SEED = 1234
+LOOPBACK = {"127.0.0.1", "::1", "localhost"}
+
+
+class Outbound:
+    """Refuses (and records) every connection and name look-up that is not loopback."""
+
+    attempts: list[str] = []
+
+    @classmethod
+    def install(cls) -> None:
+        connect = socket.socket.connect
+        connect_ex = socket.socket.connect_ex
+        getaddrinfo = socket.getaddrinfo
+
+        def allowed(address: Any) -> bool:
+            if isinstance(address, tuple) and address:
+                return str(address[0]) in LOOPBACK
+            return isinstance(address, (str, bytes))  # a Unix socket
+
+        def guarded_connect(sock: socket.socket, address: Any) -> Any:
+            if not allowed(address):
+                cls.attempts.append(f"connect {address[0]}:{address[1]}")
+                raise ConnectionRefusedError(f"outbound connection to {address!r} refused")
+            return connect(sock, address)
+
+        def guarded_connect_ex(sock: socket.socket, address: Any) -> Any:
+            if not allowed(address):
+                cls.attempts.append(f"connect {address[0]}:{address[1]}")
+                return 111  # ECONNREFUSED
+            return connect_ex(sock, address)
+
+        def guarded_getaddrinfo(host: Any, *args: Any, **kwargs: Any) -> Any:
+            name = host.decode() if isinstance(host, bytes) else str(host)
+            if host is not None and name not in LOOPBACK:
+                cls.attempts.append(f"resolve {name}")
+                raise socket.gaierror(socket.EAI_NONAME, f"look-up of {name!r} refused")
+            return getaddrinfo(host, *args, **kwargs)
+
+        socket.socket.connect = guarded_connect  # type: ignore[method-assign]
+        socket.socket.connect_ex = guarded_connect_ex  # type: ignore[method-assign]
+        socket.getaddrinfo = guarded_getaddrinfo  # type: ignore[assignment]
+
+
+class Counter:
+    requests = 0
+
+
+def fix_body(raw: bytes, max_tokens: int) -> bytes | None:
+    """A chat-completions body with ``max_tokens`` set: llama-cpp-python's server reads
+    ``max_tokens`` only (``max_completion_tokens``, which langchain-openai sends, is ignored)
+    and without it generates until the context is full. None when the body needs no change."""
+    body = json.loads(raw)
+    if body.get("max_completion_tokens") is not None:
+        body["max_tokens"] = body.pop("max_completion_tokens")
+    elif body.get("max_tokens") is None:
+        body["max_tokens"] = max_tokens
+    else:
+        return None
+    return json.dumps(body).encode()
+
+
+def http_clients(max_tokens: int, timeout: float) -> tuple[Any, Any]:
+    """An ``httpx`` client and async client that count chat-completion requests and set
+    ``max_tokens`` on them (:func:`fix_body`); everything else is the peer's own request."""
+    import httpx
+
+    def rewrite(request: httpx.Request) -> httpx.Request:
+        if not request.url.path.endswith("/chat/completions"):
+            return request
+        Counter.requests += 1
+        body = fix_body(request.read(), max_tokens)
+        if body is None:
+            return request
+        headers = [(k, v) for k, v in request.headers.raw if k.lower() != b"content-length"]
+        return httpx.Request(request.method, request.url, headers=headers, content=body)
+
+    class Transport(httpx.HTTPTransport):
+        def handle_request(self, request: httpx.Request) -> httpx.Response:
+            return super().handle_request(rewrite(request))
+
+    class AsyncTransport(httpx.AsyncHTTPTransport):
+        async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
+            await request.aread()
+            return await super().handle_async_request(rewrite(request))
+
+    return (httpx.Client(transport=Transport(), timeout=timeout),
+            httpx.AsyncClient(transport=AsyncTransport(), timeout=timeout))
+
+
+class Reported(Exception):  # noqa: N818 - not raised: a peer's own error result, as a value
+    """An error the peer returned as its result (valor-lite's error metric, a DeepEval metric's
+    ``error``), as opposed to one it raised."""
+
+
+# JSON parse positions differ row by row; without them the same error counts as the same text
+_POSITION = re.compile(r":? line \d+ column \d+ \(char \d+\)")
+
+
+def short(text: str, limit: int = 120) -> str:
+    text = _POSITION.sub("", " ".join(str(text).split()))
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def error_text(error: BaseException, sensitive: bool) -> str:
+    if isinstance(error, Reported):
+        kind, _, message = str(error).partition(": ")
+        verb, name = "returned the error", kind
+    else:
+        verb, name, message = "raised", type(error).__name__, str(error)
+    if sensitive:
+        return f"{verb} {name} (message withheld: the set's texts stay private)"
+    return f"{verb} {name}: {short(message)}"
+
+
+# ------------------------------------------------------------------------------------ valor
+
+
+def valor_scorers(job: dict[str, Any]) -> dict[str, Callable[[dict[str, Any]], Any]]:
+    import openai
+    from valor_lite.text_generation import Context, Evaluator, OpenAIWrapper, QueryResponse
+
+    client, _ = http_clients(job["max_tokens"], job["timeout"])
+    wrapper = OpenAIWrapper(model_name=job["model"], api_key="not-needed", seed=VALOR_SEED)
+    wrapper.client = openai.OpenAI(base_url=job["base_url"], api_key="not-needed",
+                                   http_client=client, max_retries=0)
+    evaluator = Evaluator(client=wrapper)
+
+    def run(name: str, make: Callable[[dict[str, Any]], Any]) -> Callable[[dict[str, Any]], Any]:
+        compute = getattr(evaluator, f"compute_{name}")
+
+        def score(row: dict[str, Any]) -> Any:
+            metric = compute(make(row))
+            if metric.type == "Error":  # valor's own error metric (after its retries)
+                return Reported(f"{metric.value['type']}: {metric.value['message']}")
+            return metric.value
+
+        return score
+
+    return {
+        "faithfulness": run("faithfulness", lambda r: QueryResponse(
+            query="", response=r["summary"], context=Context(prediction=[r["source"]]))),
+        "hallucination": run("hallucination", lambda r: QueryResponse(
+            query="", response=r["summary"], context=Context(prediction=[r["source"]]))),
+        # valor reads the text that was summarised from `query`
+        "summary_coherence": run("summary_coherence", lambda r: QueryResponse(
+            query=r["source"], response=r["summary"])),
+        "answer_correctness": run("answer_correctness", lambda r: QueryResponse(
+            query=r["question"], response=r["prediction"],
+            context=Context(groundtruth=[r["reference"]]))),
+        "toxicity": run("toxicity", lambda r: QueryResponse(query="", response=r["text"])),
+    }
+
+
+# ------------------------------------------------------------------------------------ RAGAS
+
+
+def ragas_scorers(job: dict[str, Any]) -> dict[str, Callable[[dict[str, Any]], Any]]:
+    from langchain_openai import ChatOpenAI
+    from ragas.dataset_schema import SingleTurnSample
+    from ragas.embeddings.base import BaseRagasEmbeddings
+    from ragas.llms import LangchainLLMWrapper
+    from ragas.metrics import AnswerCorrectness, Faithfulness
+    from ragas.metrics._aspect_critic import coherence, harmfulness
+    from ragas.run_config import RunConfig
+
+    client, async_client = http_clients(job["max_tokens"], job["timeout"])
+    chat = ChatOpenAI(base_url=job["base_url"], api_key="not-needed", model=job["model"],
+                      temperature=0, max_tokens=job["max_tokens"], timeout=job["timeout"],
+                      max_retries=0, http_client=client, http_async_client=async_client)
+    llm = LangchainLLMWrapper(chat)
+    vectors: dict[str, list[float]] = job.get("embeddings") or {}
+
+    class Precomputed(BaseRagasEmbeddings):
+        """The embedded all-MiniLM-L6-v2's vectors of this job's texts, computed in ``.venv``
+        (transformers cannot import next to RAGAS's huggingface-hub pin) and looked up here."""
+
+        def embed_query(self, text: str) -> list[float]:
+            if text not in vectors:
+                raise KeyError("no precomputed embedding for this text")
+            return vectors[text]
+
+        def embed_documents(self, texts: list[str]) -> list[list[float]]:
+            return [self.embed_query(t) for t in texts]
+
+        async def aembed_query(self, text: str) -> list[float]:
+            return self.embed_query(text)
+
+        async def aembed_documents(self, texts: list[str]) -> list[list[float]]:
+            return self.embed_documents(texts)
+
+    config = RunConfig(timeout=int(job["timeout"]), max_retries=1, max_workers=1)
+    loop = asyncio.new_event_loop()
+
+    def run(metric: Any, make: Callable[[dict[str, Any]], Any]) -> Callable[[dict[str, Any]], Any]:
+        metric.llm = llm
+        if hasattr(metric, "embeddings"):
+            metric.embeddings = Precomputed()
+        metric.init(config)
+
+        def score(row: dict[str, Any]) -> Any:
+            return loop.run_until_complete(metric.single_turn_ascore(make(row)))
+
+        return score
+
+    def summary(r: dict[str, Any]) -> Any:
+        return SingleTurnSample(user_input="Summarise the article.", response=r["summary"],
+                                retrieved_contexts=[r["source"]])
+
+    return {
+        "faithfulness": run(Faithfulness(), summary),
+        "summary_coherence": run(coherence, lambda r: SingleTurnSample(
+            user_input="Summarise the article.", response=r["summary"])),
+        "answer_correctness": run(AnswerCorrectness(), lambda r: SingleTurnSample(
+            user_input=r["question"], response=r["prediction"], reference=r["reference"])),
+        "toxicity": run(harmfulness, lambda r: SingleTurnSample(
+            user_input="", response=r["text"])),
+    }
+
+
+# ---------------------------------------------------------------------------------- DeepEval
+
+
+def deepeval_scorers(job: dict[str, Any]) -> dict[str, Callable[[dict[str, Any]], Any]]:
+    import openai
+    from deepeval.metrics import FaithfulnessMetric, GEval, HallucinationMetric, ToxicityMetric
+    from deepeval.models import DeepEvalBaseLLM
+    from deepeval.test_case import LLMTestCase, SingleTurnParams
+
+    client, _ = http_clients(job["max_tokens"], job["timeout"])
+    server = openai.OpenAI(base_url=job["base_url"], api_key="not-needed", http_client=client,
+                           max_retries=0)
+
+    class ServerModel(DeepEvalBaseLLM):
+        """DeepEval's documented custom-model hook: ``generate(prompt, schema)`` returns the
+        judge's text; with a schema the request asks the server for JSON of that schema (as our
+        side asks for JSON), and DeepEval parses the text itself."""
+
+        def __init__(self) -> None:
+            super().__init__(job["model"])
+
+        def load_model(self) -> Any:
+            return server
+
+        def generate(self, prompt: str, schema: Any = None) -> str:
+            extra: dict[str, Any] = {}
+            if schema is not None:
+                extra["response_format"] = {"type": "json_object",
+                                            "schema": schema.model_json_schema()}
+            response = server.chat.completions.create(
+                model=job["model"], messages=[{"role": "user", "content": prompt}],
+                temperature=0, max_tokens=job["max_tokens"], **extra)
+            return response.choices[0].message.content or ""
+
+        async def a_generate(self, prompt: str, schema: Any = None) -> str:
+            return self.generate(prompt, schema)
+
+        def get_model_name(self) -> str:
+            return f"{job['model']} (llama.cpp server)"
+
+    model = ServerModel()
+    common = {"model": model, "async_mode": False, "include_reason": False}
+
+    def run(factory: Callable[[], Any], make: Callable[[dict[str, Any]], Any]
+            ) -> Callable[[dict[str, Any]], Any]:
+        # a fresh metric per row, as deepeval.evaluate() copies its metrics per test case (a
+        # G-Eval instance keeps the evaluation steps it generated first)
+        def score(row: dict[str, Any]) -> Any:
+            metric = factory()
+            value = metric.measure(make(row))
+            if getattr(metric, "error", None):
+                return Reported(f"{type(metric).__name__}.error: {metric.error}")
+            return value
+
+        return score
+
+    def summary(r: dict[str, Any]) -> Any:
+        return LLMTestCase(input="Summarise the article.", actual_output=r["summary"],
+                           retrieval_context=[r["source"]], context=[r["source"]])
+
+    geval = {k: v for k, v in common.items() if k != "include_reason"}
+    return {
+        "faithfulness": run(lambda: FaithfulnessMetric(**common), summary),
+        "hallucination": run(lambda: HallucinationMetric(**common), summary),
+        # G-Eval's coherence, as DeepEval documents it for summaries
+        "summary_coherence": run(lambda: GEval(
+            name="Coherence",
+            criteria="Coherence - the collective quality of all sentences in the actual output: "
+                     "it should be well-structured and well-organized, building from sentence to "
+                     "sentence to a coherent body of information about the input.",
+            evaluation_params=[SingleTurnParams.INPUT, SingleTurnParams.ACTUAL_OUTPUT], **geval),
+            lambda r: LLMTestCase(input=r["source"], actual_output=r["summary"])),
+        # DeepEval's answer-correctness recipe: G-Eval with a correctness criterion
+        "answer_correctness": run(lambda: GEval(
+            name="Correctness",
+            criteria="Determine whether the actual output is factually correct based on the "
+                     "expected output.",
+            evaluation_params=[SingleTurnParams.INPUT, SingleTurnParams.ACTUAL_OUTPUT,
+                               SingleTurnParams.EXPECTED_OUTPUT], **geval),
+            lambda r: LLMTestCase(input=r["question"], actual_output=r["prediction"],
+                                  expected_output=r["reference"])),
+        "toxicity": run(lambda: ToxicityMetric(**common), lambda r: LLMTestCase(
+            input="", actual_output=r["text"])),
+    }
+
+
+PEERS = {"valor-lite": ("valor_lite", valor_scorers), "RAGAS": ("ragas", ragas_scorers),
+         "DeepEval": ("deepeval", deepeval_scorers)}
+
+
+def number(value: Any) -> float | None:
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    return float(value) if math.isfinite(value) else None
+
+
+def run_cells(job: dict[str, Any], scorers: dict[str, Callable[[dict[str, Any]], Any]]
+              ) -> list[dict[str, Any]]:
+    started = time.monotonic()
+    budget = float(job["seconds"])
+    out = []
+    cells = job["cells"]
+    for index, cell in enumerate(cells):
+        remaining = budget - (time.monotonic() - started)
+        deadline = time.monotonic() + remaining / (len(cells) - index)
+        scorer = scorers.get(cell["metric"])
+        rows = cell["rows"]
+        result: dict[str, Any] = {"id": cell["id"], "scores": [None] * len(rows),
+                                  "errors": [None] * len(rows), "reached": 0}
+        cell_started, before = time.perf_counter(), Counter.requests
+        for i, row in enumerate(rows):
+            if time.monotonic() >= deadline:
+                break
+            result["reached"] = i + 1
+            try:
+                value = scorer(row)
+            except Exception as error:  # noqa: BLE001 - a peer's failure is a measured result
+                result["errors"][i] = error_text(error, cell["sensitive"])
+                continue
+            if isinstance(value, Exception):
+                result["errors"][i] = error_text(value, cell["sensitive"])
+            elif number(value) is None:
+                result["errors"][i] = f"no score (returned {type(value).__name__})"
+            else:
+                result["scores"][i] = number(value)
+        result["seconds"] = time.perf_counter() - cell_started
+        result["requests"] = Counter.requests - before
+        out.append(result)
+    return out
+
+
+def main(argv: list[str]) -> int:
+    job = json.loads(Path(argv[0]).read_text(encoding="utf-8"))
+    os.environ.update(OPT_OUTS)
+    warnings.filterwarnings("ignore", category=DeprecationWarning)  # the log stays readable
+    Outbound.install()
+    module, build = PEERS[job["peer"]]
+    from importlib.metadata import version
+
+    report: dict[str, Any] = {"peer": job["peer"]}
+    try:
+        report["version"] = version(module.replace("_", "-"))
+        scorers = build(job)
+    except Exception as error:  # noqa: BLE001 - reported in the peer's rows
+        report["problem"] = f"{type(error).__name__}: {short(str(error), 200)}"
+        report["traceback"] = traceback.format_exc(limit=3)[-1500:]
+    else:
+        report["cells"] = run_cells(job, scorers)
+    report["outbound"] = sorted(set(Outbound.attempts))
+    Path(argv[1]).write_text(json.dumps(report), encoding="utf-8")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main(sys.argv[1:]))
