@@ -53,14 +53,19 @@ app: $(RUNTIME_STAMP)
 spaces: $(RUNTIME_STAMP)
 	$(PY) -m shared.spaces dist/spaces
 
-# Peers whose pins conflict with ours live in $(BENCH_VENV), which sees .venv's packages through a
-# .pth file (bench/README.md). A peer that fails to install is reported in its benchmark's row.
-$(BENCH_STAMP): $(RUNTIME_STAMP) bench/requirements-venv-bench.txt
-	$(PYTHON) -m venv $(BENCH_VENV)
+# Peers whose pins conflict with ours live in venvs of their own that see .venv's packages
+# through a .pth file (bench/README.md): $(call peer_venv,VENV,REQUIREMENTS,WHAT) builds one and
+# touches its stamp ($@). A peer that fails to install is reported in its row, never a failure.
+define peer_venv
+	$(PYTHON) -m venv $(1)
 	$(PY) -c "import site; print(site.getsitepackages()[0])" \
-	    > "$$($(BENCH_VENV)/bin/python -c 'import site; print(site.getsitepackages()[0])')/judge-metrics-venv.pth"
-	$(BENCH_VENV)/bin/python -m pip install --quiet -r bench/requirements-venv-bench.txt \
-	    && touch $@ || echo "bench: $(BENCH_VENV) peers failed to install; their rows will say so"
+	    > "$$($(1)/bin/python -c 'import site; print(site.getsitepackages()[0])')/judge-metrics-venv.pth"
+	$(1)/bin/python -m pip install --quiet -r $(2) \
+	    && touch $@ || echo "$(3): $(1) peers failed to install; their rows will say so"
+endef
+
+$(BENCH_STAMP): $(RUNTIME_STAMP) bench/requirements-venv-bench.txt
+	$(call peer_venv,$(BENCH_VENV),bench/requirements-venv-bench.txt,bench)
 
 bench: $(RUNTIME_STAMP) $(BENCH_STAMP)
 	$(PIP) install --quiet -r bench/requirements.txt \
@@ -77,11 +82,7 @@ bench: $(RUNTIME_STAMP) $(BENCH_STAMP)
 # a row or a section that says why, never a failed run.
 JUDGE ?=
 $(AGREEMENT_STAMP): $(RUNTIME_STAMP) bench/requirements-venv-agreement.txt
-	$(PYTHON) -m venv $(AGREEMENT_VENV)
-	$(PY) -c "import site; print(site.getsitepackages()[0])" \
-	    > "$$($(AGREEMENT_VENV)/bin/python -c 'import site; print(site.getsitepackages()[0])')/judge-metrics-venv.pth"
-	$(AGREEMENT_VENV)/bin/python -m pip install --quiet -r bench/requirements-venv-agreement.txt \
-	    && touch $@ || echo "agreement: $(AGREEMENT_VENV) peers failed to install; their rows will say so"
+	$(call peer_venv,$(AGREEMENT_VENV),bench/requirements-venv-agreement.txt,agreement)
 
 agreement: $(RUNTIME_STAMP) $(AGREEMENT_STAMP)
 	$(PY) -c "import llama_cpp.server" 2>/dev/null || $(PIP) install --quiet -c requirements.txt \
