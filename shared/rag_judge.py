@@ -32,8 +32,6 @@ from .prompts import PromptTemplate
 from .results import SampleResult
 from .types import Outcome
 
-Step = Outcome  # one judge step's result for one sample (the runner's value-or-error type)
-
 MAX_ITEMS = 10  # statements / opinions extracted from one text
 ITEM_MAX_CHARS = 160  # one extracted statement or opinion
 REASON_MAX_CHARS = 80  # the judge's reason for one verdict
@@ -134,7 +132,7 @@ def is_dry_run(judge: Any) -> bool:
     return bool(getattr(config, "dry_run", False))
 
 
-def items_or_estimate(judge: Any, step: Step, text: str) -> list[str] | None:
+def items_or_estimate(judge: Any, step: Outcome, text: str) -> list[str] | None:
     """The extracted items of ``step``; in a dry run, a stand-in list (``[text]``) so that the
     next step is planned as one request per sample; ``None`` when extraction failed."""
     if step.ok:
@@ -144,7 +142,7 @@ def items_or_estimate(judge: Any, step: Step, text: str) -> list[str] | None:
     return None
 
 
-def verdict_jobs(judge: Any, steps: Sequence[Step], texts: Sequence[str],
+def verdict_jobs(judge: Any, steps: Sequence[Outcome], texts: Sequence[str],
                  fields: Sequence[dict[str, str]] | None = None) -> list[VerdictJob | None]:
     """Per extraction step, the job that judges its items, with the template's other
     ``fields`` (one dict per step); ``None`` where the extraction failed. In a dry run the
@@ -177,15 +175,15 @@ def _verdicts(items: Sequence[str], answers: Sequence[dict[str, str]]) -> list[V
     return [Verdict(item, answer["verdict"], answer["reason"]) for item, answer in pairs]
 
 
-def failed_step(desc: str, error: str | None) -> Step:
-    return Step(error=f"{desc}: {error}")
+def failed_step(desc: str, error: str | None) -> Outcome:
+    return Outcome(error=f"{desc}: {error}")
 
 
 # --- steps ------------------------------------------------------------------------------------
 
 def extract_items(judge: Any, templates: Sequence[PromptTemplate], key: str,
                   texts: Sequence[str], desc: str, questions: Sequence[str | None] | None = None,
-                  require_items: bool = False) -> list[Step]:
+                  require_items: bool = False) -> list[Outcome]:
     """Per text, the ``key`` items the judge lists, cleaned and grounded. ``templates``:
     (without a question, with a question); ``questions``: one per text or ``None``; a text with
     a question is extracted with the second template, and the question's words count as support
@@ -210,12 +208,12 @@ def extract_items(judge: Any, templates: Sequence[PromptTemplate], key: str,
             steps.append(failed_step(desc, outcome.error))
             continue
         report = grounding.ground_items(_clean(outcome.value[key]), text, question, examples)
-        steps.append(Step(report.kept, dropped=report.unsupported))
+        steps.append(Outcome(report.kept, dropped=report.unsupported))
     return steps
 
 
 def extract_statements(judge: Any, texts: Sequence[str],
-                       questions: Sequence[str | None] | None = None) -> list[Step]:
+                       questions: Sequence[str | None] | None = None) -> list[Outcome]:
     """Per text, its statements (``list[str]``): the first step of answer correctness, answer
     relevance, faithfulness (claims) and context recall (the reference's statements). A text
     with a question (``questions``, one per text or ``None``) is split with the question shown,
@@ -241,19 +239,19 @@ def _structured_by_size(judge: Any, requests: list[Any], schemas: list[dict[str,
 
 
 def judge_items(judge: Any, template: PromptTemplate, items_field: str,
-                jobs: Sequence[VerdictJob | None], desc: str) -> list[Step | None]:
+                jobs: Sequence[VerdictJob | None], desc: str) -> list[Outcome | None]:
     """One request per job: a yes/no verdict with a short reason for each of its items.
 
     ``value`` is a list of :class:`Verdict` in item order. A ``None`` job (an earlier step
     failed) gives ``None``; a job without items gives an empty list and sends nothing.
     """
-    results: list[Step | None] = [None] * len(jobs)
+    results: list[Outcome | None] = [None] * len(jobs)
     send: list[int] = []
     for i, job in enumerate(jobs):
         if job is None:
             continue
         if not job.items:
-            results[i] = Step([])
+            results[i] = Outcome([])
         else:
             send.append(i)
     if not send:
@@ -271,24 +269,24 @@ def judge_items(judge: Any, template: PromptTemplate, items_field: str,
         if not outcome.ok:
             results[i] = failed_step(desc, outcome.error)
             continue
-        results[i] = Step(_verdicts(jobs[i].items, outcome.value["verdicts"]))
+        results[i] = Outcome(_verdicts(jobs[i].items, outcome.value["verdicts"]))
     return results
 
 
-def correctness_verdicts(judge: Any, jobs: Sequence[CorrectnessJob | None]) -> list[Step | None]:
+def correctness_verdicts(judge: Any, jobs: Sequence[CorrectnessJob | None]) -> list[Outcome | None]:
     """Answer correctness: TP/FP for each answer statement, TP/FN for each reference statement.
 
     ``value`` is ``{"TP": [...], "FP": [...], "FN": [...]}`` of :class:`Verdict` (TP holds the
     answer statements the reference supports). When either list is empty there is nothing to
     ask: every answer statement is FP and every reference statement FN.
     """
-    results: list[Step | None] = [None] * len(jobs)
+    results: list[Outcome | None] = [None] * len(jobs)
     send: list[int] = []
     for i, job in enumerate(jobs):
         if job is None:
             continue
         if not job.answer_statements or not job.reference_statements:
-            results[i] = Step({
+            results[i] = Outcome({
                 "TP": [],
                 "FP": [Verdict(s, "FP", "no reference statements") for s in job.answer_statements],
                 "FN": [Verdict(s, "FN", "no answer statements") for s in job.reference_statements],
@@ -326,7 +324,7 @@ def correctness_verdicts(judge: Any, jobs: Sequence[CorrectnessJob | None]) -> l
         job = jobs[i]
         answer = _verdicts(job.answer_statements, outcome.value["answer"])
         reference = _verdicts(job.reference_statements, outcome.value["reference"])
-        results[i] = Step({
+        results[i] = Outcome({
             "TP": [v for v in answer if v.verdict == "TP"],
             "FP": [v for v in answer if v.verdict == "FP"],
             "FN": [v for v in reference if v.verdict == "FN"],
@@ -338,19 +336,19 @@ def verdict_dicts(verdicts: Sequence[Verdict]) -> list[dict[str, str]]:
     return [v.as_dict() for v in verdicts]
 
 
-def dropped_details(*steps: Step | None) -> dict[str, Any]:
+def dropped_details(*steps: Outcome | None) -> dict[str, Any]:
     """A row's ``dropped_items`` (how many extracted items the grounding check dropped) and,
     when there are any, the ``unsupported`` items themselves."""
     dropped = [item for step in steps if step is not None for item in step.dropped]
     return {"dropped_items": len(dropped), **({"unsupported": dropped} if dropped else {})}
 
 
-def yes_share(judged: Step, empty: float = 0.0) -> float:
+def yes_share(judged: Outcome, empty: float = 0.0) -> float:
     """The share of "yes" verdicts of a verdict step; ``empty`` when nothing was judged."""
     return scoring.proportion([v.yes for v in judged.value], empty=empty)
 
 
-def verdict_share(verdicts: Sequence[Step | None], empty: float = 0.0) -> list[SampleResult]:
+def verdict_share(verdicts: Sequence[Outcome | None], empty: float = 0.0) -> list[SampleResult]:
     """Per sample, the share of "yes" verdicts, with the verdicts and reasons as details; a
     failed step makes that sample unmeasured."""
     return [

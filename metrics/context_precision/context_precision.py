@@ -11,6 +11,7 @@ from shared import (
     Input,
     Judge,
     JudgeMetric,
+    Outcome,
     SampleResult,
     citations,
     first_failure,
@@ -93,7 +94,7 @@ class ContextPrecision(JudgeMetric):
                 owners.append(i)
         verdicts = rag_judge.judge_items(judge, prompts.CONTEXT_PRECISION, "contexts", jobs,
                                          "context_precision")
-        per_sample: dict[int, list[rag_judge.Step]] = {}
+        per_sample: dict[int, list[Outcome]] = {}
         for i, judged in zip(owners, verdicts, strict=True):
             per_sample.setdefault(i, []).append(judged)
         return [

@@ -9,7 +9,15 @@ import json
 
 import jsonschema
 
-from shared import first_failure, get_judge, judge_config, prompts, rag_judge, text_judge
+from shared import (
+    Outcome,
+    first_failure,
+    get_judge,
+    judge_config,
+    prompts,
+    rag_judge,
+    text_judge,
+)
 
 
 def _valid(schema: dict, value: object) -> bool:
@@ -100,8 +108,8 @@ def test_dry_run_extraction_is_planned_exactly_and_later_steps_once_per_sample()
 
 def test_items_or_estimate_outside_a_dry_run() -> None:
     judge = get_judge(judge_config(show_progress=False, use_cache=False))
-    assert rag_judge.items_or_estimate(judge, rag_judge.Step(error="boom"), "t") is None
-    assert rag_judge.items_or_estimate(judge, rag_judge.Step(["s"]), "t") == ["s"]
+    assert rag_judge.items_or_estimate(judge, Outcome(error="boom"), "t") is None
+    assert rag_judge.items_or_estimate(judge, Outcome(["s"]), "t") == ["s"]
 
 
 def test_token_limit_depends_only_on_the_request_itself() -> None:
@@ -134,18 +142,18 @@ def test_clean_strips_and_deduplicates_in_order() -> None:
 
 
 def test_first_failure_reports_the_first_failed_step() -> None:
-    failed = first_failure(rag_judge.Step(["x"]), rag_judge.Step(error="verdicts: bad"),
-                           rag_judge.Step(error="later"))
+    failed = first_failure(Outcome(["x"]), Outcome(error="verdicts: bad"),
+                           Outcome(error="later"))
     assert failed is not None
     assert failed.score is None and failed.unmeasured_reason == "verdicts: bad"
     assert failed.details == {"error": "verdicts: bad"}
-    assert first_failure(rag_judge.Step(["x"]), None) is None
+    assert first_failure(Outcome(["x"]), None) is None
 
 
 def test_verdict_share_scores_the_yes_share_or_the_failure() -> None:
     yes, no = rag_judge.Verdict("a", "yes", "r"), rag_judge.Verdict("b", "no", "r")
-    results = rag_judge.verdict_share([rag_judge.Step([yes, no]), rag_judge.Step([]),
-                                       rag_judge.Step(error="verdicts: bad")], empty=1.0)
+    results = rag_judge.verdict_share([Outcome([yes, no]), Outcome([]),
+                                       Outcome(error="verdicts: bad")], empty=1.0)
     assert [r.score for r in results] == [0.5, 1.0, None]
     assert results[0].details == {"verdicts": [yes.as_dict(), no.as_dict()]}
     assert results[2].unmeasured_reason == "verdicts: bad"
