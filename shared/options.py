@@ -192,15 +192,19 @@ def find(options: Iterable[Option], name: str) -> Option | None:
 def args_lines(options: Iterable[Option], width: int = 96) -> str:
     """The ``Args:`` lines of ``options`` (``    name (type): doc. Default X.``, wrapped and
     continued on deeper-indented lines), as a metric's ``inputs_description`` lists them."""
+    return "\n".join(
+        _args_entry(f"{option.name} ({option.type_text()}): {option.doc.rstrip('.')}. "
+                    f"Default {option.default_text()}.", width)
+        for option in options
+    )
+
+
+def _args_entry(text: str, width: int) -> str:
+    """One ``Args:`` entry: indented 4, continued on lines indented 8."""
     import textwrap
 
-    lines = []
-    for option in options:
-        text = f"{option.name} ({option.type_text()}): {option.doc.rstrip('.')}. " \
-               f"Default {option.default_text()}."
-        lines.extend(textwrap.wrap(text, width, initial_indent=" " * 4,
+    return "\n".join(textwrap.wrap(text, width, initial_indent=" " * 4,
                                    subsequent_indent=" " * 8, break_on_hyphens=False))
-    return "\n".join(lines)
 
 
 def with_options(description: str, options: Iterable[Option], judge: bool = False) -> str:
@@ -230,14 +234,11 @@ def _cell(text: str) -> str:
 
 def judge_options_args(width: int = 96) -> str:
     """The judge-options paragraph of every judge metric's ``Args:``, written once here."""
-    import textwrap
-
     from .config import JUDGE_OPTION_NAMES
 
-    text = (f"{', '.join(JUDGE_OPTION_NAMES)}: the judge options (default: the embedded "
-            'SmolLM2-135M-Instruct judge, provider="local"; see the card).')
-    return "\n".join(textwrap.wrap(text, width, initial_indent=" " * 4,
-                                   subsequent_indent=" " * 8, break_on_hyphens=False))
+    return _args_entry(f"{', '.join(JUDGE_OPTION_NAMES)}: the judge options (default: the "
+                       'embedded SmolLM2-135M-Instruct judge, provider="local"; see the card).',
+                       width)
 
 
 EMBEDDING_OPTIONS: tuple[Option, ...] = (
