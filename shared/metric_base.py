@@ -15,6 +15,7 @@ the result is the same; ``add_batch`` and ``num_process > 1`` still go through e
 
 from __future__ import annotations
 
+import functools
 import inspect
 import os
 from collections.abc import Mapping
@@ -160,7 +161,7 @@ class ValidatedMetric(evaluate.Metric):
         return check_options(self.metric_name, self.OPTIONS, options,
                              JUDGE_OPTION_NAMES if self.USES_JUDGE else ())
 
-    @property
+    @functools.cached_property
     def metric_name(self) -> str:
         """The metric's registry name: its script's name (``l3score``; evaluate's ``name`` is
         derived from the class name, ``l3_score``)."""

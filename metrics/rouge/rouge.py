@@ -12,7 +12,9 @@ an LCS type of that row is not computed: ``None`` with a reason in ``unmeasured`
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
+from operator import itemgetter
 from typing import Any
 
 import evaluate
@@ -98,7 +100,26 @@ class _CallableTokenizer:
         return self.function(text)
 
 
+def _spare_engine_thread() -> None:
+    """Give the engine's thread pool one thread more than the cores it may use, unless the user
+    set ``RAYON_NUM_THREADS``.
+
+    rouge-score-rs scores a batch on a rayon pool of one thread per core, built at its first
+    parallel call. With exactly one thread per core, a worker that wakes late leaves its share
+    to the other one: measured on 2 cores, 1k pairs took 8 ms or 14 ms (the one-thread time)
+    from one call to the next, bimodally, and a spare thread made every call 8-9 ms. 10k pairs
+    took the same time either way (the late start is a smaller share of a longer call). The
+    variable is read once, when the pool is built, so it is set before the first score, and
+    only where nobody has set it.
+    """
+    if "RAYON_NUM_THREADS" not in os.environ:
+        affinity = getattr(os, "sched_getaffinity", None)
+        cores = len(affinity(0)) if affinity else (os.cpu_count() or 1)
+        os.environ["RAYON_NUM_THREADS"] = str(cores + 1)
+
+
 def _scorer(rouge_types: list[str], use_stemmer: bool, tokenizer: Any) -> Any:
+    _spare_engine_thread()
     try:
         from rouge_score_rs import rouge_scorer
     except ImportError:
@@ -114,11 +135,27 @@ def _default_tokenize(use_stemmer: bool) -> Callable[[str], list[str]]:
     return tokenizers.DefaultTokenizer(use_stemmer=use_stemmer).tokenize
 
 
-def _score_pairs(scorer: Any, targets: list[str], predictions: list[str]) -> list[dict[str, Any]]:
+def _fmeasures(scorer: Any, targets: list[str], predictions: list[str]) -> list[dict[str, float]]:
+    """Per pair, {rouge type: F-measure}, in the scorer's order of types."""
     batch = getattr(scorer, "score_batch", None)
     if batch is not None:
-        return batch(targets, predictions)
-    return [scorer.score(t, p) for t, p in zip(targets, predictions, strict=True)]
+        scores = batch(targets, predictions)
+    else:
+        scores = [scorer.score(t, p) for t, p in zip(targets, predictions, strict=True)]
+    return [{key: score.fmeasure for key, score in row.items()} for row in scores]
+
+
+def _best_reference(pair_scores: list[dict[str, float]], sizes: np.ndarray, types: list[str]
+                    ) -> list[dict[str, float]]:
+    """Per sample and type, the best of its references' F-measures (``sizes[i]`` consecutive
+    pairs are sample ``i``'s), as rouge_score's ``score_multi`` takes them."""
+    starts = np.concatenate(([0], np.cumsum(sizes)[:-1]))
+    best = [
+        np.maximum.reduceat(np.fromiter(map(itemgetter(key), pair_scores), dtype=np.float64,
+                                        count=len(pair_scores)), starts).tolist()
+        for key in types
+    ]
+    return [dict(zip(types, row, strict=True)) for row in zip(*best, strict=True)]
 
 
 def _long_pairs(targets: list[str], predictions: list[str], tokenize: Callable[[str], list[str]],
@@ -271,56 +308,46 @@ class Rouge(ValidatedMetric):
             paired = predictions
         else:
             targets = [t for refs in references for t in refs]
-            paired = [p for p, n in zip(predictions, sizes.tolist(), strict=True) for _ in range(n)]
+            paired = [p for p, k in zip(predictions, sizes.tolist(), strict=True) for _ in range(k)]
         with text.paused_gc():
             long: list[int] = []
             if any(key in LCS_TYPES for key in types):
                 tokenize = tokenizer.tokenize if tokenizer else _default_tokenize(use_stemmer)
                 long = _long_pairs(targets, paired, tokenize, tokenizer is None)
+            errors: dict[int, dict[str, str]] = {}
             if long:
                 skip = set(long)
                 keep = [k for k in range(len(targets)) if k not in skip]
-                raw: list[Any] = [None] * len(targets)
-                engine_scores = _score_pairs(engine(tuple(types)), [targets[k] for k in keep],
-                                             [paired[k] for k in keep])
-                for k, score in zip(keep, engine_scores, strict=True):
-                    raw[k] = {key: score[key].fmeasure for key in types}
-                errors: dict[int, dict[str, str]] = {}
+                pair_scores: list[dict[str, float]] = [{}] * len(targets)
+                kept_scores = _fmeasures(engine(tuple(types)), [targets[k] for k in keep],
+                                         [paired[k] for k in keep])
+                for k, row in zip(keep, kept_scores, strict=True):
+                    pair_scores[k] = row
                 for k in long:
-                    raw[k], errors[k] = _score_long_pair(targets[k], paired[k], types, engine,
+                    values, errors[k] = _score_long_pair(targets[k], paired[k], types, engine,
                                                          tokenize)
-                del engine_scores
-                pair_values = {key: [r.get(key, np.nan) for r in raw] for key in types}
+                    pair_scores[k] = {key: values.get(key, np.nan) for key in types}
             else:
-                raw = _score_pairs(engine(tuple(types)), targets, paired)
-                pair_values = {key: [s[key].fmeasure for s in raw] for key in types}
-            # free the engine's Score objects now: alive when the collector is switched back
-            # on, they would be walked by the next collection (a few ms per 10k pairs)
-            n_pairs = len(raw)
-            del raw
-            starts = np.concatenate(([0], np.cumsum(sizes)[:-1]))
-            per_type: dict[str, np.ndarray] = {}
-            for key in types:
-                values = np.asarray(pair_values[key], dtype=np.float64)
-                per_type[key] = values if n_pairs == n else np.maximum.reduceat(values, starts)
-            columns = {key: values.tolist() for key, values in per_type.items()}
-            result: dict[str, Any] = {}
+                pair_scores = _fmeasures(engine(tuple(types)), targets, paired)
+            scores = pair_scores if len(pair_scores) == n else _best_reference(pair_scores, sizes,
+                                                                               types)
             unmeasured: list[dict[str, Any]] = []
-            if long and any(errors.values()):
+            if any(errors.values()):
                 sample_of = np.repeat(np.arange(n), sizes)
                 unmeasured = [
                     {"index": int(sample_of[k]), "rouge_type": key, "reason": errors[k][key]}
                     for k in long for key in types if key in errors[k]
                 ]
-                for key, values in columns.items():
-                    columns[key] = [None if v != v else v for v in values]  # NaN: not computed
-            for key, values in per_type.items():
+            result: dict[str, Any] = {}
+            for key in types:
+                values = np.fromiter(map(itemgetter(key), scores), dtype=np.float64, count=n)
                 measured = values[~np.isnan(values)]
-                mean = float(measured.mean()) if measured.size else None
-                result[key] = mean if use_aggregator else columns[key]
-            # (not strict: every column has n values; a strict inner zip doubles this line's time)
-            rows = zip(*columns.values(), strict=True)
-            result["scores"] = [dict(zip(types, row, strict=False)) for row in rows]
+                result[key] = float(measured.mean()) if measured.size else None
+            if unmeasured:  # NaN: not computed
+                scores = [{k: None if v != v else v for k, v in row.items()} for row in scores]
+            if not use_aggregator:
+                result.update((key, [row[key] for row in scores]) for key in types)
+            result["scores"] = scores
             if unmeasured:
                 result["unmeasured"] = unmeasured
         per_sample = ["scores", *([] if use_aggregator else types)]

@@ -342,3 +342,40 @@ def test_megabyte_pair_in_bounded_memory(tmp_path) -> None:
     assert report["peak_growth_kib"] < 2 * 2**20
     short = rouge_scorer.RougeScorer(TYPES).score("short", "short text")
     assert report["scores"][1] == {key: short[key].fmeasure for key in TYPES}
+
+
+ENGINE_THREADS = '''
+import json, os, sys
+import evaluate
+rouge = evaluate.load(sys.argv[1])
+def threads():
+    return len(os.listdir("/proc/self/task"))
+before = threads()
+rouge.compute(predictions=["a b c d"] * 64, references=["a b d e"] * 64)
+print(json.dumps({"variable": os.environ.get("RAYON_NUM_THREADS"),
+                  "new_threads": threads() - before, "cores": len(os.sched_getaffinity(0))}))
+'''
+
+
+@pytest.mark.parametrize("user_value", [None, "1"])
+def test_engine_pool_has_a_spare_thread_unless_the_user_chose(tmp_path, user_value) -> None:
+    """The engine's rayon pool is built at its first batch, in a fresh process: with
+    ``RAYON_NUM_THREADS`` unset it gets one thread more than the process's cores (the measured
+    reason is in ``_spare_engine_thread``); a user's own value is left as it is and obeyed."""
+    import json
+    import os
+    import subprocess
+    import sys
+
+    script = tmp_path / "threads.py"
+    script.write_text(ENGINE_THREADS)
+    env = {k: v for k, v in os.environ.items() if k != "RAYON_NUM_THREADS"}
+    if user_value is not None:
+        env["RAYON_NUM_THREADS"] = user_value
+    done = subprocess.run([sys.executable, str(script), registry.metric_path("rouge")],
+                          capture_output=True, text=True, timeout=300, env=env)
+    assert done.returncode == 0, done.stderr[-2000:]
+    report = json.loads(done.stdout.strip().splitlines()[-1])
+    expected = report["cores"] + 1 if user_value is None else int(user_value)
+    assert report["variable"] == str(expected)
+    assert report["new_threads"] == expected
