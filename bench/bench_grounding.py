@@ -50,7 +50,9 @@ for path in (str(REPO), str(BENCH_DIR)):
     if path not in sys.path:
         sys.path.insert(0, path)
 
-from bench_l3score import MODEL_ALIAS, TIMEOUT, llama_server  # noqa: E402
+from bench_l3score import MODEL_ALIAS, TIMEOUT  # noqa: E402
+
+from shared.llama_server import serve  # noqa: E402
 
 BEFORE_COMMIT = "ab4c7a2"  # main before the grounding checks (prompts version 1)
 RAG_ROWS = int(os.environ.get("BENCH_GROUNDING_ROWS", "3"))
@@ -429,7 +431,7 @@ def main() -> list[dict[str, Any]]:
         whens = [w for w in ("before", "after") if f"{judge}:{w}" in wanted]
         if not whens:
             continue
-        context = llama_server() if judge == "server" else contextlib.nullcontext(None)
+        context = serve() if judge == "server" else contextlib.nullcontext(None)
         with context as base_url:
             for when in whens:
                 results += run_pass(judge, base_url, when)

@@ -15,7 +15,6 @@ Run alone with ``python bench/bench_l3score.py``.
 
 from __future__ import annotations
 
-import contextlib
 import functools
 import json
 import math
@@ -24,7 +23,7 @@ import statistics
 import sys
 import tempfile
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -36,7 +35,11 @@ for path in (str(REPO), str(BENCH_DIR)):  # run from anywhere: `shared` and `_ti
 
 from _timing import budgeted, repetitions_note  # noqa: E402
 
-from shared.llama_server import MODEL_ALIAS  # noqa: E402
+# The judge server: the embedded SmolLM2 GGUF behind llama-cpp-python's server, one thread, as the
+# tests run it. That server has no parallel slots (``--n_parallel`` does not exist there): one lock
+# serialises requests, so client-side concurrency can only overlap HTTP and JSON work with the
+# model's compute.
+from shared.llama_server import MODEL_ALIAS, serve  # noqa: E402
 
 ROWS = int(os.environ.get("BENCH_L3SCORE_ROWS", "200"))
 REPEATS = int(os.environ.get("BENCH_L3SCORE_REPEATS", "3"))
@@ -61,25 +64,6 @@ L3SCORE_PROMPT = (
     "Is the semantic meaning of the ground-truth and candidate answers similar?\n"
     "Answer in one word - Yes or No."
 )
-
-
-# ---------------------------------------------------------------- the llama.cpp server
-
-
-@contextlib.contextmanager
-def llama_server(n_ctx: int = 4096, ready_seconds: float = 300.0) -> Iterator[str]:
-    """The embedded SmolLM2 GGUF behind llama-cpp-python's server (``shared.llama_server``) on a
-    free loopback port, one thread (as the tests run it); yields the base URL and stops the
-    server after.
-
-    llama-cpp-python's server has no parallel slots (``--n_parallel`` does not exist there): one
-    lock serialises requests, so client-side concurrency can only overlap HTTP and JSON work
-    with the model's compute.
-    """
-    from shared.llama_server import serve
-
-    with serve(n_ctx=n_ctx, ready_seconds=ready_seconds) as base_url:
-        yield base_url
 
 
 # ---------------------------------------------------------------- workload
@@ -200,7 +184,7 @@ def main() -> list[dict]:
     cache_hits: list[int] = []
     unmeasured = 0
     differences: list[float] = []
-    with llama_server() as base_url, tempfile.TemporaryDirectory(prefix="bench-l3-") as tmp:
+    with serve() as base_url, tempfile.TemporaryDirectory(prefix="bench-l3-") as tmp:
         load_seconds, metric = timed(load_metric)
         seed_way(base_url, rows[:2])  # warm-up: the first calls after start-up are slower
         for rep in budgeted(REPEATS, BUDGET_SECONDS):

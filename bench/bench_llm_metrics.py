@@ -35,7 +35,9 @@ for path in (str(REPO), str(BENCH_DIR)):
         sys.path.insert(0, path)
 
 from _timing import budgeted, repetitions_note  # noqa: E402
-from bench_l3score import MODEL_ALIAS, TIMEOUT, llama_server  # noqa: E402
+from bench_l3score import MODEL_ALIAS, TIMEOUT  # noqa: E402
+
+from shared.llama_server import serve  # noqa: E402
 
 ROWS = int(os.environ.get("BENCH_LLM_ROWS", "5"))
 REPEATS = int(os.environ.get("BENCH_LLM_REPEATS", "3"))
@@ -206,7 +208,7 @@ def main() -> list[dict]:
     started = time.perf_counter()
     metrics = {name: evaluate.load(str(REPO / "metrics" / name)) for name in METRICS}
     load_seconds = time.perf_counter() - started
-    with llama_server() as base_url, tempfile.TemporaryDirectory(prefix="bench-llm-") as tmp:
+    with serve() as base_url, tempfile.TemporaryDirectory(prefix="bench-llm-") as tmp:
         evaluator, transport = valor_evaluator(base_url) if valor_problem is None else (None, None)
         for rep in budgeted(REPEATS, BUDGET_SECONDS):
             cache_dir = os.path.join(tmp, f"cache-{rep}")

@@ -62,7 +62,6 @@ def _at(index: Index, item: int | None) -> Index:
     return (*(index if isinstance(index, tuple) else (index,)), item)
 
 
-
 def as_list(name: str, values: Any, index: Index = None) -> list[Any]:
     """A list from a list, tuple, numpy array, pandas Series or ``datasets`` column
     (``index``: where in ``name`` the value sits, for a sample's own list)."""
