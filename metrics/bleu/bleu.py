@@ -148,7 +148,6 @@ class Bleu(ValidatedMetric):
 # ---------------------------------------------------------------------------------------------
 
 _BREAK, _WORD, _DOLLAR, _OTHER = 0, 1, 3, 4
-_PAD = np.uint64(1 << 63)  # sorts after every key (keys stay below 2**63)
 
 
 class _Unsupported(Exception):
@@ -186,6 +185,12 @@ def _ascii_classes() -> tuple[np.ndarray, np.ndarray]:
     return classes, digits
 
 
+@functools.lru_cache(maxsize=1)
+def _ascii_table() -> bytes:
+    """``_ascii_classes`` as a ``bytes.translate`` table."""
+    return bytes(_ascii_classes()[0].tolist()) + bytes(128)
+
+
 _CLASS_CACHE: dict[int, tuple[int, bool]] = {}
 
 
@@ -203,17 +208,15 @@ def _classes_of(codes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 def _token_ids(texts: list[str]) -> tuple[np.ndarray, np.ndarray]:
     """Every token of ``texts`` as an integer id (equal ids for equal tokens), texts in order, and
     the number of tokens of each text."""
-    joined = "\n".join(texts)
+    joined = "\n" + "\n".join(texts) + "\n"  # a break before and after every text
     size = len(joined)
     text_len = np.fromiter(map(len, texts), dtype=np.int64, count=len(texts))
-    text_start = np.cumsum(text_len + 1) - text_len - 1
-    if size == 0:
-        return np.zeros(0, dtype=np.int64), np.zeros(len(texts), dtype=np.int64)
+    text_start = np.cumsum(text_len + 1) - text_len
     ascii_classes, ascii_digits = _ascii_classes()
     if joined.isascii() and "\x00" not in joined:
         raw = joined.encode("ascii")
         units = np.frombuffer(raw, dtype=np.uint8)
-        classes = np.take(ascii_classes, units)
+        classes = np.frombuffer(raw.translate(_ascii_table()), dtype=np.uint8)
 
         def is_digit(at: np.ndarray) -> np.ndarray:
             return ascii_digits[units[at]]
@@ -221,66 +224,56 @@ def _token_ids(texts: list[str]) -> tuple[np.ndarray, np.ndarray]:
         packed = raw + bytes(8)
     else:
         points = np.frombuffer(joined.encode("utf-32-le", "surrogatepass"), dtype="<u4")
-        high = points >= 128
+        high = np.flatnonzero(points >= 128)
         distinct, inverse = np.unique(points[high], return_inverse=True)
         high_classes, high_digits = _classes_of(distinct)
         classes = np.take(ascii_classes, np.minimum(points, 127))
         classes[high] = high_classes[inverse]
-        digit_of = np.zeros(size, dtype=bool)  # only read at a few positions
-        digit_of[~high] = ascii_digits[points[~high]]
-        digit_of[high] = high_digits[inverse]
 
         def is_digit(at: np.ndarray) -> np.ndarray:
-            return digit_of[at]
-        alphabet = 129 + distinct.size  # code 0 stays free: a token's unused bytes are 0
+            code = points[at]
+            low = code < 128
+            out = np.empty(code.size, dtype=bool)
+            out[low] = ascii_digits[code[low]]
+            out[~low] = high_digits[np.searchsorted(distinct, code[~low])]
+            return out
+        alphabet = 129 + distinct.size  # code 0 stays free: a token's unused units are 0
         dtype = "<u1" if alphabet <= 0xFF else "<u2" if alphabet <= 0xFFFF else "<u4"
-        units = np.empty(size, dtype=dtype)
-        units[~high] = points[~high] + 1
+        units = (points + 1).astype(dtype)
         units[high] = inverse + 129
         width = units.itemsize
         packed = units.tobytes() + bytes(8)
 
-    # runs of one class; the non-break runs, each with its segment's first and last run marked
-    change = np.flatnonzero(classes[1:] != classes[:-1]) + 1
-    bounds = np.concatenate(([0], change, [size]))
-    run_class = classes[bounds[:-1]]
-    is_break = run_class == _BREAK
-    first = np.concatenate(([True], is_break[:-1]))
-    last = np.concatenate((is_break[1:], [True]))
-    keep = ~is_break
-    start, end, run_class = bounds[:-1][keep], bounds[1:][keep], run_class[keep]
-    first, last = first[keep], last[keep]
-    if start.size == 0:
-        return np.zeros(0, dtype=np.int64), np.zeros(len(texts), dtype=np.int64)
-
-    # "other" starts; a "$" run starts a "$<digits>" token when it is one "$" before a digit
-    other = run_class == _OTHER
-    dollars = np.flatnonzero(run_class == _DOLLAR)
-    money = dollars[(end[dollars] - start[dollars] == 1) & ~last[dollars]]
-    money = money[is_digit(end[money])]
-    other[dollars] = True
-    other[money] = False
-    # runs after an "other" start of their segment belong to its token
-    segment = np.cumsum(first) - 1
-    before = np.cumsum(other) - other
-    swallowed = before > before[first][segment]
-    is_token = (first & (run_class == _WORD)) | (other & ~swallowed)
-    token_start = start.copy()
-    token_end = np.where(other, end[last][segment], end)
-    money = money[~swallowed[money]]
-    if money.size:  # "$" + the digits that open the next (word) run; the rest of it is a word
-        after = money + 1
-        lengths = end[after] - start[after]
-        offsets = np.cumsum(lengths) - lengths
-        at = np.repeat(start[after] - offsets, lengths) + np.arange(int(lengths.sum()))
-        stop = np.minimum.reduceat(np.where(is_digit(at), size, at), offsets)
-        stop = np.minimum(stop, end[after])
-        is_token[money] = True
-        token_end[money] = stop
-        rest = stop < end[after]
-        is_token[after[rest]] = True
-        token_start[after[rest]] = stop[rest]
-    token_start, token_end = token_start[is_token], token_end[is_token]
+    # segments: runs of non-break characters; one token each, unless "$" or another
+    # non-word character occurs after their first character
+    token_char = classes != _BREAK
+    edges = np.flatnonzero(token_char[1:] != token_char[:-1]) + 1
+    seg_start, seg_end = edges[0::2], edges[1::2]
+    special = np.flatnonzero(classes >= _DOLLAR)
+    if special.size:
+        complex_seg = np.unique(np.searchsorted(seg_start, special, side="right") - 1)
+        # a segment opened by a non-word character (not "$") is one token all the same
+        complex_seg = complex_seg[classes[seg_start[complex_seg]] != _OTHER]
+    if not special.size or not complex_seg.size:
+        token_start, token_end = seg_start, seg_end
+    else:
+        starts, ends, owner = _split_segments(classes, is_digit, seg_start[complex_seg],
+                                              seg_end[complex_seg])
+        per_segment = np.ones(seg_start.size, dtype=np.int64)
+        per_segment[complex_seg] = np.bincount(owner, minlength=complex_seg.size)
+        slot = np.cumsum(per_segment) - per_segment
+        token_start = np.empty(int(per_segment.sum()), dtype=np.int64)
+        token_end = np.empty_like(token_start)
+        simple = np.ones(seg_start.size, dtype=bool)
+        simple[complex_seg] = False
+        token_start[slot[simple]] = seg_start[simple]
+        token_end[slot[simple]] = seg_end[simple]
+        group_first = np.cumsum(np.bincount(owner, minlength=complex_seg.size))
+        rank = np.arange(owner.size) - (group_first - np.bincount(owner,
+                                                                  minlength=complex_seg.size))[owner]
+        at = slot[complex_seg][owner] + rank
+        token_start[at] = starts
+        token_end[at] = ends
 
     # ids: up to ``chunk`` characters in one 64-bit word (units in order, the unused ones 0)
     chunk = 8 // width
@@ -288,7 +281,7 @@ def _token_ids(texts: list[str]) -> tuple[np.ndarray, np.ndarray]:
     masks = np.array([(1 << (8 * width * k)) - 1 for k in range(chunk)] + [(1 << 64) - 1],
                      dtype=np.uint64)
     length = token_end - token_start
-    first_word = np.take(words, token_start) & masks[np.minimum(length, chunk)]
+    first_word = words[token_start] & masks[np.minimum(length, chunk)]
     long = length > chunk
     if not long.any():
         ids = _factorize(first_word)
@@ -300,6 +293,64 @@ def _token_ids(texts: list[str]) -> tuple[np.ndarray, np.ndarray]:
                                     first_word[long]) + int(ids[short].max(initial=-1)) + 1
     counts = np.diff(np.searchsorted(token_start, text_start), append=token_start.size)
     return ids, counts
+
+
+def _regex_token_ids(texts: list[str]) -> tuple[np.ndarray, np.ndarray]:
+    """``_token_ids`` by the tokenizer itself (for a character outside the model above)."""
+    tokens = list(map(text.bleu_tokenizer(), texts))
+    vocabulary: dict[str, int] = {}
+    ids = [vocabulary.setdefault(token, len(vocabulary)) for token in chain.from_iterable(tokens)]
+    return (np.array(ids, dtype=np.int64),
+            np.fromiter(map(len, tokens), dtype=np.int64, count=len(tokens)))
+
+
+def _split_segments(classes: np.ndarray, is_digit: Callable[[np.ndarray], np.ndarray],
+                    seg_start: np.ndarray, seg_end: np.ndarray
+                    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The tokens (start, end, index of the segment) of segments that hold "$" or another
+    non-word character after a word character, scanned as the pattern scans them."""
+    lengths = seg_end - seg_start
+    offsets = np.cumsum(lengths) - lengths
+    at = np.repeat(seg_start - offsets, lengths) + np.arange(int(lengths.sum()))
+    cls = classes[at]
+    opens = np.zeros(at.size, dtype=bool)
+    opens[offsets] = True
+    change = opens.copy()
+    change[1:] |= cls[1:] != cls[:-1]
+    bound = np.flatnonzero(change)
+    start = at[bound]
+    end = np.append(at[bound[1:] - 1] + 1, at[-1] + 1)
+    run_class = cls[bound]
+    first = opens[bound]
+    last = np.append(first[1:], True)
+    segment = np.cumsum(first) - 1
+    # "other" starts; a "$" run starts a "$<digits>" token when it is one "$" before a digit
+    other = run_class == _OTHER
+    dollars = np.flatnonzero(run_class == _DOLLAR)
+    money = dollars[(end[dollars] - start[dollars] == 1) & ~last[dollars]]
+    money = money[is_digit(end[money])]
+    other[dollars] = True
+    other[money] = False
+    # runs after an "other" start of their segment belong to its token
+    before = np.cumsum(other) - other
+    swallowed = before > before[first][segment]
+    is_token = (first & (run_class == _WORD)) | (other & ~swallowed)
+    token_start = start.copy()
+    token_end = np.where(other, seg_end[segment], end)
+    money = money[~swallowed[money]]
+    if money.size:  # "$" + the digits that open the next (word) run; the rest of it is a word
+        after = money + 1
+        run_len = end[after] - start[after]
+        run_off = np.cumsum(run_len) - run_len
+        pos = np.repeat(start[after] - run_off, run_len) + np.arange(int(run_len.sum()))
+        stop = np.minimum.reduceat(np.where(is_digit(pos), np.iinfo(np.int64).max, pos), run_off)
+        stop = np.minimum(stop, end[after])
+        is_token[money] = True
+        token_end[money] = stop
+        rest = stop < end[after]
+        is_token[after[rest]] = True
+        token_start[after[rest]] = stop[rest]
+    return token_start[is_token], token_end[is_token], segment[is_token]
 
 
 def _long_token_ids(words: np.ndarray, masks: np.ndarray, chunk: int, starts: np.ndarray,
@@ -332,17 +383,20 @@ def _factorize(values: np.ndarray) -> np.ndarray:
 
 
 # ---------------------------------------------------------------------------------------------
-# Clipped n-gram counts. Each sample is one row: its hypothesis' tokens, then each reference's.
-# Rows of similar length share a 2-D array (one per width class), so every step is one array
-# operation over many samples; sorting each row (a key per position) groups equal n-grams of the
-# sample, ordered hypothesis first, then reference by reference.
+# Clipped n-gram counts. Each sample is one row: its hypothesis' tokens, then each reference's,
+# each text followed by a separator token of its slot (0 the hypothesis, 1.. the references), then
+# padding. Rows of similar length share a 2-D array (one per width class), so every step is one
+# array operation over many samples. An n-gram is a key (the tokens' ids in order, then the slot
+# of the text it starts in); sorting each row puts equal n-grams of a sample together, the
+# hypothesis' first, then reference by reference. An n-gram that runs over a separator or the
+# padding never matches one of another slot, so no n-gram needs to be masked out.
 # ---------------------------------------------------------------------------------------------
 
 _MAX_ROW = 1 << 20  # longer samples (hypothesis + references, in tokens) are counted by Counter
 
 
 def _row_width(lengths: np.ndarray) -> np.ndarray:
-    """The width class of a row of each length: up to a quarter longer, at least 8."""
+    """The width class of a row of each length: at most a quarter longer, at least 8."""
     lengths = np.maximum(lengths, 8)
     step = np.left_shift(1, np.maximum(_bit_length(lengths - 1) - 3, 0))
     return (lengths + step - 1) // step * step
@@ -362,13 +416,16 @@ def _ngram_statistics(
     with text.paused_gc():
         index = dict.fromkeys(predictions)
         index.update(dict.fromkeys(chain.from_iterable(references)))
-        index = dict(zip(index, range(len(index))))
+        index = dict(zip(index, range(len(index)), strict=True))
         hyp_text = np.fromiter(map(index.__getitem__, predictions), dtype=np.int64,
                                count=n_samples)
         ref_count = np.fromiter(map(len, references), dtype=np.int64, count=n_samples)
         ref_text = np.fromiter(map(index.__getitem__, chain.from_iterable(references)),
                                dtype=np.int64, count=int(ref_count.sum()))
-        ids, count = _token_ids(list(index))
+        try:
+            ids, count = _token_ids(list(index))
+        except _Unsupported:
+            ids, count = _regex_token_ids(list(index))
     offset = np.cumsum(count) - count
     hyp_len = count[hyp_text]
     ref_len = count[ref_text]
@@ -381,11 +438,12 @@ def _ngram_statistics(
     numerators = np.zeros((n_samples, max_n), dtype=np.int64)
     if ids.size == 0:
         return numerators, hyp_len, closest
-    row_len = hyp_len + np.add.reduceat(ref_len, ref_start)
-    width = _row_width(row_len)
+    # rows: the texts (slot 0, 1, ..) each with its separator; width: room for max_n paddings
+    slots = ref_count + 1
+    row_len = hyp_len + np.add.reduceat(ref_len, ref_start) + slots
+    width = _row_width(row_len + max_n)
     order = np.argsort(width, kind="stable")
-    # the texts of each row in order: hypothesis (slot 0), then references (slots 1..)
-    slots = ref_count[order] + 1
+    slots, row_len = slots[order], row_len[order]
     first_use = np.cumsum(slots) - slots
     slot = np.arange(int(slots.sum())) - np.repeat(first_use, slots)
     use_text = np.empty(slot.size, dtype=np.int64)
@@ -393,94 +451,89 @@ def _ngram_statistics(
     is_ref = slot > 0
     use_text[is_ref] = ref_text[np.repeat(ref_start[order], slots - 1) + slot[is_ref] - 1]
     use_len = count[use_text]
-    use_end = np.cumsum(use_len)
-    total = int(use_end[-1])
-    position = np.arange(total)
-    token = ids[np.repeat(offset[use_text] - (use_end - use_len), use_len) + position]
-    token_slot = np.repeat(slot, use_len)
-    remaining = np.repeat(use_end, use_len) - position  # tokens left in the text
-    row_end = np.cumsum(row_len[order])
-    row_first = row_end - row_len[order]
-    in_row = position - np.repeat(row_first, row_len[order])
-    slot_bits = max(int(slots.max()) - 1, 1).bit_length()  # slots 0 .. max - 1
-    token_bits = int(ids.max()).bit_length()
+    max_slot = int(slots.max()) - 1
+    vocabulary = int(ids.max()) + 1
+    padding = vocabulary + max_slot + 1  # separators: vocabulary + slot
+    token_bits = padding.bit_length()
+    slot_bits = max(max_slot, 1).bit_length()
+    # each use's place in its row (rows concatenated): its tokens, then its separator
+    use_end = np.cumsum(use_len + 1)
+    use_begin = use_end - use_len - 1
+    row_first = np.cumsum(row_len) - row_len
+    use_row = np.repeat(np.arange(n_samples), slots)
+    in_row = use_begin - row_first[use_row]  # where the use starts within its row
+    n_tokens = int(use_len.sum())
+    token_use = np.repeat(np.arange(slot.size), use_len)
+    token = ids[np.repeat(offset[use_text] - (np.cumsum(use_len) - use_len), use_len)
+                + np.arange(n_tokens)]
+    token_in_row = in_row[token_use] + np.arange(n_tokens) - (np.cumsum(use_len) - use_len)[
+        token_use]
     sorted_width = width[order]
     classes = np.flatnonzero(np.diff(sorted_width)) + 1
-    for lo, hi in zip(np.concatenate(([0], classes)).tolist(),
-                      np.concatenate((classes, [n_samples])).tolist(), strict=True):
+    row_bounds = np.concatenate(([0], classes, [n_samples])).tolist()
+    use_bounds = np.concatenate(([0], first_use[classes], [slot.size])).tolist()
+    token_bounds = np.searchsorted(token_use, use_bounds).tolist()
+    for k in range(len(row_bounds) - 1):
+        lo, hi = row_bounds[k], row_bounds[k + 1]
+        ua, ub = use_bounds[k], use_bounds[k + 1]
+        ta, tb = token_bounds[k], token_bounds[k + 1]
         w = int(sorted_width[lo])
         rows = order[lo:hi]
-        a, b = int(row_first[lo]), int(row_end[hi - 1])
-        if w > _MAX_ROW or token_bits + slot_bits + max(w - 1, 1).bit_length() > 62:
+        if w > _MAX_ROW:
             for r, s in enumerate(rows.tolist()):
-                ra, rb = int(row_first[lo + r]), int(row_end[lo + r])
-                numerators[s] = _counter_numerators(token[ra:rb], token_slot[ra:rb], max_n)
+                mine = token_use[ta:tb] - ua
+                uses = np.flatnonzero(use_row[ua:ub] - lo == r)
+                keep = np.isin(mine, uses)
+                numerators[s] = _counter_numerators(
+                    token[ta:tb][keep], slot[ua:ub][mine[keep]], max_n)
             continue
-        flat = (np.repeat(np.arange(hi - lo), row_len[rows]) * w + in_row[a:b])
+        row_base = (use_row[ua:ub] - lo) * w
+        grid = np.full((hi - lo) * w, padding, dtype=np.uint64)
+        grid[row_base + in_row[ua:ub] + use_len[ua:ub]] = vocabulary + slot[ua:ub]
+        grid[row_base[token_use[ta:tb] - ua] + token_in_row[ta:tb]] = token[ta:tb]
+        # slots: +1 after each separator, back to 0 (the padding) after a row's last one
+        step = np.ones(ub - ua, dtype=np.int64)
+        row_last = np.append(slot[ua + 1:ub] == 0, True)
+        step[row_last] = -slot[ua:ub][row_last]
+        slot_grid = np.zeros((hi - lo) * w, dtype=np.int64)
+        slot_grid[row_base + in_row[ua:ub] + use_len[ua:ub] + 1] = step
+        slot_grid = np.cumsum(slot_grid.reshape(hi - lo, w), axis=1).astype(np.uint64)
         numerators[rows] = _row_numerators(
-            hi - lo, w, flat, token[a:b], token_slot[a:b], remaining[a:b], max_n,
-            slot_bits, token_bits,
-        )
+            grid.reshape(hi - lo, w), slot_grid, max_n, token_bits,
+            slot_bits)
     return numerators, hyp_len, closest
 
 
-def _row_numerators(n_rows: int, w: int, flat: np.ndarray, token: np.ndarray,
-                    slot: np.ndarray, remaining: np.ndarray, max_n: int, slot_bits: int,
-                    token_bits: int) -> np.ndarray:
-    """Clipped n-gram counts of rows of width ``w`` (the positions ``flat`` of a row-major
-    n_rows x w array hold the tokens; the rest is padding)."""
+def _row_numerators(grid: np.ndarray, slot: np.ndarray, max_n: int, token_bits: int,
+                    slot_bits: int) -> np.ndarray:
+    """Clipped n-gram counts of rows of tokens (``grid``) with the slot of each position."""
+    n_rows, w = grid.shape
     out = np.zeros((n_rows, max_n), dtype=np.int64)
     pos_bits = max(w - 1, 1).bit_length()
-    column = np.arange(w, dtype=np.uint64)
-    # order 1, sorted with each position, also gives each token's rank in its row
-    pad = np.uint64(1 << (token_bits + slot_bits))  # above every (token, slot) value
-    key = np.full(n_rows * w, pad, dtype=np.uint64)
-    key[flat] = token.astype(np.uint64) << np.uint64(slot_bits) | slot.astype(np.uint64)
-    key = key.reshape(n_rows, w) << np.uint64(pos_bits) | column
-    key.sort(axis=1)
-    out[:, 0] = _clipped(key >> np.uint64(pos_bits), slot_bits, pad)
-    gram = key >> np.uint64(pos_bits + slot_bits)
-    new = np.empty(key.shape, dtype=np.uint64)
-    new[:, 0] = 0
-    np.not_equal(gram[:, 1:], gram[:, :-1], out=new[:, 1:])
-    rank = np.cumsum(new, axis=1, dtype=np.uint64)
-    local = np.empty((n_rows, w), dtype=np.uint64)
-    rows = np.arange(n_rows)[:, None] * w
-    local.ravel()[(rows + (key & np.uint64((1 << pos_bits) - 1)).astype(np.int64)).ravel()] = (
-        rank.ravel())
-    if max_n == 1:
-        return out
-    slot2d = np.zeros(n_rows * w, dtype=np.uint64)
-    slot2d[flat] = slot
-    slot2d = slot2d.reshape(n_rows, w)
-    left = np.zeros(n_rows * w, dtype=np.int64)
-    left[flat] = remaining
-    left = left.reshape(n_rows, w)
-    code, code_bits = local, pos_bits
+    # a code (an n-gram's ids) must fit with the slot (the key) and with a position (to renumber)
+    room = min(63 - slot_bits, 64 - pos_bits)
+    if token_bits + pos_bits > room:  # a vast vocabulary: the tokens' ranks in their rows
+        grid, token_bits = _row_ranks(grid, pos_bits), pos_bits
     shift = np.uint64(slot_bits)
-    for n in range(2, max_n + 1):
+    code, code_bits = grid, token_bits
+    for n in range(1, max_n + 1):
         cols = w - n + 1
-        if cols <= 0:
-            break
-        valid = left[:, :cols] >= n
-        if not valid.any():
-            break
-        if code_bits + 2 * pos_bits + slot_bits > 63:
-            code = _row_ranks(code[:, : cols + 1], left[:, : cols + 1] >= n - 1, pos_bits)
-            code_bits = pos_bits
-        code = code[:, :cols] * np.uint64(w) + local[:, n - 1:]
-        code_bits += pos_bits
-        key = np.where(valid, code << shift | slot2d[:, :cols], _PAD)
+        if n > 1:
+            if code_bits + token_bits > room:  # renumber: the (n-1)-grams' ranks in their rows
+                code = _row_ranks(code[:, : cols + 1], pos_bits)
+                code_bits = pos_bits
+            code = (code[:, :cols] << np.uint64(token_bits)) | grid[:, n - 1:]
+            code_bits += token_bits
+        key = (code << shift) | slot[:, :cols]
         key.sort(axis=1)
-        out[:, n - 1] = _clipped(key, slot_bits, _PAD)
+        out[:, n - 1] = _clipped(key, slot_bits)
     return out
 
 
-def _row_ranks(values: np.ndarray, valid: np.ndarray, pos_bits: int) -> np.ndarray:
+def _row_ranks(values: np.ndarray, pos_bits: int) -> np.ndarray:
     """Per row, a rank for each value (equal values, equal ranks; ranks < the row width)."""
     n_rows, w = values.shape
-    key = np.where(valid, values, _PAD >> np.uint64(pos_bits)) << np.uint64(pos_bits)
-    key |= np.arange(w, dtype=np.uint64)
+    key = (values << np.uint64(pos_bits)) | np.arange(w, dtype=np.uint64)
     key.sort(axis=1)
     value = key >> np.uint64(pos_bits)
     new = np.empty(key.shape, dtype=np.uint64)
@@ -494,37 +547,45 @@ def _row_ranks(values: np.ndarray, valid: np.ndarray, pos_bits: int) -> np.ndarr
     return out
 
 
-def _clipped(key: np.ndarray, slot_bits: int, pad: np.uint64) -> np.ndarray:
-    """Per row of sorted keys (n-gram << slot_bits | slot; ``pad`` for none): the sum over the
-    row's n-grams of min(count in slot 0, largest count in another slot)."""
+def _clipped(key: np.ndarray, slot_bits: int) -> np.ndarray:
+    """Per row of sorted keys (n-gram << slot_bits | slot): the sum over the row's n-grams of
+    min(count in slot 0, largest count in another slot). Each row ends with n-grams of padding
+    alone (slot 0), which no row begins with, so equal keys never reach across rows."""
     n_rows, w = key.shape
+    flat = key.ravel()
+    if slot_bits == 1:
+        # one reference: an n-gram's hypothesis copies (even key) are followed by its reference
+        # copies (odd key). min(h, r) = the number of k >= 1 with k copies on both sides of
+        # that boundary j: key[j - k + 1] == key[j] and key[j + k] == key[j + 1].
+        odd = np.uint64(1)
+        j = np.flatnonzero((flat[1:] ^ flat[:-1]) == odd)
+        matched = [j]
+        k = 1
+        while j.size:
+            k += 1
+            back, ahead = j - (k - 1), j + k
+            ok = (back >= 0) & (ahead < flat.size)
+            j = j[ok]
+            j = j[(flat[back[ok]] == flat[j]) & (flat[ahead[ok]] == (flat[j] | odd))]
+            matched.append(j)
+        return np.bincount(np.concatenate(matched) // w, minlength=n_rows)
     new = np.empty(key.shape, dtype=bool)
     new[:, 0] = True
     np.not_equal(key[:, 1:], key[:, :-1], out=new[:, 1:])
     starts = np.flatnonzero(new)
-    run_key = key.ravel()[starts]
+    run_key = flat[starts]
     run_len = np.diff(starts, append=key.size)
-    real = run_key != pad
-    starts, run_key, run_len = starts[real], run_key[real], run_len[real]
-    if starts.size == 0:
-        return np.zeros(n_rows, dtype=np.int64)
-    row = starts // w
-    if slot_bits == 1:  # one reference: a hypothesis run followed by the reference's run
-        pair = (run_key[1:] == run_key[:-1] + np.uint64(1)) & (row[1:] == row[:-1])
-        pair &= (run_key[:-1] & np.uint64(1)) == 0
-        matched = np.minimum(run_len[:-1], run_len[1:])[pair]
-        return np.bincount(row[:-1][pair], weights=matched, minlength=n_rows).astype(np.int64)
     gram = run_key >> np.uint64(slot_bits)
     group = np.empty(gram.size, dtype=bool)
     group[0] = True
     np.not_equal(gram[1:], gram[:-1], out=group[1:])
-    group[1:] |= row[1:] != row[:-1]
     group_first = np.flatnonzero(group)
     is_hyp = (run_key & np.uint64((1 << slot_bits) - 1)) == 0
     hyp = np.where(is_hyp[group_first], run_len[group_first], 0)
     ref_max = np.maximum.reduceat(np.where(is_hyp, 0, run_len), group_first)
     clipped = np.minimum(hyp, ref_max)
-    return np.bincount(row[group_first], weights=clipped, minlength=n_rows).astype(np.int64)
+    return np.bincount(starts[group_first] // w, weights=clipped,
+                       minlength=n_rows).astype(np.int64)
 
 
 def _counter_numerators(token: np.ndarray, slot: np.ndarray, max_n: int) -> np.ndarray:
