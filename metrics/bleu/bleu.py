@@ -456,51 +456,39 @@ def _ngram_statistics(
     padding = vocabulary + max_slot + 1  # separators: vocabulary + slot
     token_bits = padding.bit_length()
     slot_bits = max(max_slot, 1).bit_length()
-    # each use's place in its row (rows concatenated): its tokens, then its separator
-    use_end = np.cumsum(use_len + 1)
-    use_begin = use_end - use_len - 1
-    row_first = np.cumsum(row_len) - row_len
-    use_row = np.repeat(np.arange(n_samples), slots)
-    in_row = use_begin - row_first[use_row]  # where the use starts within its row
-    n_tokens = int(use_len.sum())
-    token_use = np.repeat(np.arange(slot.size), use_len)
-    token = ids[np.repeat(offset[use_text] - (np.cumsum(use_len) - use_len), use_len)
-                + np.arange(n_tokens)]
-    token_in_row = in_row[token_use] + np.arange(n_tokens) - (np.cumsum(use_len) - use_len)[
-        token_use]
+    # one flat grid: row after row (sorted by width), each ``width`` cells long; a row holds
+    # its texts, each followed by its separator, then padding
     sorted_width = width[order]
-    classes = np.flatnonzero(np.diff(sorted_width)) + 1
-    row_bounds = np.concatenate(([0], classes, [n_samples])).tolist()
-    use_bounds = np.concatenate(([0], first_use[classes], [slot.size])).tolist()
-    token_bounds = np.searchsorted(token_use, use_bounds).tolist()
-    for k in range(len(row_bounds) - 1):
-        lo, hi = row_bounds[k], row_bounds[k + 1]
-        ua, ub = use_bounds[k], use_bounds[k + 1]
-        ta, tb = token_bounds[k], token_bounds[k + 1]
+    row_cell = np.cumsum(sorted_width) - sorted_width
+    use_row = np.repeat(np.arange(n_samples), slots)
+    use_cell = row_cell[use_row] + (np.cumsum(use_len + 1) - use_len - 1
+                                    - (np.cumsum(row_len) - row_len)[use_row])
+    use_token = np.cumsum(use_len) - use_len
+    step = np.arange(int(use_len.sum())) - np.repeat(use_token, use_len)
+    grid = np.full(int(row_cell[-1] + sorted_width[-1]), padding, dtype=np.uint64)
+    grid[np.repeat(use_cell, use_len) + step] = ids[np.repeat(offset[use_text], use_len) + step]
+    separator = use_cell + use_len
+    grid[separator] = vocabulary + slot
+    # slots: +1 after each separator, back to 0 (the padding) after a row's last one
+    change = np.ones(slot.size, dtype=np.int64)
+    row_last = np.append(slot[1:] == 0, True)
+    change[row_last] = -slot[row_last]
+    slot_grid = np.zeros(grid.size, dtype=np.int64)
+    slot_grid[separator + 1] = change
+    slot_grid = np.cumsum(slot_grid).view(np.uint64)
+    classes = (np.flatnonzero(np.diff(sorted_width)) + 1).tolist()
+    for lo, hi in zip([0, *classes], [*classes, n_samples], strict=True):
         w = int(sorted_width[lo])
-        rows = order[lo:hi]
+        cells = slice(int(row_cell[lo]), int(row_cell[lo]) + (hi - lo) * w)
+        rows_grid = grid[cells].reshape(hi - lo, w)
+        rows_slot = slot_grid[cells].reshape(hi - lo, w)
         if w > _MAX_ROW:
-            for r, s in enumerate(rows.tolist()):
-                mine = token_use[ta:tb] - ua
-                uses = np.flatnonzero(use_row[ua:ub] - lo == r)
-                keep = np.isin(mine, uses)
-                numerators[s] = _counter_numerators(
-                    token[ta:tb][keep], slot[ua:ub][mine[keep]], max_n)
+            for r, s in enumerate(order[lo:hi].tolist()):
+                real = rows_grid[r] < vocabulary
+                numerators[s] = _counter_numerators(rows_grid[r][real], rows_slot[r][real], max_n)
             continue
-        row_base = (use_row[ua:ub] - lo) * w
-        grid = np.full((hi - lo) * w, padding, dtype=np.uint64)
-        grid[row_base + in_row[ua:ub] + use_len[ua:ub]] = vocabulary + slot[ua:ub]
-        grid[row_base[token_use[ta:tb] - ua] + token_in_row[ta:tb]] = token[ta:tb]
-        # slots: +1 after each separator, back to 0 (the padding) after a row's last one
-        step = np.ones(ub - ua, dtype=np.int64)
-        row_last = np.append(slot[ua + 1:ub] == 0, True)
-        step[row_last] = -slot[ua:ub][row_last]
-        slot_grid = np.zeros((hi - lo) * w, dtype=np.int64)
-        slot_grid[row_base + in_row[ua:ub] + use_len[ua:ub] + 1] = step
-        slot_grid = np.cumsum(slot_grid.reshape(hi - lo, w), axis=1).astype(np.uint64)
-        numerators[rows] = _row_numerators(
-            grid.reshape(hi - lo, w), slot_grid, max_n, token_bits,
-            slot_bits)
+        numerators[order[lo:hi]] = _row_numerators(rows_grid, rows_slot, max_n, token_bits,
+                                                   slot_bits)
     return numerators, hyp_len, closest
 
 
