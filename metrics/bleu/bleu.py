@@ -414,18 +414,25 @@ def _ngram_statistics(
     tokenised once."""
     n_samples = len(predictions)
     with text.paused_gc():
+        ref_count = np.fromiter(map(len, references), dtype=np.int64, count=n_samples)
+        n_refs = int(ref_count.sum())
         index = dict.fromkeys(predictions)
         index.update(dict.fromkeys(chain.from_iterable(references)))
-        index = dict(zip(index, range(len(index)), strict=True))
-        hyp_text = np.fromiter(map(index.__getitem__, predictions), dtype=np.int64,
-                               count=n_samples)
-        ref_count = np.fromiter(map(len, references), dtype=np.int64, count=n_samples)
-        ref_text = np.fromiter(map(index.__getitem__, chain.from_iterable(references)),
-                               dtype=np.int64, count=int(ref_count.sum()))
+        if len(index) == n_samples + n_refs:  # every text once: texts in that order
+            texts = [*predictions, *chain.from_iterable(references)]
+            hyp_text = np.arange(n_samples)
+            ref_text = np.arange(n_samples, n_samples + n_refs)
+        else:
+            texts = list(index)
+            index = dict(zip(texts, range(len(texts)), strict=True))
+            hyp_text = np.fromiter(map(index.__getitem__, predictions), dtype=np.int64,
+                                   count=n_samples)
+            ref_text = np.fromiter(map(index.__getitem__, chain.from_iterable(references)),
+                                   dtype=np.int64, count=n_refs)
         try:
-            ids, count = _token_ids(list(index))
+            ids, count = _token_ids(texts)
         except _Unsupported:
-            ids, count = _regex_token_ids(list(index))
+            ids, count = _regex_token_ids(texts)
     offset = np.cumsum(count) - count
     hyp_len = count[hyp_text]
     ref_len = count[ref_text]
@@ -463,10 +470,16 @@ def _ngram_statistics(
     use_row = np.repeat(np.arange(n_samples), slots)
     use_cell = row_cell[use_row] + (np.cumsum(use_len + 1) - use_len - 1
                                     - (np.cumsum(row_len) - row_len)[use_row])
-    use_token = np.cumsum(use_len) - use_len
-    step = np.arange(int(use_len.sum())) - np.repeat(use_token, use_len)
     grid = np.full(int(row_cell[-1] + sorted_width[-1]), padding, dtype=np.uint64)
-    grid[np.repeat(use_cell, use_len) + step] = ids[np.repeat(offset[use_text], use_len) + step]
+    if use_text.size == count.size:  # each text used once: its tokens go straight to its cells
+        text_cell = np.empty(count.size, dtype=np.int64)
+        text_cell[use_text] = use_cell
+        grid[np.repeat(text_cell - offset, count) + np.arange(ids.size)] = ids
+    else:
+        use_token = np.cumsum(use_len) - use_len
+        step = np.arange(int(use_len.sum())) - np.repeat(use_token, use_len)
+        grid[np.repeat(use_cell, use_len) + step] = ids[np.repeat(offset[use_text], use_len)
+                                                        + step]
     separator = use_cell + use_len
     grid[separator] = vocabulary + slot
     # slots: +1 after each separator, back to 0 (the padding) after a row's last one
@@ -502,17 +515,19 @@ def _row_numerators(grid: np.ndarray, slot: np.ndarray, max_n: int, token_bits: 
     room = min(63 - slot_bits, 64 - pos_bits)
     if token_bits + pos_bits > room:  # a vast vocabulary: the tokens' ranks in their rows
         grid, token_bits = _row_ranks(grid, pos_bits), pos_bits
+    # codes are kept shifted left by slot_bits: key = code | slot
     shift = np.uint64(slot_bits)
-    code, code_bits = grid, token_bits
+    shifted = grid << shift
+    code, code_bits = shifted, token_bits
     for n in range(1, max_n + 1):
         cols = w - n + 1
         if n > 1:
             if code_bits + token_bits > room:  # renumber: the (n-1)-grams' ranks in their rows
-                code = _row_ranks(code[:, : cols + 1], pos_bits)
+                code = _row_ranks(code[:, : cols + 1] >> shift, pos_bits) << shift
                 code_bits = pos_bits
-            code = (code[:, :cols] << np.uint64(token_bits)) | grid[:, n - 1:]
+            code = (code[:, :cols] << np.uint64(token_bits)) | shifted[:, n - 1:]
             code_bits += token_bits
-        key = (code << shift) | slot[:, :cols]
+        key = code | slot[:, :cols]
         key.sort(axis=1)
         out[:, n - 1] = _clipped(key, slot_bits)
     return out
@@ -594,18 +609,28 @@ def _sentence_scores(numerators: np.ndarray, denominators: np.ndarray, hyp_len: 
                      ref_len: np.ndarray, weights: Sequence[float]) -> list[float]:
     """``_bleu`` of every sample, the same float operations: the divisions, products and
     comparisons in numpy (IEEE, correctly rounded, as Python's), ``log``, ``exp`` and ``fsum``
-    by Python's ``math``; below ``FLOOR``, 0.0."""
+    by Python's ``math``, each once per distinct argument; below ``FLOOR``, 0.0."""
     scores = np.zeros(len(hyp_len))
     live = np.flatnonzero(numerators[:, 0] > 0)
     if live.size == 0:
         return scores.tolist()
     num, den = numerators[live], denominators[live]
-    ratio = num / den
-    matched = num > 0
-    logs = np.full(num.shape, math.log(_TINY))
-    logs[matched] = list(map(math.log, ratio[matched].tolist()))
-    terms = (np.asarray(weights, dtype=np.float64) * logs).tolist()
-    geometric = np.array(list(map(math.exp, map(math.fsum, terms))))
+    # each distinct precision (numerator, denominator) once: its log (nltk's tiny stand-in for 0)
+    base = int(den.max()) + 1
+    pairs, which = np.unique(num * base + den, return_inverse=True)
+    which = which.reshape(num.shape)
+    tiny = math.log(_TINY)
+    logs = np.array([math.log(n / d) if n else tiny
+                     for n, d in zip(*(part.tolist() for part in np.divmod(pairs, base)),
+                                     strict=True)])
+    # each distinct row of precisions once: exp(fsum(w_i * log p_i))
+    if pairs.size ** which.shape[1] < 2**62:
+        rows, row_of = np.unique(which @ (pairs.size ** np.arange(which.shape[1])),
+                                 return_index=True, return_inverse=True)[1:]
+    else:
+        rows, row_of = np.arange(len(which)), np.arange(len(which))
+    terms = (np.asarray(weights, dtype=np.float64) * logs[which[rows]]).tolist()
+    geometric = np.array(list(map(math.exp, map(math.fsum, terms))))[row_of]
     h, r = hyp_len[live], ref_len[live]
     penalty = np.ones(live.size)
     short = h <= r  # hyp_len > 0 here: it has a unigram match
