@@ -4,6 +4,14 @@ per sample (a score below 1e-9 reported as 0.0), and nltk ``corpus_bleu`` over t
 The default path (no smoothing) re-implements nltk's arithmetic operation for operation, so the
 floats are identical, without nltk's per-sample ``Fraction`` objects and warnings. A smoothing
 method is applied by nltk's own code.
+
+The engine (default path) works on the whole corpus at once with numpy: every distinct text is
+tokenised once, by the classes of its characters as the compiled tokenizer itself classifies
+them (``_token_ids``; tokens are never built as Python strings, and an unexpected character
+falls back to the tokenizer); the clipped n-gram counts come from sorting each sample's n-gram
+keys in rows of similar length (``_ngram_statistics``); the final logs, ``fsum`` and ``exp`` are
+Python's ``math``, once per distinct argument (``_sentence_scores``). All counting is integer
+arithmetic, so exact; samples longer than ``_MAX_ROW`` tokens are counted with ``Counter``.
 """
 
 from __future__ import annotations
