@@ -233,22 +233,22 @@ def _token_ids(texts: list[str]) -> tuple[np.ndarray, np.ndarray]:
     else:
         points = np.frombuffer(joined.encode("utf-32-le", "surrogatepass"), dtype="<u4")
         high = np.flatnonzero(points >= 128)
-        distinct, inverse = np.unique(points[high], return_inverse=True)
-        high_classes, high_digits = _classes_of(distinct)
+        codes, distinct = pd.factorize(points[high])  # hashing: no sort of the text
+        high_classes, high_digits = _classes_of(np.asarray(distinct))
         classes = np.take(ascii_classes, np.minimum(points, 127))
-        classes[high] = high_classes[inverse]
-
-        def is_digit(at: np.ndarray) -> np.ndarray:
-            code = points[at]
-            low = code < 128
-            out = np.empty(code.size, dtype=bool)
-            out[low] = ascii_digits[code[low]]
-            out[~low] = high_digits[np.searchsorted(distinct, code[~low])]
-            return out
+        classes[high] = high_classes[codes]
         alphabet = 129 + distinct.size  # code 0 stays free: a token's unused units are 0
         dtype = "<u1" if alphabet <= 0xFF else "<u2" if alphabet <= 0xFFFF else "<u4"
-        units = (points + 1).astype(dtype)
-        units[high] = inverse + 129
+        units = (points + 1).astype(dtype)  # ASCII 1..128, the others 129.. (as factorized)
+        units[high] = codes + 129
+
+        def is_digit(at: np.ndarray) -> np.ndarray:
+            unit = units[at].astype(np.int64)
+            low = unit < 129
+            out = np.empty(unit.size, dtype=bool)
+            out[low] = ascii_digits[unit[low] - 1]
+            out[~low] = high_digits[unit[~low] - 129]
+            return out
         width = units.itemsize
         packed = units.tobytes() + bytes(8)
 
