@@ -267,21 +267,16 @@ def _token_ids(texts: list[str]) -> tuple[np.ndarray, np.ndarray]:
     else:
         starts, ends, owner = _split_segments(classes, is_digit, seg_start[complex_seg],
                                               seg_end[complex_seg])
-        per_segment = np.ones(seg_start.size, dtype=np.int64)
-        per_segment[complex_seg] = np.bincount(owner, minlength=complex_seg.size)
-        slot = np.cumsum(per_segment) - per_segment
-        token_start = np.empty(int(per_segment.sum()), dtype=np.int64)
-        token_end = np.empty_like(token_start)
-        simple = np.ones(seg_start.size, dtype=bool)
-        simple[complex_seg] = False
-        token_start[slot[simple]] = seg_start[simple]
-        token_end[slot[simple]] = seg_end[simple]
-        group_first = np.cumsum(np.bincount(owner, minlength=complex_seg.size))
-        rank = np.arange(owner.size) - (group_first - np.bincount(owner,
-                                                                  minlength=complex_seg.size))[owner]
-        at = slot[complex_seg][owner] + rank
-        token_start[at] = starts
-        token_end[at] = ends
+        # a complex segment's first token takes its place; the others are inserted after it
+        lead = np.ones(owner.size, dtype=bool)
+        lead[1:] = owner[1:] != owner[:-1]
+        token_start, token_end = seg_start.copy(), seg_end.copy()
+        token_start[complex_seg] = starts[lead]
+        token_end[complex_seg] = ends[lead]
+        if not lead.all():
+            after = complex_seg[owner[~lead]] + 1
+            token_start = np.insert(token_start, after, starts[~lead])
+            token_end = np.insert(token_end, after, ends[~lead])
 
     # ids: up to ``chunk`` characters in one 64-bit word (units in order, the unused ones 0)
     chunk = 8 // width
@@ -386,8 +381,11 @@ _MIX = np.uint64(0x9E3779B97F4A7C15)  # odd: multiplying by it is a bijection of
 def _factorize(values: np.ndarray) -> np.ndarray:
     """Dense ids of ``values`` (equal values, equal ids) in order of first appearance, by
     pandas' hash table. Packed characters share their low bits, which that table's hash keeps,
-    so they are first multiplied by an odd constant (a bijection: no two values meet)."""
-    return pd.factorize(values.astype(np.uint64, copy=False) * _MIX)[0].astype(np.int64)
+    so they are first multiplied by an odd constant (a bijection: no two values meet). The table
+    starts small (pandas would size it for every value being distinct) and grows as needed."""
+    mixed = values.astype(np.uint64, copy=False) * _MIX
+    codes = pd.factorize(mixed, size_hint=min(mixed.size, 1 << 16))[0]
+    return codes.astype(np.int64, copy=False)
 
 
 # ---------------------------------------------------------------------------------------------
