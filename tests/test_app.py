@@ -18,8 +18,8 @@ from faultproxy import FaultProxy
 from rapidfuzz import fuzz
 from rouge_score import rouge_scorer
 
-from shared.backends import _BACKENDS
 from shared.demo import EXAMPLES, build_demo
+from shared.engine.backends import _BACKENDS
 
 FAKE_KEY = "sk-test-DEMO-0123456789abcdefSECRET"
 
@@ -139,7 +139,7 @@ def test_option_fields_are_the_declared_options(demo: Any) -> None:
     type, the declared default (or the example's value) as the initial value."""
     import gradio as gr
 
-    from shared.registry import METRICS
+    from shared.kit.registry import METRICS
 
     control = {"bool": gr.Checkbox, "int": gr.Number, "float": gr.Number, "json": gr.Textbox,
                "text": gr.Textbox}
@@ -315,7 +315,7 @@ def test_wrong_key_and_unreachable_server(demo: Any, key_echo_server: KeyEchoSer
 
 def test_a_space_loads_its_metric_from_its_own_folder(tmp_path: Path) -> None:
     from shared.demo import caller_metric_dir
-    from shared.registry import METRICS_DIR
+    from shared.kit.registry import METRICS_DIR
     from shared.spaces import BUNDLE_MODULE, build_space
 
     space = build_space("l3score", tmp_path)

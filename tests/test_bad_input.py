@@ -21,8 +21,8 @@ import evaluate
 import pytest
 from faultproxy import FaultProxy
 
-from shared.registry import METRICS, available, metric_path
-from shared.validation import InputError
+from shared.base.validation import InputError
+from shared.kit.registry import METRICS, available, metric_path
 
 # evaluate's temporary files are shared by every process using the same experiment id; a
 # private id keeps other processes' locks from delaying these tests

@@ -23,10 +23,10 @@ import evaluate
 import pytest
 from faultproxy import FaultProxy
 
-from shared.backends.base import LogprobsUnavailable
-from shared.config import judge_config
-from shared.redaction import redact
-from shared.registry import metric_path
+from shared.base.redaction import redact
+from shared.engine.backends.base import LogprobsUnavailable
+from shared.engine.config import judge_config
+from shared.kit.registry import metric_path
 
 # evaluate's temporary files are shared by every process using the same experiment id; a
 # private id keeps other processes' locks from delaying these tests

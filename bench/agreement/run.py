@@ -1,9 +1,10 @@
 """The agreement benchmark (`make agreement`): every metric against human labels.
 
 Scores the three labelled sets in ``bench/agreement/data/`` (SOURCES.md) with the metrics,
-through ``shared.agreement.agree`` (the same path as ``python -m shared agree``), and writes
+through ``shared.analysis.agreement.agree`` (the same path as ``python -m shared agree``), and
+writes
 ``bench/AGREEMENT.md``. With the embedded default judge it also writes
-``shared/agreement_figures.json`` (read by the CLI summary and the demo) and rewrites the
+``shared/analysis/agreement_figures.json`` (read by the CLI summary and the demo) and rewrites the
 "Agreement with people" block of every metric card. Every number comes from this run.
 
     .venv/bin/python bench/agreement/run.py [judge options as in `python -m shared score`]
@@ -41,8 +42,8 @@ DATA = Path(__file__).resolve().parent / "data"
 sys.path.insert(0, str(ROOT))
 
 from shared import agreement, stats  # noqa: E402
-from shared.cli import add_judge_arguments, judge_options  # noqa: E402
-from shared.registry import METRICS, available  # noqa: E402
+from shared.cli.common import add_judge_arguments, judge_options  # noqa: E402
+from shared.kit.registry import METRICS, available  # noqa: E402
 
 EVOUNA = ("answer_equivalence_evouna_nq.jsonl", "EVOUNA NQ answer equivalence")
 SUMMEVAL = ("summeval.jsonl", "SummEval")
@@ -68,7 +69,7 @@ PEDANT = ("PEDANT (qa-metrics 0.2, a small published answer-equivalence classifi
           "run time, which this machine cannot do); quoted for context, not reproduced here.")
 CARD_START = "<!-- agreement:start -->"
 CARD_END = "<!-- agreement:end -->"
-FIGURES = ROOT / "shared" / "agreement_figures.json"
+FIGURES = ROOT / "shared" / "analysis" / "agreement_figures.json"
 REPORT = ROOT / "bench" / "AGREEMENT.md"
 
 
@@ -135,7 +136,7 @@ def accuracy_qa_modes() -> list[str]:
     "exact"; none when this version of accuracy has no modes."""
     import evaluate
 
-    from shared.registry import metric_path
+    from shared.kit.registry import metric_path
 
     try:
         metric = evaluate.load(metric_path("accuracy"), keep_in_memory=True)
@@ -149,7 +150,7 @@ def accuracy_qa_modes() -> list[str]:
 
 
 def _forms(text_value: str) -> str:
-    from shared.text import normalize_text
+    from shared.base.text import normalize_text
 
     return normalize_text(text_value)
 
@@ -290,7 +291,8 @@ def write_report(results: list[dict[str, Any]], header: dict[str, Any], path: Pa
         "its SOURCES.md).",
         "",
         f"Intervals: seeded percentile bootstrap 95% intervals ({stats.DEFAULT_RESAMPLES} "
-        f"resamples of rows, seed {header['seed']}; `shared.agreement`). Judge metrics run on a "
+        f"resamples of rows, seed {header['seed']}; `shared.analysis.agreement`). "
+        f"Judge metrics run on a "
         f"seeded subsample of each set (rows: {header['judge_rows']}; a seeded permutation of the "
         "set, first rows taken, so every judge metric of a set sees the same first rows), "
         "string and embedding metrics on every row: `n (of rows)` says which. SummEval's judge "
@@ -298,7 +300,7 @@ def write_report(results: list[dict[str, Any]], header: dict[str, Any], path: Pa
         "Unmeasured rows (the judge's answer could not be read) are counted and left out. "
         "`time` is this run's (judge answers already in the call cache cost nothing: the judge "
         "column says how many calls were sent and how many came from the cache). "
-        "`thr` is the metric's own decision threshold (`shared.registry.DECISION_THRESHOLDS`); "
+        "`thr` is the metric's own decision threshold (`shared.kit.registry.DECISION_THRESHOLDS`); "
         "the best threshold is fitted on the same rows, so its balanced accuracy is optimistic.",
         "",
         "## Boolean human labels",
@@ -335,7 +337,8 @@ def write_report(results: list[dict[str, Any]], header: dict[str, Any], path: Pa
         'make agreement JUDGE="--provider openai-compatible --base-url URL --model M"',
         "```",
         "With another judge the run writes this table only (the cards and "
-        "`shared/agreement_figures.json` keep the embedded judge's figures). One metric on your "
+        "`shared/analysis/agreement_figures.json` keep the embedded judge's figures). "
+        "One metric on your "
         "own labels: `python -m shared agree FILE --metric NAME --label COLUMN` "
         "(docs/AGREEMENT.md).",
         "",
@@ -522,7 +525,7 @@ def run_ours_side(pairs: list[Pairing], rows: dict[str, list[dict[str, Any]]], b
     provider ``openai-compatible`` against the server, JSON mode, a fresh call cache."""
     import datasets
 
-    from shared.batch import score_dataset
+    from shared.runs.batch import score_dataset
 
     options = {"provider": "openai-compatible", "base_url": base_url, "model": SIDE_MODEL_ALIAS,
                "api_key": "not-needed", "response_format": "json_object",
@@ -665,7 +668,7 @@ def run_side_by_side(seed: int, seconds: float = SIDE_SECONDS,
             versions[side] = report.get("version", "")
             outbound[side] = report.get("outbound", [])
             cells_by_side[side] = {c["id"]: c for c in report.get("cells", [])}
-    from shared.registry import DECISION_THRESHOLDS
+    from shared.kit.registry import DECISION_THRESHOLDS
 
     for pair in pairs:
         labels = [row[pair.label] for row in rows[pair.data[0]]]
@@ -797,7 +800,7 @@ def main(argv: list[str] | None = None) -> int:
     rows = {k: (args.judge_rows or v) for k, v in JUDGE_ROWS.items()}
     selected = [j for j in jobs() if (not args.only or j.name in args.only)
                 and (j.baseline is not None or j.name in available())]
-    from shared.config import judge_config
+    from shared.engine.config import judge_config
 
     judge_name = agreement.judge_model_name(judge_config(**options))
     provider = judge_config(**options).provider

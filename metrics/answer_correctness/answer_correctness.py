@@ -161,7 +161,7 @@ def _similarities(predictions: list[str], references: list[list[str]],
     per pair how texts longer than the model's window were read (``None`` when both fit).
 
     A longer text is embedded as the normalised mean of its overlapping windows' embeddings
-    (``shared.embeddings``; at most ``MAX_WINDOWS`` windows, beyond that it is cut)."""
+    (``shared.kit.embeddings``; at most ``MAX_WINDOWS`` windows, beyond that it is cut)."""
     flat = [ref for refs in references for ref in refs]
     vectors, rows, windows = embed_windows(list(predictions) + flat, embedding_model)
     embedded = pooled(vectors, rows)

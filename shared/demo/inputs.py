@@ -9,9 +9,9 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from ..batch import BatchInputError
-from ..records import read_records
-from ..registry import MetricSpec, example_rows
+from ..kit.registry import MetricSpec, example_rows
+from ..runs.records import read_records
+from ..runs.summary import BatchInputError
 
 # Fallback example values per column, for a metric that declares no EXAMPLE.
 _COLUMN_EXAMPLE = {

@@ -13,10 +13,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..agreement import embedded_judge_note, is_embedded_judge
-from ..config import PROVIDERS
-from ..options import Option
-from ..registry import MetricSpec, metric_path, spec_of
+from ..analysis.agreement import embedded_judge_note, is_embedded_judge
+from ..base.options import Option
+from ..engine.config import PROVIDERS
+from ..kit.registry import MetricSpec, metric_path, spec_of
 from .inputs import (
     DemoInputError,
     compute_inputs,
@@ -27,11 +27,11 @@ from .inputs import (
     rows_for_table,
     table_rows,
 )
-from .options import _MISSING, _field_value, metric_options, option_value
+from .options import MISSING, field_value, metric_options, option_value
 from .render import (
-    _error_text,
     aggregate_html,
     aggregates,
+    error_text,
     results_frame,
     row_columns,
     row_scores,
@@ -40,7 +40,7 @@ from .render import (
     unmeasured_markdown,
     usage_markdown,
 )
-from .secrets import _page_key_backend, _Scrubber
+from .secrets import Scrubber, page_key_backend
 
 logger = logging.getLogger(__name__)
 
@@ -115,7 +115,7 @@ class MetricPanel:
 
     def handle(self, values: Mapping[Any, Any], progress: Any = None) -> dict[Any, Any]:
         judge_values = {n: values.get(c) for n, c in self.judge_fields.items()}
-        scrub = _Scrubber(judge_values.get("api_key"))
+        scrub = Scrubber(judge_values.get("api_key"))
         out = self._empty_outputs()
         rows: list[int] = []
         try:
@@ -124,7 +124,7 @@ class MetricPanel:
             kwargs: dict[str, Any] = dict(inputs)
             for option in self.options:
                 value = option_value(option, values.get(self.option_fields[option.name]))
-                if value is not _MISSING:
+                if value is not MISSING:
                     kwargs[option.name] = value
             if self.spec.judge:
                 kwargs.update(judge_options(judge_values))
@@ -133,12 +133,12 @@ class MetricPanel:
             if progress is not None:
                 progress(0, desc=f"{self.name}: scoring {len(rows)} rows")
             started = time.monotonic()
-            with self._lock, _page_key_backend(kwargs):
+            with self._lock, page_key_backend(kwargs):
                 result = self.metric.compute(**kwargs)
             seconds = time.monotonic() - started
         except Exception as error:  # every fault is a message in the page
             out[self.outputs["status"]] = status_html(
-                scrub.text(_error_text(error, self.spec, rows)), "error")
+                scrub.text(error_text(error, self.spec, rows)), "error")
             if not isinstance(error, (ValueError, TypeError)):
                 logger.warning("%s failed: %s", self.name,
                                scrub.text(f"{type(error).__name__}: {error}"))
@@ -146,7 +146,7 @@ class MetricPanel:
         return self._render(result, inputs, rows, seconds, scrub)
 
     def _render(self, result: Mapping[str, Any], inputs: Mapping[str, list[Any]],
-                rows: list[int], seconds: float, scrub: _Scrubber) -> dict[Any, Any]:
+                rows: list[int], seconds: float, scrub: Scrubber) -> dict[Any, Any]:
         import gradio as gr
         import pandas as pd
 
@@ -195,7 +195,7 @@ class MetricPanel:
                self.outputs["status"]: status_html("Example loaded; press Run.", "ok")}
         for option in self.options:
             value = options.get(option.name, option.default)
-            out[self.option_fields[option.name]] = _field_value(option, value)
+            out[self.option_fields[option.name]] = field_value(option, value)
         return out
 
     def load_file(self, path: Any) -> dict[Any, Any]:
@@ -227,7 +227,7 @@ def _option_field(option: Option, value: Any, elem_id: str) -> Any:
                          precision=0 if option.kind == "int" else None,
                          step=1 if option.kind == "int" else 0.01)
     placeholder = "empty: the default" if option.default is None else ""
-    return gr.Textbox(value=_field_value(option, value), label=option.name, info=info,
+    return gr.Textbox(value=field_value(option, value), label=option.name, info=info,
                       placeholder=placeholder, elem_id=elem_id, max_lines=1)
 
 
@@ -317,7 +317,7 @@ def build_panel(name: str, metric_dir: str | Path | None) -> MetricPanel:
 
     panel.initial = {panel.table: panel.example_frame()}
     for option in panel.options:
-        panel.initial[panel.option_fields[option.name]] = _field_value(
+        panel.initial[panel.option_fields[option.name]] = field_value(
             option, example_options.get(option.name, option.default))
     panel.initial.update({panel.judge_fields[k]: v for k, v in (
         ("provider", "local"), ("model", ""), ("base_url", ""), ("api_key", ""),

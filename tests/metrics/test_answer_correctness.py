@@ -8,7 +8,7 @@ import math
 import evaluate
 import pytest
 
-from shared import registry
+from shared.kit import registry
 
 DRY = {"dry_run": True, "show_progress": False, "use_cache": False}
 P = ["Einstein was born in Spain in 1879."]
@@ -81,7 +81,8 @@ def test_similarity_of_long_texts_is_windowed(metric) -> None:
 
     import numpy as np
 
-    from shared import embed_texts, embeddings
+    from shared import embed_texts
+    from shared.kit import embeddings
 
     similarities = sys.modules[type(metric).__module__]._similarities
     start = " ".join(f"the committee reviewed item {k} of the budget." for k in range(40))

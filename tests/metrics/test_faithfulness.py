@@ -6,7 +6,7 @@ from __future__ import annotations
 import evaluate
 import pytest
 
-from shared import registry
+from shared.kit import registry
 
 OPTS = {"show_progress": False, "use_cache": False}
 

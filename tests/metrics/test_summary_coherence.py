@@ -5,7 +5,7 @@ from __future__ import annotations
 import evaluate
 import pytest
 
-from shared import registry
+from shared.kit import registry
 
 DRY = {"dry_run": True, "show_progress": False, "use_cache": False}
 

@@ -1,4 +1,5 @@
-"""shared.agreement and `python -m shared agree`: every statistic against scipy / scikit-learn on
+"""shared.analysis.agreement and `python -m shared agree`: every statistic against scipy /
+scikit-learn on
 generated data, the seeded bootstrap, label checks, unmeasured rows, and `agree` end to end on
 small slices of the three labelled sets with the embedded defaults.
 
@@ -25,15 +26,15 @@ from sklearn.metrics import (
 )
 
 from shared import agreement, stats
-from shared.agreement import (
+from shared.analysis.agreement import (
     ConstantLabelError,
     LabelError,
     MissingLabelError,
     MixedLabelError,
     compare,
 )
-from shared.cli import main
-from shared.registry import DECISION_THRESHOLDS, METRICS
+from shared.cli.main import main
+from shared.kit.registry import DECISION_THRESHOLDS, METRICS
 
 REPO = Path(__file__).resolve().parents[2]
 DATA = REPO / "bench" / "agreement" / "data"
@@ -206,7 +207,7 @@ def test_every_metric_declares_its_decision_threshold() -> None:
 
 def test_embedded_judge_note_reads_the_shipped_figures() -> None:
     figures = agreement.embedded_judge_figures()
-    assert figures, "shared/agreement_figures.json is written by `make agreement`"
+    assert figures, "shared/analysis/agreement_figures.json is written by `make agreement`"
     for metric, entry in figures["metrics"].items():
         note = agreement.embedded_judge_note(metric, figures)
         assert "not a measurement" in note
@@ -377,7 +378,7 @@ def test_agree_python_api_maps_columns_and_wraps_a_context() -> None:
 
 def test_every_card_carries_the_runs_agreement_block() -> None:
     """The cards' blocks are written by `make agreement`; each judge metric's shipped figure
-    (shared/agreement_figures.json, same run) appears in its card."""
+    (shared/analysis/agreement_figures.json, same run) appears in its card."""
     figures = agreement.embedded_judge_figures()
     for name in METRICS:
         card = (REPO / "metrics" / name / "README.md").read_text(encoding="utf-8")
@@ -392,9 +393,9 @@ def test_every_card_carries_the_runs_agreement_block() -> None:
 
 
 def test_score_summary_notes_the_embedded_judges_agreement(capsys) -> None:
-    from shared.agree_cli import print_embedded_judge_notes
-    from shared.batch import BatchSummary, MetricSummary
-    from shared.cli import build_parser
+    from shared.cli.common import print_embedded_judge_notes
+    from shared.cli.main import build_parser
+    from shared.runs.batch import BatchSummary, MetricSummary
 
     summary = BatchSummary([MetricSummary("l3score", {"L3Score": 0.6}, 2, 0, True),
                             MetricSummary("bias", {"bias": 0.9}, 2, 0, True),

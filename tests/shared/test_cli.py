@@ -19,9 +19,9 @@ import pyarrow.parquet as pq
 import pytest
 from faultproxy import FaultProxy
 
-from shared import registry
-from shared.cache import CallCache
-from shared.cli import main
+from shared.cli.main import main
+from shared.engine.cache import CallCache
+from shared.kit import registry
 
 REPO = Path(__file__).resolve().parents[2]
 

@@ -1,4 +1,5 @@
-"""shared.comparison and `python -m shared compare`: every statistic against scipy / statsmodels
+"""shared.analysis.comparison and `python -m shared compare`: every statistic against scipy /
+statsmodels
 computed here, pairing by key with missing, duplicated and unmeasured rows, the CLI's exits."""
 
 from __future__ import annotations
@@ -14,8 +15,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from shared import stats
-from shared.batch import BatchInputError
-from shared.comparison import MCNEMAR, WILCOXON, compare, compare_scores, holm
+from shared.analysis.comparison import MCNEMAR, WILCOXON, compare, compare_scores, holm
+from shared.runs.batch import BatchInputError
 
 SETTINGS = settings(max_examples=25, deadline=None, derandomize=True)
 
@@ -203,7 +204,7 @@ def test_csv_and_jsonl_runs_pair(tmp_path: Path) -> None:
 
 
 def _cli(capsys: pytest.CaptureFixture, *args: str) -> tuple[int, str]:
-    from shared.cli import main
+    from shared.cli.main import main
 
     code = main(list(args))
     return code, capsys.readouterr().err

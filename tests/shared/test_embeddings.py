@@ -1,4 +1,4 @@
-"""shared.embeddings with the real embedded all-MiniLM-L6-v2."""
+"""shared.kit.embeddings with the real embedded all-MiniLM-L6-v2."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from shared import defaults, embed_texts, load_embedding_model
-from shared.embeddings import cosine_similarity, paired_cosine_similarity
+from shared.kit.embeddings import cosine_similarity, paired_cosine_similarity
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
@@ -78,7 +78,7 @@ def test_text_windows_cover_long_texts() -> None:
     """Short texts are one part (the text itself); a long text is split into windows the model
     reads whole (re-tokenised, each fits its limit), starting at the text's start, ending at its
     end, each overlapping the next; past max_windows the text is cut and says so."""
-    from shared.embeddings import embed_windows, pooled, text_windows, window_pieces
+    from shared.kit.embeddings import embed_windows, pooled, text_windows, window_pieces
 
     model = load_embedding_model()
     tokenizer = model.tokenizer

@@ -12,8 +12,8 @@ import pytest
 from judgeserver import JudgeServer
 
 from shared import get_judge, judge_config, prompts, rag_judge
-from shared.cache import CallCache
-from shared.grounding import (
+from shared.engine.cache import CallCache
+from shared.engine.grounding import (
     CATEGORIES,
     SUPPORT_MIN,
     category,
@@ -311,14 +311,14 @@ def test_checks_change_the_cache_key_and_must_match_the_requests(cache_dir: str)
 
 
 def test_the_demo_lists_invalid_answers_above_the_unmeasured_rows() -> None:
-    from shared.demo import _Scrubber, unmeasured_markdown
+    from shared.demo import Scrubber, unmeasured_markdown
 
     reason = ("bias: invalid judge answer: copied the format placeholder 'short reason' as "
               "the reason")
     result = {"unmeasured": [{"index": 0, "reason": reason}],
               "invalid_answers": count_invalid([{"index": 0, "reason": reason}])}
-    text = unmeasured_markdown(result, [3], _Scrubber(None))
+    text = unmeasured_markdown(result, [3], Scrubber(None))
     assert "Invalid judge answers (placeholder reason: 1)" in text
     assert "table row 3" in text
     assert "Invalid judge answers" not in unmeasured_markdown(
-        {**result, "invalid_answers": dict.fromkeys(CATEGORIES, 0)}, [3], _Scrubber(None))
+        {**result, "invalid_answers": dict.fromkeys(CATEGORIES, 0)}, [3], Scrubber(None))

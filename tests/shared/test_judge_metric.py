@@ -26,7 +26,7 @@ from shared import (
     results_of,
     split_judge_options,
 )
-from shared.pricing import estimate_cost
+from shared.engine.pricing import estimate_cost
 
 
 def test_split_takes_every_judge_option_and_leaves_the_rest():

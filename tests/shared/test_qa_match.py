@@ -1,4 +1,4 @@
-"""shared.qa_match: the QA normalisation by hand, SQuAD's normalisation on its own domain, the
+"""shared.kit.qa_match: the QA normalisation by hand, SQuAD's normalisation on its own domain, the
 content words, and the tie-break that never changes a decision."""
 
 from __future__ import annotations

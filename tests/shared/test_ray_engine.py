@@ -1,4 +1,5 @@
-"""shared.ray_engine: score_dataset(engine="ray") and ``score --engine ray`` on a real local Ray
+"""shared.runs.ray_engine: score_dataset(engine="ray") and ``score --engine ray`` on a real
+local Ray
 cluster (one per module: Ray starts slowly). Expected per-row numbers come from the
 single-process path on the same rows."""
 
@@ -19,10 +20,10 @@ import ray
 from faultproxy import FaultProxy
 
 from shared import score_dataset
-from shared.batch import BatchInputError
-from shared.cache import CallCache
-from shared.cli import main
-from shared.ray_engine import concurrency_split
+from shared.cli.main import main
+from shared.engine.cache import CallCache
+from shared.runs.batch import BatchInputError
+from shared.runs.ray_engine import concurrency_split
 
 REPO = Path(__file__).resolve().parents[2]
 PAIRS = [
@@ -156,7 +157,7 @@ def test_workers_write_one_cache_file_concurrently(cluster: str, cache_dir: str)
             return os.getpid()
 
         def put_keys(self, directory: str, worker: int, count: int) -> tuple[float, float]:
-            from shared.cache import CallCache
+            from shared.engine.cache import CallCache
 
             cache = CallCache(directory)
             started = time.time()

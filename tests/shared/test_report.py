@@ -1,4 +1,4 @@
-"""shared.report: the self-contained HTML reports, opened offline in headless Chromium with
+"""shared.analysis.report: the self-contained HTML reports, opened offline in headless Chromium with
 hostile predictions (markup must show as text and never run, no request may leave the page)."""
 
 from __future__ import annotations
@@ -11,8 +11,13 @@ from typing import Any
 
 import pytest
 
-from shared.comparison import compare
-from shared.report import script_json, write_agreement_html, write_compare_html, write_score_html
+from shared.analysis.comparison import compare
+from shared.analysis.report import (
+    script_json,
+    write_agreement_html,
+    write_compare_html,
+    write_score_html,
+)
 
 CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
@@ -199,7 +204,7 @@ def test_demo_compare_tab(tmp_path: Path) -> None:
     """The demo's Compare tab: two uploaded outputs in, the table and the report out."""
     import gradio as gr
 
-    from shared.compare_tab import TABLE_COLUMNS, build_compare_tab, handle
+    from shared.demo.compare_tab import TABLE_COLUMNS, build_compare_tab, handle
 
     a = _rows(lambda i: HOSTILE[i % len(HOSTILE)], lambda i: float(i % 2))
     b = _rows(lambda i: "other", lambda i: 1.0)
@@ -224,7 +229,7 @@ def test_score_html_from_the_cli(tmp_path: Path, capsys: pytest.CaptureFixture) 
     """`score --html`: the report of a real run (accuracy on the shipped example)."""
     from conftest import REPO
 
-    from shared.cli import main
+    from shared.cli.main import main
 
     out, report = tmp_path / "scored.jsonl", tmp_path / "run.html"
     assert main(["score", str(REPO / "examples/rag_sample.jsonl"), "-m", "accuracy", "-o",
@@ -243,7 +248,7 @@ def test_score_html_from_the_cli(tmp_path: Path, capsys: pytest.CaptureFixture) 
 
 def test_prompt_versions_of_the_metrics_run() -> None:
     from shared import prompts
-    from shared.report import _prompts_of
+    from shared.analysis.report import _prompts_of
 
     assert _prompts_of(["faithfulness", "accuracy"]) == sorted(
         [prompts.FAITHFULNESS.prompt_id, prompts.STATEMENTS.prompt_id])

@@ -21,10 +21,10 @@ from faultproxy import FaultProxy
 from judgeserver import JudgeServer, is_repair
 
 from shared import JudgeRequest, YesNoAnswer, get_judge, judge_config
-from shared.cache import CACHE_FILE, CallCache, call_key
-from shared.config import endpoint_of
-from shared.pricing import estimate_cost
-from shared.runner import CHECK_VERSION, DRY_RUN_ERROR
+from shared.engine.cache import CACHE_FILE, CallCache, call_key
+from shared.engine.config import endpoint_of
+from shared.engine.pricing import estimate_cost
+from shared.engine.runner import CHECK_VERSION, DRY_RUN_ERROR
 
 REPO = Path(__file__).resolve().parents[2]
 FAKE_KEY = "sk-FAKE-judge-metrics-test-key-7f3a9c"
@@ -274,7 +274,7 @@ def test_an_unconstrained_backend_gets_one_repair_retry(llama_server, cache_dir)
 
 @pytest.mark.server
 def test_a_model_without_logprobs_raises_a_configuration_error(llama_server, cache_dir):
-    from shared.backends import LogprobsUnavailable
+    from shared.engine.backends import LogprobsUnavailable
 
     with FaultProxy(llama_server, default="no_logprobs") as proxy:
         judge = get_judge(config(proxy.url, cache_dir))
@@ -334,7 +334,7 @@ def test_a_killed_run_resumes_with_only_the_missing_calls(llama_server, cache_di
 
 def test_results_are_json_round_trippable():
     # what the cache stores for a yes/no answer survives JSON, -inf log-probabilities included
-    from shared.runner import _decode_yes_no, _encode_yes_no
+    from shared.engine.runner import _decode_yes_no, _encode_yes_no
 
     answer = YesNoAnswer(top=[("Yes", -0.1), ("No", float("-inf"))], p_yes=0.9, p_no=None)
     assert _decode_yes_no(json.loads(json.dumps(_encode_yes_no(answer), allow_nan=False))) == answer

@@ -1,0 +1,90 @@
+"""The demo's "Compare" tab: two uploaded outputs of ``score`` in, the comparison table and the
+HTML report out. ``demo.build_demo`` adds it to the multi-metric demo; the logic lives here and
+in ``shared.analysis.comparison`` / ``shared.analysis.report``."""
+
+from __future__ import annotations
+
+import html
+import tempfile
+from pathlib import Path
+from typing import Any
+
+TABLE_COLUMNS = ["score", "n paired", "mean A", "mean B", "delta B-A", "95% interval", "test",
+                 "p", "p (Holm)", "B wins/ties/losses", "excluded"]
+
+
+def comparison_frame(report: Any) -> Any:
+    """The report's table as a DataFrame (what the tab shows)."""
+    import pandas as pd
+
+    def number(value: float | None, signed: bool = False) -> str:
+        if value is None:
+            return "n/a"
+        return f"{value:+.4f}" if signed else f"{value:.4f}"
+
+    def p(value: float | None) -> str:
+        return "n/a" if value is None else (f"{value:.2e}" if value < 1e-4 else f"{value:.4f}")
+
+    rows = [[
+        c.column + ("" if c.higher_is_better else " (lower is better)"), c.n_paired,
+        number(c.mean_a), number(c.mean_b), number(c.delta, True),
+        f"[{number(c.low, True)}, {number(c.high, True)}]",
+        "McNemar (exact)" if c.kind == "binary" else "Wilcoxon signed-rank",
+        p(c.p_value), p(c.p_holm), f"{c.wins}/{c.ties}/{c.losses}", c.excluded,
+    ] for c in report.columns]
+    return pd.DataFrame(rows, columns=TABLE_COLUMNS)
+
+
+def handle(file_a: Any, file_b: Any, key: str | None = None,
+           folder: str | Path | None = None) -> tuple[str, Any, str | None]:
+    """Compare two uploaded files: (status HTML, table, path of the HTML report or None)."""
+    import pandas as pd
+
+    from ..analysis.comparison import compare
+    from ..analysis.report import write_compare_html
+    from ..runs.summary import BatchInputError
+
+    empty = pd.DataFrame(columns=TABLE_COLUMNS)
+    if not file_a or not file_b:
+        return _status("Upload two outputs of `score` (A: the baseline, B: the new run).",
+                       "warning"), empty, None
+    paths = [Path(getattr(f, "name", f)) for f in (file_a, file_b)]
+    try:
+        report = compare(paths[0], paths[1], key=(key or "").strip() or None)
+    except BatchInputError as error:
+        return _status(str(error), "error"), empty, None
+    target = Path(folder or tempfile.mkdtemp(prefix="jm-compare-")) / "comparison.html"
+    write_compare_html(report, target)
+    message = (f"{report.paired} pairs by {report.key}; only in A: {report.only_a}, only in "
+               f"B: {report.only_b} (excluded). Deltas are B - A with a paired-bootstrap 95% "
+               "interval; p-values Holm-adjusted across the scores.")
+    return _status(message, "ok"), comparison_frame(report), str(target)
+
+
+def _status(message: str, level: str) -> str:
+    return f'<div class="jm-status jm-{level}">{html.escape(message)}</div>'
+
+
+def build_compare_tab() -> dict[str, Any]:
+    """The tab's components, inside the current ``gr.Blocks`` (returned by name for tests)."""
+    import gradio as gr
+
+    gr.Markdown("Compare two runs: upload two outputs of `python -m shared score` (or of the "
+                "demo's batch upload), A the baseline, B the new system. Rows pair by `id` (or "
+                "the key column below).")
+    with gr.Row():
+        file_a = gr.File(label="A (.jsonl, .csv or .parquet)", file_types=[".jsonl", ".csv",
+                         ".parquet"], type="filepath", elem_id="compare-a")
+        file_b = gr.File(label="B (.jsonl, .csv or .parquet)", file_types=[".jsonl", ".csv",
+                         ".parquet"], type="filepath", elem_id="compare-b")
+    key = gr.Textbox(label="key column (default: id, else a hash of the task columns)",
+                     elem_id="compare-key")
+    button = gr.Button("Compare", variant="primary", elem_id="compare-run")
+    status = gr.HTML(elem_id="compare-status")
+    table = gr.Dataframe(headers=TABLE_COLUMNS, interactive=False, elem_id="compare-table")
+    report = gr.File(label="HTML report (self-contained; opens offline)",
+                     elem_id="compare-report")
+    button.click(handle, inputs=[file_a, file_b, key], outputs=[status, table, report],
+                 api_visibility="private", concurrency_limit=1)
+    return {"a": file_a, "b": file_b, "key": key, "run": button, "status": status,
+            "table": table, "report": report}

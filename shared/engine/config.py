@@ -1,0 +1,253 @@
+"""Judge options shared by every judge metric: parsing, defaults and validation."""
+
+from __future__ import annotations
+
+import math
+import os
+from dataclasses import dataclass, field
+from typing import Any
+from urllib.parse import urlparse, urlsplit
+
+from ..base.options import Option
+from ..base.redaction import has_userinfo, redact
+
+PROVIDERS: dict[str, dict[str, Any]] = {
+    # base_url: default endpoint; key_env: environment variable holding the API key;
+    # response_format: how the server takes a JSON schema ("json_schema" as OpenAI/vLLM,
+    # "json_object" with a "schema" field as llama-cpp-python's server, None: not at all).
+    "openai": {
+        "base_url": "https://api.openai.com/v1",
+        "key_env": "OPENAI_API_KEY",
+        "default_model": "gpt-4o-mini",
+        "response_format": "json_schema",
+        "seed": True,
+    },
+    "deepseek": {
+        "base_url": "https://api.deepseek.com",
+        "key_env": "DEEPSEEK_API_KEY",
+        "default_model": "deepseek-chat",
+        "response_format": "json_object_plain",
+        "seed": False,
+    },
+    "xai": {
+        "base_url": "https://api.x.ai/v1",
+        "key_env": "XAI_API_KEY",
+        "default_model": "grok-3-mini",
+        "response_format": "json_schema",
+        "seed": True,
+    },
+    "openai-compatible": {
+        "base_url": None,
+        "key_env": "OPENAI_COMPATIBLE_API_KEY",
+        "default_model": None,
+        "response_format": "json_schema",
+        "seed": True,
+    },
+    "local": {"base_url": None, "key_env": None, "default_model": None},
+}
+
+#: Structured-output styles (the ``response_format`` judge option); see
+#: ``shared.engine.backends.openai_compat`` for the request field each one sends.
+RESPONSE_FORMATS = ("json_schema", "json_object", "json_object_plain", "none")
+
+JUDGE_OPTIONS: tuple[Option, ...] = (
+    Option("provider", str, "local", choices=tuple(PROVIDERS), cli="--provider",
+           doc='"local" (the embedded SmolLM2-135M-Instruct judge), "openai" (the default when '
+           'only api_key is given), "deepseek", "xai" or "openai-compatible" (any '
+           "OpenAI-compatible server, with base_url)"),
+    Option("model", str, None, nullable=True, cli="--model",
+           doc="the judge model; default: " + ", ".join(
+               f"{p['default_model']} ({name})" for name, p in PROVIDERS.items()
+               if p.get("default_model")) + ", the embedded SmolLM2-135M-Instruct (local); for "
+           "local also a model folder, a cached Hub id or a .gguf file; required for "
+           "openai-compatible"),
+    Option("api_key", str, None, nullable=True, cli="--api-key",
+           doc="the provider's API key; better: its environment variable (OPENAI_API_KEY, "
+           "DEEPSEEK_API_KEY, XAI_API_KEY, OPENAI_COMPATIBLE_API_KEY)"),
+    Option("base_url", str, None, nullable=True, cli="--base-url",
+           doc='the server\'s URL, required for openai-compatible (e.g. '
+           '"http://127.0.0.1:8000/v1")'),
+    Option("max_concurrency", int, 16, range=(1, None), cli="--max-concurrency", metavar="N",
+           doc="judge requests in flight at once"),
+    Option("use_cache", bool, True, cli="--no-cache",
+           doc="read and write the on-disk call cache (without it a killed run cannot resume)"),
+    Option("cache_dir", str, None, nullable=True, cli="--cache-dir",
+           doc="call cache folder; default: $JUDGE_METRICS_CACHE_DIR or ~/.cache/judge-metrics"),
+    Option("show_progress", bool, True, doc="show progress bars"),
+    Option("timeout", float, 60.0, type_doc="float > 0", cli="--timeout", metavar="SECONDS",
+           doc="seconds per judge request"),
+    Option("max_retries", int, 3, range=(0, None), doc="retries on 429/5xx/timeouts"),
+    Option("response_format", str, None, nullable=True, choices=RESPONSE_FORMATS,
+           cli="--response-format", metavar="STYLE",
+           doc="override how the server takes a JSON schema: json_schema (OpenAI, vLLM, xAI), "
+           "json_object (llama-cpp-python's server), json_object_plain or none; default: the "
+           "provider's"),
+    Option("device", str, None, nullable=True, doc='local judge: the torch device ("cpu", '
+           '"cuda", ...); default: the best available'),
+    Option("batch_size", int, 8, range=(1, None), doc="local judge: prompts per forward pass"),
+    Option("dry_run", bool, False, cli="--dry-run",
+           doc="send nothing; report the planned judge requests and their estimated cost (under "
+           "dry_run)"),
+)
+JUDGE_OPTION_NAMES = tuple(option.name for option in JUDGE_OPTIONS)
+_DEFAULT = {option.name: option.default for option in JUDGE_OPTIONS}
+
+
+@dataclass
+class JudgeConfig:
+    """Where and how to call the judge (the fields and defaults of ``JUDGE_OPTIONS``).
+    ``api_key`` never enters a repr, a log or a cache key."""
+
+    provider: str = _DEFAULT["provider"]
+    model: str | None = _DEFAULT["model"]
+    api_key: str | None = field(default=_DEFAULT["api_key"], repr=False)
+    base_url: str | None = _DEFAULT["base_url"]
+    max_concurrency: int = _DEFAULT["max_concurrency"]
+    use_cache: bool = _DEFAULT["use_cache"]
+    cache_dir: str | None = _DEFAULT["cache_dir"]
+    show_progress: bool = _DEFAULT["show_progress"]
+    timeout: float = _DEFAULT["timeout"]
+    max_retries: int = _DEFAULT["max_retries"]
+    response_format: str | None = _DEFAULT["response_format"]
+    device: str | None = _DEFAULT["device"]
+    batch_size: int = _DEFAULT["batch_size"]
+    dry_run: bool = _DEFAULT["dry_run"]
+
+    def resolved_api_key(self) -> str | None:
+        if self.api_key:
+            return self.api_key
+        env = PROVIDERS[self.provider].get("key_env")
+        return os.environ.get(env) if env else None
+
+    def resolved_base_url(self) -> str | None:
+        return self.base_url or PROVIDERS[self.provider].get("base_url")
+
+    def resolved_model(self) -> str | None:
+        return self.model or PROVIDERS[self.provider].get("default_model")
+
+    def resolved_response_format(self) -> str | None:
+        return self.response_format or PROVIDERS[self.provider].get("response_format")
+
+
+def judge_config(**options: Any) -> JudgeConfig:
+    """Build and validate a :class:`JudgeConfig` from a metric's keyword arguments.
+
+    ``provider`` defaults to ``"local"``; as in the L3Score card, an ``api_key`` with no provider
+    means ``"openai"``. Raises ``ValueError``/``TypeError`` naming the bad option.
+    """
+    unknown = set(options) - set(JUDGE_OPTION_NAMES)
+    if unknown:
+        raise TypeError(f"unknown judge option(s): {', '.join(sorted(unknown))}")
+    options = {k: v for k, v in options.items() if v is not None}
+    if "provider" not in options:
+        options["provider"] = "openai" if options.get("api_key") else "local"
+    config = JudgeConfig(**options)
+    _validate(config)
+    return config
+
+
+def _validate(config: JudgeConfig) -> None:
+    if not isinstance(config.provider, str) or config.provider not in PROVIDERS:
+        raise ValueError(
+            f"provider={config.provider!r} is not supported; choose one of "
+            f"{', '.join(repr(p) for p in PROVIDERS)}"
+        )
+    for name in ("max_concurrency", "max_retries", "batch_size"):
+        value = getattr(config, name)
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise TypeError(f"{name} must be an int, got {type(value).__name__}")
+        if value < (0 if name == "max_retries" else 1):
+            raise ValueError(f"{name} must be >= {0 if name == 'max_retries' else 1}, got {value}")
+    if isinstance(config.timeout, bool) or not isinstance(config.timeout, (int, float)):
+        raise TypeError(f"timeout must be a number, got {type(config.timeout).__name__}")
+    if not (config.timeout > 0 and math.isfinite(config.timeout)):
+        raise ValueError(f"timeout must be a positive number of seconds, got {config.timeout}")
+    for name in ("model", "api_key", "base_url", "cache_dir", "response_format", "device"):
+        value = getattr(config, name)
+        if value is not None and not isinstance(value, str):
+            raise TypeError(f"{name} must be a string, got {type(value).__name__}")
+    for name in ("use_cache", "show_progress", "dry_run"):
+        if not isinstance(getattr(config, name), bool):
+            raise TypeError(f"{name} must be True or False")
+    if config.base_url is not None:
+        check_base_url(config.base_url)
+    if config.response_format is not None and config.response_format not in RESPONSE_FORMATS:
+        raise ValueError(
+            f"response_format={config.response_format!r} is not supported; choose one of "
+            f"{', '.join(repr(s) for s in RESPONSE_FORMATS)}"
+        )
+    if config.provider == "local":
+        _check_local_model(config.model)
+        return
+    if config.provider == "openai-compatible" and not config.base_url:
+        raise ValueError("provider='openai-compatible' needs base_url (e.g. 'http://127.0.0.1:8000/v1')")
+    if config.provider != "openai-compatible" and not config.resolved_api_key():
+        env = PROVIDERS[config.provider]["key_env"]
+        raise ValueError(
+            f"provider={config.provider!r} needs an API key: pass api_key=... or set {env}"
+        )
+    if not config.resolved_model():
+        raise ValueError(f"provider={config.provider!r} needs model=... (the judge model's name)")
+
+
+def _check_local_model(model: str | None) -> None:
+    """A local ``model`` written as a path (a ``.gguf`` name, an absolute or ``./`` path) must
+    exist: found now, not after the other metrics of a batch have run. A hub id is looked up
+    when the model loads (in the local Hugging Face cache only)."""
+    if model is None:
+        return
+    from pathlib import Path
+
+    path = Path(model).expanduser()
+    looks_like_path = (path.suffix.lower() == ".gguf" or path.is_absolute()
+                       or model.startswith((".", "~")))
+    if looks_like_path and not path.exists():
+        raise ValueError(f"model={model!r}: no such model file or folder")
+
+
+def check_base_url(url: str) -> None:
+    """Refuse a ``base_url`` that is not ``http(s)://host[:port][/path]``: a bad scheme, no host,
+    a port that is not a number in 1-65535, or credentials (``user:password@``). Credentials in
+    the URL are never sent (httpx would send them as Basic auth instead of the API key); the
+    error shows the URL with them masked."""
+    shown = redact(url)
+    example = "(e.g. 'http://127.0.0.1:8000/v1')"
+    try:
+        parsed = urlsplit(url)
+    except ValueError as error:
+        raise ValueError(f"base_url={shown!r} is not a valid URL ({redact(str(error))}) "
+                         f"{example}") from None
+    if parsed.scheme not in ("http", "https") or not parsed.netloc:
+        raise ValueError(f"base_url={shown!r} is not an http(s) URL {example}")
+    if has_userinfo(url):
+        raise ValueError(
+            f"base_url={shown!r} holds credentials (user:password@); they are not sent. Remove "
+            "them and pass the key with api_key=... (--api-key) or the provider's environment "
+            "variable"
+        )
+    if not parsed.hostname or any(c.isspace() for c in url):
+        raise ValueError(f"base_url={shown!r} has no valid host {example}")
+    try:
+        port = parsed.port
+    except ValueError:
+        port = -1
+    if port is not None and not 1 <= port <= 65535:
+        raise ValueError(f"base_url={shown!r}: the port must be a number from 1 to 65535 "
+                         f"{example}")
+
+
+def endpoint_of(url: str | None) -> str:
+    """The URL without credentials, query or fragment, normalised (lower-case scheme and host,
+    no default port, no trailing slash): what the call cache keys on."""
+    if not url:
+        return ""
+    parsed = urlparse(url)
+    scheme = parsed.scheme.lower()
+    host = (parsed.hostname or "").lower()
+    if ":" in host:
+        host = f"[{host}]"
+    port = parsed.port
+    if port is not None and port != {"http": 80, "https": 443}.get(scheme):
+        host = f"{host}:{port}"
+    query = f"?{parsed.query}" if parsed.query else ""
+    return f"{scheme}://{host}{parsed.path.rstrip('/')}{query}"

@@ -1,0 +1,232 @@
+"""The files a run reads and writes: the input (.jsonl, .csv, .parquet or a saved dataset
+folder) as a ``datasets.Dataset``, the scored rows written atomically, and the checks made on
+both paths before any work."""
+
+from __future__ import annotations
+
+import csv
+import json
+import os
+import re
+from pathlib import Path
+from typing import Any
+
+from .records import read_records
+from .summary import BatchInputError
+
+INPUT_SUFFIXES = (".jsonl", ".csv", ".parquet")
+
+
+OUTPUT_SUFFIXES = (".jsonl", ".csv", ".parquet")
+
+
+def same_file(out: Path, source: Path) -> bool:
+    try:
+        if out.exists() and source.exists():
+            return os.path.samefile(out, source)
+        return out.resolve() == source.resolve()
+    except OSError:
+        return False
+
+
+def check_writable_file(path: Path, option: str) -> None:
+    """Fail early on an output path that is a folder or whose folder cannot be made or written."""
+    if path.is_dir():
+        raise BatchInputError(f"{option} {path} is a folder; give a file name")
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as error:
+        raise BatchInputError(f"{option} {path}: cannot create its folder: {error}") from None
+    if not os.access(path.parent, os.W_OK):
+        raise BatchInputError(f"{option} {path}: folder {path.parent} is not writable")
+
+
+def check_output_path(out: Path) -> None:
+    if out.suffix.lower() not in OUTPUT_SUFFIXES:
+        raise BatchInputError(
+            f"--out {out}: unsupported format {out.suffix or '(none)'}; use "
+            f"{', '.join(OUTPUT_SUFFIXES)}"
+        )
+    check_writable_file(out, "--out")
+    remove_stale_temporaries(out)
+    probe = _temporary(out)
+    try:
+        with probe.open("w", encoding="utf-8") as handle:
+            handle.write("\n")
+            handle.flush()
+            os.fsync(handle.fileno())
+    except OSError as error:
+        raise BatchInputError(f"--out {out}: cannot write there: {error.strerror or error}"
+                              ) from None
+    finally:
+        try:
+            probe.unlink(missing_ok=True)
+        except OSError:
+            pass
+
+
+def _temporary(out: Path) -> Path:
+    return out.with_name(f".{out.name}.{os.getpid()}.tmp")
+
+
+def remove_stale_temporaries(out: Path) -> list[Path]:
+    """Delete ``.OUT.PID.tmp`` files left by a killed run (their process is gone)."""
+    pattern = re.compile(rf"\.{re.escape(out.name)}\.(\d+)\.tmp")
+    removed = []
+    try:
+        entries = list(out.parent.iterdir())
+    except OSError:
+        return removed
+    for entry in entries:
+        match = pattern.fullmatch(entry.name)
+        if match is None or _alive(int(match.group(1))):
+            continue
+        try:
+            entry.unlink()
+            removed.append(entry)
+        except OSError:
+            pass
+    return removed
+
+
+def _alive(pid: int) -> bool:
+    if pid == os.getpid():
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except (PermissionError, OverflowError, ValueError):
+        return pid > 0
+    return True
+
+
+def check_input_path(path: Path) -> None:
+    """Fail early (before the slow imports) on a missing input or an unknown format."""
+    if not path.exists():
+        raise BatchInputError(f"INPUT {path}: no such file or folder")
+    if not path.is_dir() and path.suffix.lower() not in INPUT_SUFFIXES:
+        raise BatchInputError(
+            f"INPUT {path}: unsupported format {path.suffix or '(none)'}; use .jsonl, .csv, "
+            ".parquet, or a folder saved with Dataset.save_to_disk"
+        )
+
+
+def read_input(path: Path) -> Any:
+    """The input file or saved-dataset folder as a ``datasets.Dataset``."""
+    check_input_path(path)
+    try:
+        if path.is_dir():
+            return _read_saved(path)
+        suffix = path.suffix.lower()
+        if suffix == ".parquet":
+            return _read_parquet(path)
+        records = read_records(path)
+        return _dataset_from_records(path, records)
+    except (OSError, UnicodeDecodeError) as error:
+        raise BatchInputError(f"INPUT {path}: cannot read it: {error}") from None
+
+
+def _read_saved(path: Path) -> Any:
+    import datasets
+
+    try:
+        loaded = datasets.load_from_disk(str(path))
+    except (FileNotFoundError, ValueError) as error:
+        raise BatchInputError(
+            f"INPUT {path}: a folder, but not one saved with Dataset.save_to_disk ({error})"
+        ) from None
+    if isinstance(loaded, datasets.DatasetDict):
+        if len(loaded) != 1:
+            raise BatchInputError(
+                f"INPUT {path}: a DatasetDict with splits {', '.join(loaded)}; save one split "
+                "with Dataset.save_to_disk"
+            )
+        loaded = next(iter(loaded.values()))
+    return loaded
+
+
+def _read_parquet(path: Path) -> Any:
+    import datasets
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    try:
+        table = pq.read_table(path)
+    except pa.ArrowException as error:
+        raise BatchInputError(f"INPUT {path}: not a readable Parquet file ({error})") from None
+    return datasets.Dataset(table)
+
+
+def _dataset_from_records(path: Path, records: list[dict[str, Any]]) -> Any:
+    """A ``Dataset`` from rows; in a column that mixes strings and lists (``reference``: one
+    or several references per row) every string becomes a one-item list."""
+    import datasets
+    import pyarrow as pa
+
+    if not records:
+        raise BatchInputError(f"INPUT {path}: no rows")
+    names: dict[str, None] = {}
+    for record in records:
+        names.update(dict.fromkeys(record))
+    arrays = {}
+    for name in names:
+        values = [record.get(name) for record in records]
+        if any(isinstance(v, list) for v in values) and any(isinstance(v, str) for v in values):
+            values = [[v] if isinstance(v, str) else v for v in values]
+        try:
+            arrays[name] = pa.array(values)
+        except (pa.ArrowInvalid, pa.ArrowTypeError) as error:
+            raise BatchInputError(
+                f"INPUT {path}: column {name!r} mixes value types that cannot share a column "
+                f"({error})"
+            ) from None
+    return datasets.Dataset(pa.table(arrays))
+
+
+def write_output(dataset: Any, out: Path) -> None:
+    """Write atomically: a temporary file in the same folder, then ``os.replace``."""
+    temporary = _temporary(out)
+    try:
+        suffix = out.suffix.lower()
+        if suffix == ".parquet":
+            import pyarrow.parquet as pq
+
+            pq.write_table(dataset.with_format("arrow")[:], temporary)
+        elif suffix == ".csv":
+            _write_csv(dataset, temporary)
+        else:
+            _write_jsonl(dataset, temporary)
+        os.replace(temporary, out)
+    finally:
+        temporary.unlink(missing_ok=True)
+
+
+def _rows(dataset: Any, batch_size: int = 1000) -> Any:
+    for start in range(0, len(dataset), batch_size):
+        batch = dataset[start:start + batch_size]
+        names = list(batch)
+        for values in zip(*(batch[n] for n in names), strict=True):
+            yield dict(zip(names, values, strict=True))
+
+
+def _write_jsonl(dataset: Any, path: Path) -> None:
+    with path.open("w", encoding="utf-8") as handle:
+        for row in _rows(dataset):
+            handle.write(json.dumps(row, ensure_ascii=False, default=str) + "\n")
+        handle.flush()
+        os.fsync(handle.fileno())
+
+
+def _write_csv(dataset: Any, path: Path) -> None:
+    with path.open("w", encoding="utf-8", newline="") as handle:
+        writer = csv.DictWriter(handle, fieldnames=dataset.column_names)
+        writer.writeheader()
+        for row in _rows(dataset):
+            writer.writerow({
+                k: json.dumps(v, ensure_ascii=False, default=str) if isinstance(v, (list, dict))
+                else ("" if v is None else v)
+                for k, v in row.items()
+            })
+        handle.flush()
+        os.fsync(handle.fileno())
