@@ -35,3 +35,41 @@ def test_gates_example_passes_and_fails_when_its_gates_are_raised(tmp_path: Path
     assert "AssertionError: 1 of 2 gates failed:" in failed.stdout
     assert "rouge.rougeL>=0.9 FAILED (lower bound" in failed.stdout
     assert "bleu>=0.9 FAILED (mean" in failed.stdout
+
+
+def test_ci_recipe_is_the_documented_one_and_its_commands_parse() -> None:
+    """examples/ci/judge-metrics-gates.yml: the YAML of docs/GATES.md, valid YAML, its cache
+    restored by the prefix of the key it is saved under, and its judge-metrics commands
+    accepted by the real parser with gates that parse."""
+    import shlex
+
+    import yaml
+
+    from shared.analysis.gates import parse_gates
+    from shared.cli.main import build_parser
+
+    text = (REPO / "examples" / "ci" / "judge-metrics-gates.yml").read_text(encoding="utf-8")
+    assert f"```yaml\n{text}```" in (REPO / "docs" / "GATES.md").read_text(encoding="utf-8")
+    job = yaml.safe_load(text)["jobs"]["gates"]
+    steps = {step.get("name"): step for step in job["steps"]}
+    restore = steps["Restore the judge call cache"]["with"]
+    save = steps["Save the judge call cache"]["with"]
+    assert restore["key"] == save["key"] and restore["path"] == save["path"] == ".judge-cache"
+    assert save["key"].startswith(restore["restore-keys"].splitlines()[0])
+    assert job["env"]["JUDGE_METRICS_CACHE_DIR"].endswith("/" + save["path"])
+    assert steps["Save the judge call cache"]["if"] == "always()"
+    uploaded = steps["Upload the reports"]["with"]["path"].split()
+    commands = []
+    for step in job["steps"]:
+        script = step.get("run", "").replace("\\\n", " ")
+        for line in script.splitlines():
+            words = shlex.split(line.replace('"$SAMPLE"', job["env"]["SAMPLE"]).replace(
+                '"$BASELINE"', job["env"]["BASELINE"]))
+            if words[:3] == [".venv/bin/python", "-m", "shared"]:
+                commands.append(build_parser().parse_args(words[3:]))
+    score, compare = commands
+    assert score.command == "score" and compare.command == "compare"
+    assert [g.text for g in parse_gates(score.gate)] == [
+        "faithfulness>=0.8", "answer_relevance>=0.7", "rouge.rougeL>=0.3"]
+    assert {score.html, score.junit_xml, compare.html, compare.junit_xml} <= set(uploaded)
+    assert compare.fail_on_regression and compare.b == score.out
