@@ -80,7 +80,7 @@ def parse_gate(text: str) -> Gate:
         raise BatchInputError(f"gate {text!r}: unknown metric {metric!r}; choose from: "
                               f"{', '.join(METRICS)}")
     gate = Gate(metric, key, op, threshold, f"{metric}{'.' + key if key else ''}{op}{number}")
-    gate.column()
+    gate.column()  # a key the metric does not have fails here
     return gate
 
 
@@ -301,6 +301,11 @@ def checks_html(title: str, header: Sequence[str], checks: Sequence[Any],
             "failed": sum(not c.passed for c in checks),
             "rows": [{"cells": c.cells(), "passed": c.passed, "message": c.message}
                      for c in checks]}
+
+
+def gates_html(outcomes: Sequence[GateOutcome]) -> dict[str, Any]:
+    """The reports' block of the gates."""
+    return checks_html("Gates", GATE_HEADER, outcomes)
 
 
 def _number(value: float | None) -> str:

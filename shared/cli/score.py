@@ -16,9 +16,9 @@ from ..analysis.gates import (
     GateOutcome,
     check_computed,
     check_max_unmeasured,
-    checks_html,
     checks_table,
     evaluate_gates,
+    gates_html,
     parse_gates,
 )
 from ..analysis.junit import write_junit_xml
@@ -181,7 +181,7 @@ def run(args: argparse.Namespace) -> int:
         from ..analysis.report import write_score_html
 
         write_score_html(scored, summary, args.html, judge=judge_options(args),
-                         gates=checks_html("Gates", GATE_HEADER, outcomes) if gates else None)
+                         gates=gates_html(outcomes) if gates else None)
         print(f"wrote {args.html}", file=sys.stderr)
     return _gates_status(args, outcomes)
 

@@ -66,7 +66,7 @@ def handle(file_a: Any, file_b: Any, key: str | None = None,
                "interval; p-values Holm-adjusted across the scores. ")
     regressed = [c.message for c in checks if c.regressed]
     status = _status(message + "; ".join(regressed), "error") if regressed else _status(
-        message + "No regression (B significantly worse: p (Holm) < 0.05).", "ok")
+        message + "No regression (no score where B is worse with p (Holm) < 0.05).", "ok")
     return status, comparison_frame(report), str(target)
 
 

@@ -95,10 +95,11 @@ def test_unmeasured_share_and_max_unmeasured(tmp_path: Path) -> None:
     path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
     measured = [s for s in scores if s is not None]
     for source in (rows, path, str(path)):
-        [held, capped] = evaluate_gates(source, ["faithfulness>=0.5", "faithfulness>=0.5"][:2],
-                                        max_unmeasured=0.25)
+        [held, below] = evaluate_gates(source, ["faithfulness>=0.5", "faithfulness<=0.5"],
+                                       max_unmeasured=0.25)
         assert held.unmeasured == 2 and held.unmeasured_share == 0.2 and held.passed
-        assert (held.low, held.high) == _interval(measured)
+        assert (held.low, held.high) == (below.low, below.high) == _interval(measured)
+        assert held.mean == float(np.mean(measured)) and not below.passed
     [capped] = evaluate_gates(rows, ["faithfulness>=0.5"], max_unmeasured=0.1)
     assert not capped.passed and capped.reasons() == ["unmeasured 20.0% > max 10.0%"]
     assert "2/10 (20.0%)" in checks_table(["gate", "value", "interval", "gated", "unmeasured",
@@ -213,13 +214,13 @@ def test_junit_xml_one_testcase_per_check() -> None:
 
 
 def test_reports_show_the_gates(tmp_path: Path) -> None:
-    from shared.analysis.gates import GATE_HEADER, checks_html
+    from shared.analysis.gates import gates_html
     from shared.analysis.regressions import regressions_html
 
     rows = [{"id": i, "accuracy": float(i % 2), "question": "<b>q</b>"} for i in range(10)]
     outcomes = evaluate_gates(rows, ["accuracy>=0.9", "accuracy<=0.9"])
     html = write_score_html(rows, None, tmp_path / "score.html",
-                            gates=checks_html("Gates", GATE_HEADER, outcomes))
+                            gates=gates_html(outcomes))
     assert "1 of 2 failed" in html and 'class="neg">FAIL</td>' in html
     assert "<td>accuracy&gt;=0.9</td>" in html and "<td>[" + f"{outcomes[0].low:.4f}" in html
     assert "id=\"gates\"" not in write_score_html(rows, None, tmp_path / "plain.html")

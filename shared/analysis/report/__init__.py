@@ -187,8 +187,7 @@ def write_score_html(
     max_rows: int = DEFAULT_MAX_ROWS,
     seed: int = 0,
     n_resamples: int = 1000,
-    confidence: float = 0.95,
-    gates: Mapping[str, Any] | None = None,  # shared.analysis.gates.checks_html: shown on top
+    confidence: float = 0.95, gates: Mapping[str, Any] | None = None,  # gates.gates_html
 ) -> str:
     """Write the HTML report of one scored run; return the HTML.
 
@@ -312,8 +311,7 @@ def write_compare_html(
     path: str | os.PathLike[str],
     *,
     max_rows: int = DEFAULT_MAX_ROWS,
-    seed: int = 0,
-    gates: Mapping[str, Any] | None = None,  # shared.analysis.gates.checks_html: shown on top
+    seed: int = 0, gates: Mapping[str, Any] | None = None,  # regressions.regressions_html
 ) -> str:
     """Write the HTML report of a :class:`~shared.analysis.comparison.CompareReport`; return
     the HTML."""
