@@ -88,6 +88,9 @@ JUDGE_OPTIONS: tuple[Option, ...] = (
     Option("dry_run", bool, False, cli="--dry-run",
            doc="send nothing; report the planned judge requests and their estimated cost (under "
            "dry_run)"),
+    Option("retry_unmeasured", bool, False, cli="--retry-unmeasured",
+           doc="ask again the requests whose cached answer the checks refused (by default a "
+           "refused answer is cached like any other and a rerun sends nothing)"),
 )
 JUDGE_OPTION_NAMES = tuple(option.name for option in JUDGE_OPTIONS)
 _DEFAULT = {option.name: option.default for option in JUDGE_OPTIONS}
@@ -112,6 +115,7 @@ class JudgeConfig:
     device: str | None = _DEFAULT["device"]
     batch_size: int = _DEFAULT["batch_size"]
     dry_run: bool = _DEFAULT["dry_run"]
+    retry_unmeasured: bool = _DEFAULT["retry_unmeasured"]
 
     def resolved_api_key(self) -> str | None:
         if self.api_key:
@@ -166,7 +170,7 @@ def _validate(config: JudgeConfig) -> None:
         value = getattr(config, name)
         if value is not None and not isinstance(value, str):
             raise TypeError(f"{name} must be a string, got {type(value).__name__}")
-    for name in ("use_cache", "show_progress", "dry_run"):
+    for name in ("use_cache", "show_progress", "dry_run", "retry_unmeasured"):
         if not isinstance(getattr(config, name), bool):
             raise TypeError(f"{name} must be True or False")
     if config.base_url is not None:
