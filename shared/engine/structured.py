@@ -9,7 +9,7 @@ A repair request is a request like any other: the original conversation, the ref
 and the reason, cached under its own key with its own raw answer. Only faults (no answer at
 all: a time-out, a 5xx, a lost connection) are asked again on the next run; with the judge
 option ``retry_unmeasured`` a cached answer the checks refuse (with no repair left) is asked
-again too. See docs/RUNNER.md.
+again too, once per process. See docs/RUNNER.md.
 """
 
 from __future__ import annotations
@@ -26,6 +26,11 @@ from .answers import AnswerSchema
 from .call_batch import NO_ANSWER, BackendCall, CallBatch, JudgeState
 
 Check = Callable[[Any], "str | None"]
+
+# keys whose answer this process received with retry_unmeasured on: asked again once per
+# process, not once per metric (the metrics of a run share their first steps through the cache)
+_RECEIVED_ON_RETRY: set[str] = set()
+_RECEIVED_LOCK = threading.Lock()
 
 
 def encode_answer(answer: Outcome) -> dict[str, Any]:
@@ -134,12 +139,27 @@ class StructuredCall:
                 continue
             verdict = self.verdict(key, answer)
             final = repair or not verdict.repairable
-            if verdict.reason is not None and final and self.retry_unmeasured:
+            if verdict.reason is not None and final and self.ask_again(asked[key]):
                 missing.append(key)
                 continue
             self.judge.count_cache_hit()
             self.settle(key, answer, verdict, repair, cached=True)
         return missing
+
+    def ask_again(self, key: str) -> bool:
+        """Whether a refused cached answer is sent again: with ``retry_unmeasured``, unless this
+        process received it already."""
+        if not self.retry_unmeasured:
+            return False
+        with _RECEIVED_LOCK:
+            return key not in _RECEIVED_ON_RETRY
+
+    def store(self, key: str, answer: Outcome) -> None:
+        """Cache a raw answer the moment it arrives."""
+        self.judge.remember(key, encode_answer(answer))
+        if self.retry_unmeasured:
+            with _RECEIVED_LOCK:
+                _RECEIVED_ON_RETRY.add(key)
 
     def send(self, keys: list[str], repair: bool) -> None:
         """Send the requests of ``keys`` (their repair requests when ``repair``), one backend
@@ -168,7 +188,7 @@ class StructuredCall:
         if not outcome.ok:  # a fault: no answer, nothing cached, asked again next run
             self.batch.deliver(key, outcome)
             return
-        self.judge.remember(key, encode_answer(outcome))
+        self.store(key, outcome)
         self.settle(key, outcome, self.verdict(key, outcome), repair=False, cached=False)
 
     def repaired_answer(self, key: str, outcome: Outcome) -> None:
@@ -176,7 +196,7 @@ class StructuredCall:
         if not outcome.ok:
             self.repair_failed(key, outcome.error, add(first.usage, outcome.usage))
             return
-        self.judge.remember(first.key, encode_answer(outcome))
+        self.store(first.key, outcome)
         self.settle(key, outcome, self.verdict(key, outcome), repair=True, cached=False)
 
     def settle(self, key: str, answer: Outcome, verdict: Verdict, repair: bool,

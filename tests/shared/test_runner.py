@@ -178,6 +178,19 @@ def test_a_refused_answer_is_cached_and_not_sent_again(cache_dir):
         assert calls == [0, 0] and [o.value for o in after] == [{"verdict": "yes"}] * 2
 
 
+def test_retry_unmeasured_asks_a_refused_answer_again_once_per_process(cache_dir):
+    """The metrics of one run share their first steps through the cache: a refused answer is
+    asked again once per process, not once per metric that meets it."""
+    request = JudgeRequest(messages=(("user", "q"),), prompt_id="retry-once@1")
+    with JudgeServer(lambda body: '{"verdict": "maybe"}') as server:
+        for retry, calls in ((False, 1), (True, 1), (True, 0), (False, 0)):
+            judge = get_judge(config(server.url, cache_dir, retry_unmeasured=retry))
+            outcome = judge.structured([request], VERDICT, max_tokens=32)[0]
+            assert outcome.error.startswith("invalid judge answer: 'maybe' is not one of")
+            assert judge.usage.calls == calls, retry
+        assert len(server.seen) == 2
+
+
 def test_a_check_change_rejudges_the_cached_answer_without_a_call(cache_dir):
     strict = [lambda value: "too strict"]
     request = JudgeRequest(messages=(("user", "q"),), prompt_id="check-change@1")
