@@ -48,7 +48,6 @@ _EXPORTS: dict[str, str] = {
     "JudgeMetric": "kit.judge_metric:JudgeMetric",
     "first_failure": "kit.judge_metric:first_failure",
     "judge_fault": "kit.judge_metric:judge_fault",
-    "judge_output": "kit.judge_metric:judge_output",
     "split_judge_options": "kit.judge_metric:split_judge_options",
     "citations": "kit.citations",
     "JudgeRequest": "base.types:JudgeRequest",
