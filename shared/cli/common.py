@@ -157,7 +157,11 @@ def quiet_libraries() -> None:
 def print_embedded_judge_notes(summary: Any, args: argparse.Namespace) -> None:
     """Under `score`'s summary: with the embedded judge, each judge metric's measured agreement
     with people (``shared/analysis/agreement_figures.json``), so its numbers are not read bare."""
-    from ..analysis.agreement import embedded_judge_figures, embedded_judge_note, is_embedded_judge
+    from ..analysis.embedded_judge import (
+        embedded_judge_figures,
+        embedded_judge_note,
+        is_embedded_judge,
+    )
 
     if summary.dry_run or not is_embedded_judge(args.provider, args.model, args.api_key):
         return

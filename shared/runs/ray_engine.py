@@ -74,30 +74,11 @@ def score_on_ray(
         ray.init()
     if workers is None:
         workers = max(1, int(ray.cluster_resources().get("CPU", 1)))
-    options = {name: dict(call_options[name]) for name in names}
-    if any(METRICS[name].judge for name in names):
-        workers, per_worker = concurrency_split(config.max_concurrency, workers)
-        for name in names:
-            if METRICS[name].judge:
-                options[name]["max_concurrency"] = per_worker
-                if config.use_cache and not config.cache_dir:
-                    from ..engine.cache import default_cache_dir
-
-                    # the driver's folder, so every worker on this node opens one file
-                    options[name]["cache_dir"] = str(default_cache_dir())
+    workers, options = _worker_options(names, config, workers, call_options)
     sizes = {name: chunk_size_for(name, chunk_size, config.provider) for name in names}
     batch_size = max(sizes.values())
     hf_input = not type(dataset).__module__.startswith("ray.data")
-    if hf_input:
-        if len(dataset) == 0:
-            raise BatchInputError("the input has no rows")
-        table = dataset.with_format("arrow")[:]
-        # blocks of whole batches, at least one per worker when there are enough batches
-        step = batch_size * max(1, -(-table.num_rows // (batch_size * workers)))
-        dataset = ray.data.from_arrow([table.slice(start, step)
-                                       for start in range(0, table.num_rows, step)])
-    else:  # blocks of one batch (streamed), so every worker gets some of a one-file input
-        dataset = dataset.repartition(target_num_rows_per_block=batch_size)
+    dataset = _blocks(dataset, hf_input, batch_size, workers)
     columns = SimpleNamespace(column_names=dataset.columns())
     arguments = {name: metric_arguments(METRICS[name], columns) for name in names}
     tally = ray.remote(num_cpus=0)(_Tally).remote()
@@ -142,6 +123,42 @@ def score_on_ray(
         tables = [t for t in ray.get(scored.to_arrow_refs()) if t.num_rows]
         return datasets.Dataset(pa.concat_tables(tables)), summary
     return scored, summary
+
+
+
+def _worker_options(names: list[str], config: JudgeConfig, workers: int,
+                    call_options: Mapping[str, dict[str, Any]]
+                    ) -> tuple[int, dict[str, dict[str, Any]]]:
+    """The number of workers and each metric's ``compute`` options on a worker: a judge job's
+    concurrency split over the workers, and the driver's cache folder."""
+    options = {name: dict(call_options[name]) for name in names}
+    if any(METRICS[name].judge for name in names):
+        workers, per_worker = concurrency_split(config.max_concurrency, workers)
+        for name in names:
+            if METRICS[name].judge:
+                options[name]["max_concurrency"] = per_worker
+                if config.use_cache and not config.cache_dir:
+                    from ..engine.cache import default_cache_dir
+
+                    # the driver's folder, so every worker on this node opens one file
+                    options[name]["cache_dir"] = str(default_cache_dir())
+    return workers, options
+
+
+def _blocks(dataset: Any, hf_input: bool, batch_size: int, workers: int) -> Any:
+    """The rows as a ``ray.data.Dataset`` whose blocks are whole batches."""
+    import ray.data
+
+    if hf_input:
+        if len(dataset) == 0:
+            raise BatchInputError("the input has no rows")
+        table = dataset.with_format("arrow")[:]
+        # blocks of whole batches, at least one per worker when there are enough batches
+        step = batch_size * max(1, -(-table.num_rows // (batch_size * workers)))
+        return ray.data.from_arrow([table.slice(start, step)
+                                    for start in range(0, table.num_rows, step)])
+    # blocks of one batch (streamed), so every worker gets some of a one-file input
+    return dataset.repartition(target_num_rows_per_block=batch_size)
 
 
 _WORKER_ERROR = re.compile(

@@ -248,10 +248,10 @@ def test_score_html_from_the_cli(tmp_path: Path, capsys: pytest.CaptureFixture) 
 
 def test_prompt_versions_of_the_metrics_run() -> None:
     from shared import prompts
-    from shared.analysis.report import _prompts_of
+    from shared.analysis.report.page import prompts_of
 
-    assert _prompts_of(["faithfulness", "accuracy"]) == sorted(
+    assert prompts_of(["faithfulness", "accuracy"]) == sorted(
         [prompts.FAITHFULNESS.prompt_id, prompts.STATEMENTS.prompt_id])
-    assert _prompts_of(["toxicity"]) == sorted([prompts.TOXICITY.prompt_id,
+    assert prompts_of(["toxicity"]) == sorted([prompts.TOXICITY.prompt_id,
                                                 prompts.OPINIONS.prompt_id])
-    assert _prompts_of(["rouge"]) == []
+    assert prompts_of(["rouge"]) == []
