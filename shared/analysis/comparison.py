@@ -194,7 +194,8 @@ def compare(
     if not pair_a:
         raise BatchInputError(
             f"no row of A pairs with a row of B by {key_label} (A: {len(keys_a)} rows, B: "
-            f"{len(keys_b)} rows); pass --key with the column that identifies a row")
+            f"{len(keys_b)} rows; A's first key {_shown(keys_a[0])}, B's {_shown(keys_b[0])}); "
+            "pass --key with the column that identifies a row")
     pairs = PairedRows(frame_a, frame_b, pair_a, pair_b, [keys_a[i] for i in pair_a], {})
     results = [_compare_column(pairs, column, found_a[column], confidence, n_resamples, seed)
                for column in common]
@@ -233,8 +234,8 @@ def _compare_column(pairs: PairedRows, column: str, metric: str, confidence: flo
                     n_resamples: int, seed: int | None) -> ColumnComparison:
     """One score column over the pairs measured in both runs; its paired scores are kept on
     ``pairs.scores`` for the reports."""
-    values_a = numeric_scores(pairs.a, column, "A")[pairs.index_a]
-    values_b = numeric_scores(pairs.b, column, "B")[pairs.index_b]
+    values_a = numeric_scores(pairs.a, column, "A", metric)[pairs.index_a]
+    values_b = numeric_scores(pairs.b, column, "B", metric)[pairs.index_b]
     pairs.scores[column] = (values_a, values_b)
     missing_a, missing_b = np.isnan(values_a), np.isnan(values_b)
     measured = ~(missing_a | missing_b)
@@ -300,6 +301,10 @@ def _label(source: Any, default: str) -> str:
     if isinstance(source, (str, Path)):
         return Path(source).name
     return default
+
+
+def _shown(key: str) -> str:
+    return repr(key if len(key) <= 40 else key[:39] + "…")
 
 
 def _fmt(value: float | None, signed: bool = False) -> str:

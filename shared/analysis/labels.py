@@ -11,8 +11,9 @@ import numpy as np
 
 BOOLEAN = "boolean"
 NUMERIC = "numeric"
-_TRUE = {"true", "yes", "1"}
-_FALSE = {"false", "no", "0"}
+# words for a boolean label; "1" and "0" are numbers (a column of 1..5 ratings is numeric)
+_TRUE = {"true", "yes"}
+_FALSE = {"false", "no"}
 
 
 class LabelError(ValueError):
@@ -34,14 +35,18 @@ class ConstantLabelError(LabelError):
 def parse_labels(values: Sequence[Any], name: str = "label") -> tuple[np.ndarray, str]:
     """Labels as floats (``NaN`` where missing) and their kind, ``"boolean"`` or ``"numeric"``.
 
-    Boolean: Python/numpy booleans, the strings true/false/yes/no/1/0, or numbers that are all
-    0 or 1. Numeric: other finite numbers (ratings). Raises :class:`MissingLabelError`,
-    :class:`MixedLabelError` or :class:`ConstantLabelError`.
+    The kind is the column's: numeric (ratings) when it holds any number other than 0 and 1,
+    else boolean (Python/numpy booleans, the words true/false/yes/no, numbers 0 and 1; text
+    such as CSV's "1" reads as the number). Missing: ``None``, NaN and a blank text cell (CSV's
+    empty cell), as JSON's ``null``. Raises :class:`MissingLabelError`,
+    :class:`MixedLabelError` (words or booleans beside ratings, other text) or
+    :class:`ConstantLabelError`.
     """
     kinds: set[str] = set()
     out = np.full(len(values), np.nan)
     for i, value in enumerate(values):
-        if value is None or (isinstance(value, float) and math.isnan(value)):
+        if value is None or (isinstance(value, float) and math.isnan(value)) or (
+                isinstance(value, str) and not value.strip()):
             continue
         if isinstance(value, (bool, np.bool_)):
             kinds.add("bool")

@@ -22,16 +22,23 @@ SYSTEM_COLUMNS = ("prediction", "contexts")
 
 def load_run(source: Any, name: str = "A") -> Any:
     """A run as a pandas DataFrame: a path (.jsonl, .csv, .parquet or a saved Dataset folder,
-    read by the CLI's readers), a ``datasets.Dataset``, a DataFrame, or a list of row dicts."""
+    read by the CLI's readers), a ``datasets.Dataset``, a DataFrame, or a list of row dicts.
+
+    pandas shows a missing float as NaN; from a file or a Dataset, the cells that held a real
+    NaN are kept apart (``frame.attrs["nan_cells"]``), so that :func:`numeric_scores` refuses
+    them instead of taking them for unmeasured rows. In a DataFrame given as such, NaN is
+    pandas's missing value."""
     import datasets
     import pandas as pd
 
     if isinstance(source, (str, Path)):
         from ..runs.files import read_input
 
-        return read_input(Path(source)).to_pandas()
+        source = read_input(Path(source))
     if isinstance(source, datasets.Dataset):
-        return source.to_pandas()
+        frame = source.to_pandas()
+        frame.attrs["nan_cells"] = _nan_cells(source)
+        return frame
     if isinstance(source, pd.DataFrame):
         return source.reset_index(drop=True)
     if isinstance(source, list) and all(isinstance(r, Mapping) for r in source):
@@ -40,6 +47,23 @@ def load_run(source: Any, name: str = "A") -> Any:
         return pd.DataFrame(list(source))
     raise BatchInputError(f"run {name}: expected a file path, a datasets.Dataset, a pandas "
                           f"DataFrame or a list of row dicts, got {type(source).__name__}")
+
+
+def _nan_cells(dataset: Any) -> dict[str, set[int]]:
+    """Per float column, the rows holding NaN (not null)."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    table = dataset.with_format("arrow")[:]
+    found = {}
+    for name in table.column_names:
+        column = table.column(name)
+        if pa.types.is_floating(column.type):
+            rows = np.flatnonzero(pc.fill_null(pc.is_nan(column), False).to_numpy(
+                zero_copy_only=False))
+            if rows.size:
+                found[name] = set(rows.tolist())
+    return found
 
 
 def score_columns(columns: Sequence[str]) -> dict[str, str]:
@@ -53,18 +77,37 @@ def score_columns(columns: Sequence[str]) -> dict[str, str]:
     return found
 
 
-def numeric_scores(frame: Any, column: str, run: str) -> np.ndarray:
-    """A score column as floats, NaN where unmeasured (None, empty CSV cell)."""
+def numeric_scores(frame: Any, column: str, run: str, metric: str | None = None
+                   ) -> np.ndarray:
+    """A score column as floats, NaN where unmeasured (None, an empty CSV cell).
+
+    A cell that is no score is a :class:`BatchInputError` naming the run, column and row: text,
+    a boolean, NaN, an infinity, or a number outside ``metric``'s declared range
+    (``SCORE_RANGE``, [0, 1] for most metrics)."""
+    low, high = METRICS[metric].score_range if metric in METRICS else (-math.inf, math.inf)
+    nan_rows = frame.attrs.get("nan_cells", {}).get(column, set())
     values = np.full(len(frame), np.nan)
     for row, cell in enumerate(frame[column].tolist()):
-        if cell is None or (isinstance(cell, str) and not cell.strip()):
+        where = f"run {run}: column {column!r}, row {row}"
+        if row in nan_rows:
+            raise BatchInputError(f"{where}: NaN is not a score (leave the cell empty, or null, "
+                                  "where the row is unmeasured)")
+        if cell is None or (isinstance(cell, str) and not cell.strip()) or (
+                isinstance(cell, float) and math.isnan(cell)):  # pandas's missing value
             continue
+        if isinstance(cell, (bool, np.bool_)):
+            raise BatchInputError(f"{where}: {cell!r} is a boolean, not a score")
         try:
             value = float(cell)
         except (TypeError, ValueError):
-            raise BatchInputError(f"run {run}: column {column!r}, row {row}: {cell!r} is not a "
-                                  "score (a number, or empty where unmeasured)") from None
-        values[row] = value if math.isfinite(value) else np.nan
+            raise BatchInputError(f"{where}: {cell!r} is not a score (a number, or empty where "
+                                  "unmeasured)") from None
+        if not math.isfinite(value):
+            raise BatchInputError(f"{where}: {cell!r} is not a finite number")
+        if not low <= value <= high:
+            raise BatchInputError(f"{where}: {value:g} is outside {metric}'s range "
+                                  f"[{low:g}, {high:g}]")
+        values[row] = value
     return values
 
 
@@ -80,13 +123,22 @@ def unmeasured_reason(details: Any) -> str:
     return ""
 
 
-def _key_text(value: Any) -> str | None:
+def key_text(value: Any) -> str | None:
+    """A key cell as text, so that keys compare as text whatever file they came from: text as
+    it is; a number as its shortest text, a whole number without ``.0`` (JSON ``1``, ``1.0``
+    and CSV ``"1"`` are one key); ``None`` for a missing value."""
+    if hasattr(value, "item") and not hasattr(value, "__len__"):
+        value = value.item()  # a numpy scalar
     if value is None or (isinstance(value, float) and math.isnan(value)):
         return None
     if isinstance(value, str):
         return value if value.strip() else None
-    if isinstance(value, (np.integer, np.floating, np.bool_)):
-        value = value.item()
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    if isinstance(value, (int, float)):
+        return repr(value)
     return json.dumps(_plain(value), sort_keys=True, ensure_ascii=False, default=str)
 
 
@@ -111,7 +163,7 @@ def task_columns(a: Any, b: Any) -> list[str]:
 def row_keys(frame: Any, key: str | None, columns: Sequence[str], run: str) -> list[str]:
     """One key per row; a duplicated or missing key is a :class:`BatchInputError`."""
     if key is not None:
-        keys = [_key_text(v) for v in frame[key].tolist()]
+        keys = [key_text(v) for v in frame[key].tolist()]
         for row, k in enumerate(keys):
             if k is None:
                 raise BatchInputError(f"run {run}: row {row} has no value in key column {key!r}")
@@ -119,8 +171,7 @@ def row_keys(frame: Any, key: str | None, columns: Sequence[str], run: str) -> l
         cells = [frame[c].tolist() for c in columns]
         keys = []
         for values in zip(*cells, strict=True):
-            text = json.dumps([_plain(v) for v in values], sort_keys=True, ensure_ascii=False,
-                              default=str)
+            text = json.dumps([key_text(_plain(v)) for v in values], ensure_ascii=False)
             keys.append(hashlib.sha256(text.encode("utf-8")).hexdigest()[:16])
     seen: dict[str, int] = {}
     for row, k in enumerate(keys):

@@ -61,6 +61,14 @@ def _cli_type(option: Option) -> Any:
     return {int: int, float: float}.get(option.type, str)
 
 
+def add_csv_raw_argument(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--csv-raw", action="store_true",
+        help="a .csv output keeps text cells as they are; by default a cell starting with =, +, "
+        "-, @, a tab or a carriage return gets a leading ' so a spreadsheet shows it as text "
+        "instead of running it as a formula (docs/RELIABILITY.md)")
+
+
 def add_option_argument(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--option", action="append", default=[], metavar="[METRIC.]NAME=VALUE",

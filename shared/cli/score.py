@@ -13,13 +13,14 @@ from ..runs.batch import check_metric_names, score_dataset
 from ..runs.files import (
     check_input_path,
     check_output_path,
+    check_output_paths,
     check_writable_file,
     read_input,
-    same_file,
     write_output,
 )
 from ..runs.summary import BatchInputError, total_plan
 from .common import (
+    add_csv_raw_argument,
     add_embedding_arguments,
     add_judge_arguments,
     add_option_argument,
@@ -50,6 +51,7 @@ def add_parser(commands: Any) -> argparse.ArgumentParser:
     score.add_argument("--overwrite-input", action="store_true",
                        help="allow --out to be the INPUT file itself (it is replaced by the "
                        "scored rows); refused without this flag")
+    add_csv_raw_argument(score)
     add_judge_arguments(score)
     add_embedding_arguments(score)
     score.add_argument("--chunk-size", type=int, metavar="N",
@@ -90,12 +92,9 @@ def run(args: argparse.Namespace) -> int:
         check_writable_file(Path(args.html), "--html")
     check_metric_names(args.metric)
     check_input_path(Path(args.input))
+    check_output_paths({"INPUT": args.input}, {"--out": out, "--html": args.html},
+                       overwrite_input=args.overwrite_input)
     _check_engine(args, out)
-    if out is not None and not args.overwrite_input and same_file(out, Path(args.input)):
-        raise BatchInputError(
-            f"--out {out} is the INPUT file; write elsewhere, or pass --overwrite-input to "
-            "replace it with the scored rows"
-        )
     options = judge_options(args)
     metric_options = parse_metric_options(args.option, args.metric)
     check_judge_options(options)
@@ -139,7 +138,7 @@ def run(args: argparse.Namespace) -> int:
         if args.engine == "ray":
             rows = ray_engine.write_output(scored, out)
         else:
-            write_output(scored, out)
+            write_output(scored, out, csv_raw=args.csv_raw)
             rows = len(scored)
     except OSError as error:
         raise BatchInputError(
@@ -149,7 +148,8 @@ def run(args: argparse.Namespace) -> int:
     if args.html:
         from ..analysis.report import write_score_html
 
-        write_score_html(scored, summary, args.html, judge=judge_options(args))
+        write_score_html(scored, summary, args.html, judge=judge_options(args),
+                         source=args.input)
         print(f"wrote {args.html}", file=sys.stderr)
     return 0
 

@@ -27,7 +27,7 @@ from .inputs import (
     rows_for_table,
     table_rows,
 )
-from .options import MISSING, field_value, metric_options, option_value
+from .options import MISSING, field_value, metric_options, option_choices, option_value
 from .render import (
     aggregate_html,
     aggregates,
@@ -220,6 +220,10 @@ def _option_field(option: Option, value: Any, elem_id: str) -> Any:
     import gradio as gr
 
     info = f"{option.doc} (default: {option.default_text()})".strip()
+    choices = option_choices(option)
+    if choices is not None:
+        return gr.Dropdown(choices=choices, value=field_value(option, value), label=option.name,
+                           info=info, elem_id=elem_id)
     if option.kind == "bool":
         return gr.Checkbox(value=bool(value), label=option.name, info=info, elem_id=elem_id)
     if option.kind in ("int", "float"):

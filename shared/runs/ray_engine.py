@@ -38,6 +38,7 @@ from .chunks import (
     score_column_names,
     validate_all,
 )
+from .files import remove_stale_temporaries, write_jsonl_rows
 from .summary import BatchInputError, BatchSummary, MetricSummary, add_cost
 
 
@@ -307,6 +308,7 @@ def check_paths(source: Path, out: Path | None) -> None:
             raise BatchInputError(f"--out {out}: cannot create its folder: {error}") from None
         if not os.access(out.parent, os.W_OK):
             raise BatchInputError(f"--out {out}: folder {out.parent} is not writable")
+        remove_stale_temporaries(out)
 
 
 def connect(address: str | None, quiet: bool = False) -> None:
@@ -339,16 +341,17 @@ def read_input(source: Path) -> Any:
 
 
 def write_output(dataset: Any, out: Path) -> int:
-    """Write the scored rows to the folder ``out`` (``write_parquet`` or ``write_json``, one
-    file per block), atomically: a temporary folder beside it, then a rename. Returns the rows
-    written."""
+    """Write the scored rows to the folder ``out``, one file per block, atomically: a
+    temporary folder beside it, then a rename. Returns the rows written. Parquet by Ray's
+    ``write_parquet``; JSON lines by the one-process writer (``files.write_jsonl_rows``), whose
+    floats read back equal (Ray's ``write_json`` keeps 10 significant digits)."""
     temporary = out.with_name(f".{out.name}.{os.getpid()}.tmp")
     shutil.rmtree(temporary, ignore_errors=True)
     try:
         if out.suffix.lower() == ".parquet":
             dataset.write_parquet(str(temporary))
         else:
-            dataset.write_json(str(temporary), force_ascii=False)
+            _write_jsonl_blocks(dataset, temporary)
         if out.is_dir():
             shutil.rmtree(out)
         elif out.exists():
@@ -357,3 +360,17 @@ def write_output(dataset: Any, out: Path) -> int:
     finally:
         shutil.rmtree(temporary, ignore_errors=True)
     return dataset.count()
+
+
+def _write_jsonl_blocks(dataset: Any, folder: Path) -> None:
+    import ray
+
+    folder.mkdir()
+    for number, block in enumerate(dataset.to_arrow_refs()):
+        table = ray.get(block)
+        if not table.num_rows:
+            continue
+        with (folder / f"part-{number:05d}.jsonl").open("w", encoding="utf-8") as handle:
+            write_jsonl_rows(handle, table.to_pylist())
+            handle.flush()
+            os.fsync(handle.fileno())

@@ -87,7 +87,7 @@ def _top_differences(pairs: Any, column: str, task_label: str | None) -> dict[st
     order = np.argsort(-np.abs(np.nan_to_num(diff, nan=0.0)), kind="stable")
     chosen = [int(p) for p in order[:TOP_DIFFERENCES] if np.isfinite(diff[p]) and diff[p]]
     return {"column": column, "rows": [{
-        "id": p, "key": pairs.keys[p], "a": float(a[p]), "b": float(b[p]),
+        "id": p, "key": short(pairs.keys[p], 100), "a": float(a[p]), "b": float(b[p]),
         "delta": float(diff[p]),
         "task": short(_cell(pairs.a, pairs.index_a, p, task_label), 100) if task_label else "",
         "pred_a": short(_cell(pairs.a, pairs.index_a, p, "prediction") or "", 100),
@@ -102,7 +102,7 @@ def _pair_row(pairs: Any, p: int, labels: list[str], task: list[str], task_label
 
     scores = {c: (cell_value(pairs.scores[c][0][p]), cell_value(pairs.scores[c][1][p]))
               for c in labels}
-    cells: dict[str, Any] = {"key": pairs.keys[p]}
+    cells: dict[str, Any] = {"key": short(pairs.keys[p])}
     if task_label:
         cells[task_label] = short(_cell(pairs.a, pairs.index_a, p, task_label))
     for c, (a, b) in scores.items():
@@ -129,7 +129,7 @@ def _pair_row(pairs: Any, p: int, labels: list[str], task: list[str], task_label
             if fields:
                 sections.append({"title": f"{side}: {metric} details", "fields": fields})
     return {"id": p, "c": cells, "u": any(a is None or b is None for a, b in scores.values()),
-            "d": sections, "title": f"pair {pairs.keys[p]}"}
+            "d": sections, "title": f"pair {short(pairs.keys[p], 100)}"}
 
 
 def _num(value: float | None) -> str:

@@ -52,9 +52,11 @@ def _json_default(value: Any) -> Any:
 def _environment() -> Any:
     import jinja2
 
-    return jinja2.Environment(loader=jinja2.FileSystemLoader(str(TEMPLATES)), autoescape=True,
-                              undefined=jinja2.StrictUndefined, trim_blocks=True,
-                              lstrip_blocks=True)
+    environment = jinja2.Environment(loader=jinja2.FileSystemLoader(str(TEMPLATES)),
+                                     autoescape=True, undefined=jinja2.StrictUndefined,
+                                     trim_blocks=True, lstrip_blocks=True)
+    environment.filters["short"] = lambda value, limit=100: short(value, limit)
+    return environment
 
 
 def render(template: str, path: str | os.PathLike[str], data: Mapping[str, Any],

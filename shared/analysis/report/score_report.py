@@ -58,7 +58,7 @@ def write_score_html(
     judged = any(METRICS[m].judge for m in metrics if m in METRICS)
     judge_info = describe_judge(judge if judge is not None else {}, metrics) if (
         judge is not None or judged) else None
-    values = {c: numeric_scores(frame, c, "scored") for c in found}
+    values = {c: numeric_scores(frame, c, "scored", m) for c, m in found.items()}
     aggregates = [_aggregate(column, metric, values[column], summaries.get(metric),
                              confidence, n_resamples, seed) for column, metric in found.items()]
     svgs = [plots.histogram(values[column], column) for column in found]
@@ -157,7 +157,8 @@ def _row(i: int, record: Mapping[str, Any], inputs: list[str], table_inputs: lis
                              if METRICS[metric].judge else f"{metric}: details",
                              "fields": fields})
     return {"id": i, "c": cells, "u": unmeasured, "d": sections,
-            "title": f"row {i}" + (f" (id {record['id']})" if "id" in record else "")}
+            "title": f"row {i}" + (f" (id {short(cell_value(record['id']), 100)})"
+                                   if "id" in record else "")}
 
 
 def _headline_key(metric: str, column: str) -> str:
