@@ -34,7 +34,7 @@ def load_run(source: Any, name: str = "A") -> Any:
     if isinstance(source, (str, Path)):
         from ..runs.files import read_input
 
-        source = read_input(Path(source))
+        source = read_input(Path(source), name)
     if isinstance(source, datasets.Dataset):
         frame = source.to_pandas()
         frame.attrs["nan_cells"] = _nan_cells(source)

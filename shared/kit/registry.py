@@ -66,7 +66,9 @@ def spec_of(metric_class: type, name: str) -> MetricSpec:
         options=tuple(metric_class.OPTIONS),
         example=metric_class.EXAMPLE,
         decision_threshold=metric_class.DECISION_THRESHOLD,
-        score_range=tuple(metric_class.SCORE_RANGE),
+        # a class from an older Space bundle (evaluate's module cache keeps one per script hash)
+        # declares no range: the default's
+        score_range=tuple(getattr(metric_class, "SCORE_RANGE", (0.0, 1.0))),
     )
 
 

@@ -167,9 +167,10 @@ def check_input_path(path: Path, label: str = "INPUT") -> None:
         )
 
 
-def read_input(path: Path) -> Any:
-    """The input file or saved-dataset folder as a ``datasets.Dataset``."""
-    check_input_path(path)
+def read_input(path: Path, label: str = "INPUT") -> Any:
+    """The input file or saved-dataset folder as a ``datasets.Dataset`` (``label``: how
+    messages name it, e.g. ``A`` for compare's first run)."""
+    check_input_path(path, label)
     try:
         if path.is_dir():
             return _read_saved(path)

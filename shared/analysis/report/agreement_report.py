@@ -6,17 +6,7 @@ import os
 from collections.abc import Mapping
 from typing import Any
 
-from .page import (
-    DEFAULT_MAX_ROWS,
-    cell_value,
-    describe_judge,
-    details_value,
-    is_details_column,
-    markup_svgs,
-    render,
-    sample_rows,
-    short,
-)
+from . import page
 
 
 def write_agreement_html(
@@ -24,7 +14,7 @@ def write_agreement_html(
     path: str | os.PathLike[str],
     *,
     rows: Any = None,
-    max_rows: int = DEFAULT_MAX_ROWS,
+    max_rows: int = page.DEFAULT_MAX_ROWS,
     seed: int = 0,
 ) -> str:
     """Write the HTML report of an agreement report given as a plain dict (``agree``'s
@@ -47,33 +37,37 @@ def write_agreement_html(
     if isinstance(judge, Mapping):
         header.insert(1, ("judge", f"provider {judge.get('provider') or 'local'}, model "
                                    f"{judge.get('model') or 'default'}"))
-    embedded = (describe_judge(judge, [report.get("metric") or ""])
+    embedded = (page.describe_judge(judge, [report.get("metric") or ""])
                 if isinstance(judge, Mapping) else None)
     if embedded is not None and not embedded.get("embedded_default"):
         embedded = None
     plotted = [s for s in statistics if isinstance(s["value"], (int, float))]
-    forest = markup_svgs([plots.forest([s["name"] for s in plotted], [s["value"] for s in plotted],
-                                 [s["low"] for s in plotted], [s["high"] for s in plotted],
-                                 title="statistics with their intervals")])[0] if plotted else None
+    forest = None
+    if plotted:
+        forest = page.markup_svgs([plots.forest(
+            [s["name"] for s in plotted], [s["value"] for s in plotted],
+            [s["low"] for s in plotted], [s["high"] for s in plotted],
+            title="statistics with their intervals")])[0]
     data: dict[str, Any] = {"columns": [], "rows": []}
     table = None
     if rows is not None:
         from ..comparison import load_run
 
         frame = load_run(rows, "rows")
-        shown, note = sample_rows(len(frame), max_rows, seed)
-        names = [str(c) for c in frame.columns if not is_details_column(str(c))]
+        shown, note = page.sample_rows(len(frame), max_rows, seed)
+        names = [str(c) for c in frame.columns if not page.is_details_column(str(c))]
         data["columns"] = [{"key": "#", "label": "#", "num": True}] + [
             {"key": c, "label": c, "num": False} for c in names]
         for i in shown:
             record = frame.iloc[i].to_dict()
             data["rows"].append({
-                "id": i, "c": {"#": i, **{c: short(cell_value(record[c])) for c in names}},
+                "id": i,
+                "c": {"#": i, **{c: page.short(page.cell_value(record[c])) for c in names}},
                 "u": False, "title": f"row {i}",
-                "d": [{"title": "Row", "fields": [[str(c), details_value(v)]
+                "d": [{"title": "Row", "fields": [[str(c), page.details_value(v)]
                                                   for c, v in record.items()]}]})
         table = {"note": note, "has_unmeasured": False}
-    return render(
+    return page.render(
         "agreement.html.j2", path, data,
         title=f"judge-metrics agreement: {report.get('metric') or '?'} vs "
               f"{report.get('label') or 'labels'}",

@@ -1,17 +1,6 @@
-"""What the three HTML reports share: rendering a template into one self-contained file, and the
-row data, cells, samples and judge notes they show.
-
-One file that opens offline: Jinja2 templates (autoescape on: every text from the data is
-escaped), plots as inline SVG (``plots``), the styles and the one script inlined. The row data
-travel as JSON in a ``<script type="application/json">`` element, escaped so that no value can
-close it (``<``, ``>``, ``&``, U+2028/U+2029 as ``\\uXXXX``), and the script puts every value in
-the page with ``textContent``. A Content-Security-Policy allows no network request and only the
-report's own script (by its hash), so even markup that slipped through could neither load nor run
-anything.
-
-Big runs: the row table holds at most ``max_rows`` rows (a seeded random sample, said so in the
-report); aggregates, intervals and plots always use every row.
-"""
+"""What the three HTML reports share: rendering a template into one self-contained, offline
+file (see the package's docstring for what makes it safe), and the row data, cells, samples and
+judge notes they show."""
 
 from __future__ import annotations
 
