@@ -242,13 +242,23 @@ def _dataset_from_records(path: Path, records: list[dict[str, Any]]) -> Any:
 
 
 def _refuse_booleans_among_numbers(path: Path, name: str, values: list[Any]) -> None:
-    """Arrow would read ``[0.5, true]`` as ``[0.5, 1.0]``: a boolean among numbers is refused."""
+    """Arrow would read ``[0.5, true]`` as ``[0.5, 1.0]``: in a score column (the ones `score`
+    writes) a boolean among numbers is refused. Other columns keep Arrow's reading (a label
+    column of ``true`` and ``0`` is booleans for ``agree``)."""
     if not any(isinstance(v, (int, float)) and not isinstance(v, bool) for v in values):
         return
     row = next((i for i, v in enumerate(values) if isinstance(v, bool)), None)
-    if row is not None:
+    if row is not None and name in _score_column_names():
         raise BatchInputError(f"INPUT {path}: column {name!r}, row {row}: "
                               f"{str(values[row]).lower()} is a boolean among numbers")
+
+
+def _score_column_names() -> set[str]:
+    from ..kit.registry import METRICS
+    from .chunks import score_column_names
+
+    return {c for metric, spec in METRICS.items()
+            for c in score_column_names(metric, spec).values()}
 
 
 def write_output(dataset: Any, out: Path, csv_raw: bool = False) -> None:
