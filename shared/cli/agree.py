@@ -13,6 +13,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from ..runs import files
 from ..runs.summary import BatchInputError
 
 
@@ -91,13 +92,6 @@ def run(args: argparse.Namespace) -> int:
     from ..analysis.agreement import LabelError, agree
     from ..engine.backends.base import LogprobsUnavailable
     from ..runs.batch import check_metric_names, score_dataset
-    from ..runs.files import (
-        check_input_path,
-        check_output_path,
-        check_output_paths,
-        check_writable_file,
-        read_input,
-    )
     from .common import (
         check_judge_options,
         judge_options,
@@ -112,19 +106,19 @@ def run(args: argparse.Namespace) -> int:
     columns = parse_columns(args.column)
     out = Path(args.out) if args.out else None
     if out is not None:
-        check_output_path(out)
+        files.check_output_path(out)
     for option, value in (("--json", args.json), ("--html", args.html)):
         if value:
-            check_writable_file(Path(value), option)
+            files.check_writable_file(Path(value), option)
     if args.resamples < 1:
         raise BatchInputError(f"--resamples must be >= 1, got {args.resamples}")
     if args.chunk_size is not None and args.chunk_size < 1:
         raise BatchInputError(f"--chunk-size must be >= 1, got {args.chunk_size}")
-    check_input_path(Path(args.input))
-    check_output_paths({"INPUT": args.input},
+    files.check_input_path(Path(args.input))
+    files.check_output_paths({"INPUT": args.input},
                        {"--out": args.out, "--json": args.json, "--html": args.html})
     quiet_libraries()
-    dataset = read_input(Path(args.input))
+    dataset = files.read_input(Path(args.input))
     metric_options = parse_metric_options(args.option, [args.metric])
     if set(metric_options) - {args.metric}:
         raise BatchInputError(f"--option names another metric than {args.metric}")
@@ -157,9 +151,7 @@ def run(args: argparse.Namespace) -> int:
         raise BatchInputError(str(error)) from None
     print(report.table())
     if out is not None:
-        from ..runs.files import write_output
-
-        write_output(scored, out, csv_raw=args.csv_raw)
+        files.write_output(scored, out, csv_raw=args.csv_raw)
         print(f"wrote {out} ({len(scored):,} rows)", file=sys.stderr)
     if args.json:
         write_json(report.as_dict(), Path(args.json))
