@@ -148,7 +148,14 @@ def test_option_fields_are_the_declared_options(demo: Any) -> None:
         declared = [option for option in spec.options if option.kind is not None]
         assert panel.options == declared
         for option in declared:
-            assert isinstance(panel.option_fields[option.name], control[option.kind])
+            field = panel.option_fields[option.name]
+            if option.choices:  # a dropdown of the declared values (issue 30)
+                assert isinstance(field, gr.Dropdown), (name, option.name)
+                offered = [value for _, value in field.choices]
+                assert [c for c in offered if c != ""] == list(option.choices)
+                assert ("" in offered) == (option.nullable or option.default is None)
+            else:
+                assert isinstance(field, control[option.kind])
             initial = panel.initial[panel.option_fields[option.name]]
             expected = spec.example.options.get(option.name, option.default)
             if option.kind == "json":
@@ -159,6 +166,52 @@ def test_option_fields_are_the_declared_options(demo: Any) -> None:
                 assert initial == expected
     assert "tokenizer" not in demo.jm_panels["rouge"].option_fields  # a function: no field
     assert [o.name for o in demo.jm_panels["l3score"].options] == ["exact"]
+
+
+def test_accuracy_mode_is_a_dropdown_whose_choice_reaches_the_metric(demo: Any) -> None:
+    import gradio as gr
+
+    accuracy = demo.jm_panels["accuracy"]
+    mode = accuracy.option_fields["mode"]
+    assert isinstance(mode, gr.Dropdown) and mode.value == "exact"
+    table = pd.DataFrame({"prediction": ["It is Paris, I think"], "reference": ["Paris"]})
+    assert headline(run(accuracy, table)["aggregate"], "accuracy") == "0.0000"
+    assert headline(run(accuracy, table, {"mode": "contains"})["aggregate"],
+                    "accuracy") == "1.0000"
+
+
+def test_an_upload_that_never_ends_is_refused_by_its_name(tmp_path: Path) -> None:
+    """A named pipe and a link to /dev/zero, uploaded to a metric's panel and to the Compare
+    tab: one message naming the file, never its server path (a child process with a timeout,
+    so a regression cannot hang the suite)."""
+    import os
+    import subprocess
+    import sys
+
+    fifo = tmp_path / "pipe.jsonl"
+    os.mkfifo(fifo)
+    zero = tmp_path / "zero.csv"
+    zero.symlink_to("/dev/zero")
+    good = tmp_path / "good.jsonl"
+    good.write_text('{"id": 1, "accuracy": 1.0}\n', encoding="utf-8")
+    code = (
+        "import sys\n"
+        "from shared.demo.compare_tab import handle\n"
+        "from shared.demo.inputs import DemoInputError, read_batch_file\n"
+        "for path in sys.argv[1:3]:\n"
+        "    try: read_batch_file(path)\n"
+        "    except DemoInputError as error: print(error)\n"
+        "    print(handle(path, sys.argv[3])[0])\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code, str(fifo), str(zero), str(good)],
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert lines[0] == "pipe.jsonl: a named pipe, not a regular file; give a file"
+    assert "A pipe.jsonl: a named pipe, not a regular file" in html.unescape(lines[1])
+    assert lines[2] == "zero.csv: a device, not a regular file; give a file"
+    assert "A zero.csv: a device, not a regular file" in html.unescape(lines[3])
+    assert str(tmp_path) not in done.stdout
 
 
 def test_accuracy_seed_example(demo: Any) -> None:

@@ -46,6 +46,7 @@ class SummaryCoherence(JudgeMetric):
     INPUTS = (Input("sources"), Input("predictions"))
     HEADLINE = ("summary_coherence",)
     DECISION_THRESHOLD = 3.0  # agree: the middle of its 1-5 scale
+    SCORE_RANGE = (1.0, 5.0)
     EXAMPLE = Example({
         "sources": ["The meeting planned for Thursday moved to Friday because the room was "
                     "booked. Lunch will be served at noon in the same room."] * 2,

@@ -14,7 +14,6 @@ Rows whose score is ``None`` (unmeasured) are counted and left out; rows without
 from __future__ import annotations
 
 import math
-import warnings
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
@@ -23,27 +22,44 @@ import numpy as np
 
 from ..kit import stats
 from ..runs.summary import BatchInputError, format_table
+from .agreement_stats import (
+    auroc,
+    balanced_accuracy,
+    best_balanced_accuracy,
+    best_threshold,
+    cohen_kappa,
+    f1,
+    kendall,
+    pearson,
+    per_group_mean,
+    spearman,
+)
+from .embedded_judge import (
+    FIGURES_FILE,
+    embedded_judge_figures,
+    embedded_judge_note,
+    is_embedded_judge,
+    judge_model_name,
+)
+from .labels import (
+    BOOLEAN,
+    NUMERIC,
+    ConstantLabelError,
+    LabelError,
+    MissingLabelError,
+    MixedLabelError,
+    parse_labels,
+)
 
-BOOLEAN = "boolean"
-NUMERIC = "numeric"
-_TRUE = {"true", "yes", "1"}
-_FALSE = {"false", "no", "0"}
-
-
-class LabelError(ValueError):
-    """The human-label column cannot be compared with scores."""
-
-
-class MissingLabelError(LabelError):
-    """The label column is not in the data (or holds no label at all)."""
-
-
-class MixedLabelError(LabelError):
-    """The label column mixes kinds (booleans and ratings, numbers and text) or holds text."""
-
-
-class ConstantLabelError(LabelError):
-    """Every label is the same: no statistic of agreement is defined."""
+# the names this module has always offered (docs/AGREEMENT.md, the Spaces' demo, bench/)
+__all__ = [
+    "BOOLEAN", "FIGURES_FILE", "NUMERIC", "AgreementReport", "ConstantLabelError", "LabelError",
+    "MissingLabelError", "MixedLabelError", "Statistic", "agree", "auroc", "balanced_accuracy",
+    "best_balanced_accuracy", "best_threshold", "cohen_kappa", "compare",
+    "embedded_judge_figures", "embedded_judge_note", "f1", "is_embedded_judge",
+    "judge_model_name", "kendall", "map_columns", "parse_labels", "pearson", "per_group_mean",
+    "spearman",
+]
 
 
 @dataclass
@@ -124,183 +140,6 @@ class AgreementReport:
         return "\n".join(lines)
 
 
-# ------------------------------------------------------------------------------------ labels
-
-
-def parse_labels(values: Sequence[Any], name: str = "label") -> tuple[np.ndarray, str]:
-    """Labels as floats (``NaN`` where missing) and their kind, ``"boolean"`` or ``"numeric"``.
-
-    Boolean: Python/numpy booleans, the strings true/false/yes/no/1/0, or numbers that are all
-    0 or 1. Numeric: other finite numbers (ratings). Raises :class:`MissingLabelError`,
-    :class:`MixedLabelError` or :class:`ConstantLabelError`.
-    """
-    kinds: set[str] = set()
-    out = np.full(len(values), np.nan)
-    for i, value in enumerate(values):
-        if value is None or (isinstance(value, float) and math.isnan(value)):
-            continue
-        if isinstance(value, (bool, np.bool_)):
-            kinds.add("bool")
-            out[i] = float(value)
-        elif isinstance(value, (int, float, np.integer, np.floating)):
-            if not math.isfinite(float(value)):
-                raise MixedLabelError(f"label column {name!r}, row {i}: {value!r} is not finite")
-            kinds.add("number")
-            out[i] = float(value)
-        elif isinstance(value, str) and value.strip().lower() in _TRUE | _FALSE:
-            kinds.add("bool")
-            out[i] = 1.0 if value.strip().lower() in _TRUE else 0.0
-        elif isinstance(value, str) and _is_float(value):
-            kinds.add("number")
-            out[i] = float(value)
-        else:
-            raise MixedLabelError(
-                f"label column {name!r}, row {i}: {type(value).__name__} value is neither a "
-                "boolean nor a number"
-            )
-    present = out[~np.isnan(out)]
-    if present.size == 0:
-        raise MissingLabelError(f"label column {name!r} holds no label")
-    binary = bool(np.all((present == 0.0) | (present == 1.0)))
-    if kinds == {"bool", "number"} and not binary:
-        raise MixedLabelError(f"label column {name!r} mixes booleans and numeric ratings")
-    if np.unique(present).size < 2:
-        raise ConstantLabelError(
-            f"label column {name!r}: every label is {present[0]:g}; agreement needs at least "
-            "two different labels"
-        )
-    return out, BOOLEAN if binary else NUMERIC
-
-
-def _is_float(value: str) -> bool:
-    try:
-        return math.isfinite(float(value))
-    except ValueError:
-        return False
-
-
-# -------------------------------------------------------------------------------- statistics
-# Each takes (scores, labels) as float arrays and returns a float, NaN where undefined.
-
-
-def _quiet(function: Callable[..., float]) -> Callable[..., float]:
-    def wrapped(*args: Any, **kwargs: Any) -> float:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            try:
-                value = float(function(*args, **kwargs))
-            except ValueError:
-                return math.nan
-        return value if math.isfinite(value) else math.nan
-
-    wrapped.__name__ = function.__name__
-    wrapped.__doc__ = function.__doc__
-    return wrapped
-
-
-def _two_classes(labels: np.ndarray) -> bool:
-    return bool(np.any(labels == 1.0)) and bool(np.any(labels == 0.0))
-
-
-@_quiet
-def auroc(scores: np.ndarray, labels: np.ndarray) -> float:
-    from sklearn.metrics import roc_auc_score
-
-    return roc_auc_score(labels, scores) if _two_classes(labels) else math.nan
-
-
-def _at(threshold: float) -> Callable[[np.ndarray], np.ndarray]:
-    return lambda scores: (np.asarray(scores) >= threshold).astype(int)
-
-
-def balanced_accuracy(threshold: float) -> Callable[[np.ndarray, np.ndarray], float]:
-    @_quiet
-    def balanced_accuracy(scores: np.ndarray, labels: np.ndarray) -> float:
-        from sklearn.metrics import balanced_accuracy_score
-
-        if not _two_classes(labels):
-            return math.nan
-        return balanced_accuracy_score(labels.astype(int), _at(threshold)(scores))
-
-    return balanced_accuracy
-
-
-def cohen_kappa(threshold: float) -> Callable[[np.ndarray, np.ndarray], float]:
-    @_quiet
-    def cohen_kappa(scores: np.ndarray, labels: np.ndarray) -> float:
-        from sklearn.metrics import cohen_kappa_score
-
-        return cohen_kappa_score(labels.astype(int), _at(threshold)(scores))
-
-    return cohen_kappa
-
-
-def f1(threshold: float) -> Callable[[np.ndarray, np.ndarray], float]:
-    @_quiet
-    def f1(scores: np.ndarray, labels: np.ndarray) -> float:
-        from sklearn.metrics import f1_score
-
-        return f1_score(labels.astype(int), _at(threshold)(scores), zero_division=0.0)
-
-    return f1
-
-
-def best_threshold(scores: np.ndarray, labels: np.ndarray) -> tuple[float, float]:
-    """The threshold with the highest balanced accuracy on these rows (Youden's J on
-    ``sklearn.metrics.roc_curve``) and that balanced accuracy; ``(nan, nan)`` with one class."""
-    from sklearn.metrics import roc_curve
-
-    if not _two_classes(labels):
-        return math.nan, math.nan
-    fpr, tpr, thresholds = roc_curve(labels, scores, drop_intermediate=False)
-    finite = np.isfinite(thresholds)  # the first threshold (+inf) predicts no positive
-    j = np.where(finite, tpr - fpr, -np.inf)
-    best = int(np.argmax(j))
-    return float(thresholds[best]), float((tpr[best] + 1.0 - fpr[best]) / 2.0)
-
-
-def best_balanced_accuracy(scores: np.ndarray, labels: np.ndarray) -> float:
-    return best_threshold(scores, labels)[1]
-
-
-@_quiet
-def spearman(scores: np.ndarray, labels: np.ndarray) -> float:
-    from scipy.stats import spearmanr
-
-    return spearmanr(scores, labels).statistic
-
-
-@_quiet
-def kendall(scores: np.ndarray, labels: np.ndarray) -> float:
-    from scipy.stats import kendalltau
-
-    return kendalltau(scores, labels, variant="b").statistic
-
-
-@_quiet
-def pearson(scores: np.ndarray, labels: np.ndarray) -> float:
-    from scipy.stats import pearsonr
-
-    if np.ptp(scores) == 0 or np.ptp(labels) == 0:
-        return math.nan
-    return pearsonr(scores, labels).statistic
-
-
-def per_group_mean(
-    statistic: Callable[[np.ndarray, np.ndarray], float],
-) -> Callable[..., float]:
-    """The mean over groups of ``statistic`` computed inside each group (groups where it is
-    undefined, e.g. constant ratings, are left out)."""
-
-    def grouped(scores: np.ndarray, labels: np.ndarray, groups: np.ndarray) -> float:
-        values = [statistic(scores[groups == g], labels[groups == g]) for g in np.unique(groups)]
-        finite = [v for v in values if math.isfinite(v)]
-        return float(np.mean(finite)) if finite else math.nan
-
-    grouped.__name__ = f"{statistic.__name__}_per_group"
-    grouped.inner = statistic  # type: ignore[attr-defined]
-    return grouped
-
 
 # ------------------------------------------------------------------------------------ report
 
@@ -351,11 +190,49 @@ def compare(
         return report
     if np.ptp(s) == 0:
         report.constant_score = float(s[0])
+    rows = _Rows(s, y, g, report)
+    if kind == BOOLEAN:
+        report.positives = int((y == 1.0).sum())
+        rows.add("auroc", auroc)
+        if threshold is not None:
+            report.threshold = float(threshold)
+            report.threshold_source = threshold_source or "given"
+            rows.add("balanced_accuracy", balanced_accuracy(threshold))
+            rows.add("cohen_kappa", cohen_kappa(threshold))
+            rows.add("f1", f1(threshold))
+        cut, _ = best_threshold(s, y)
+        report.best_threshold = cut if math.isfinite(cut) else None
+        rows.add("best_balanced_accuracy", best_balanced_accuracy,
+                 note="" if report.best_threshold is None else
+                 f"at threshold {report.best_threshold:.4g}, fitted on these rows (optimistic)")
+        return report
+    correlations = (("spearman", spearman), ("kendall_tau_b", kendall), ("pearson", pearson))
+    for name, function in correlations:
+        rows.add(name, function)
+    if g is not None:
+        for name, function in correlations:
+            rows.add(f"{name}_per_group_mean", per_group_mean(function),
+                     note=f"mean over {report.group} groups", grouped=True)
+    return report
 
-    def add(name: str, function: Callable[..., float], note: str = "",
+
+@dataclass
+class _Rows:
+    """The compared rows (scores, labels, group ids) and the report their statistics go to."""
+
+    s: np.ndarray
+    y: np.ndarray
+    g: np.ndarray | None
+    report: AgreementReport
+
+    def add(self, name: str, function: Callable[..., float], note: str = "",
             grouped: bool = False) -> None:
+        """Append statistic ``name`` with its bootstrap interval (rows, or whole groups)."""
+        s, y, g, report = self.s, self.y, self.g, self.report
         value = function(s, y, g) if grouped else function(s, y)
         value = value if math.isfinite(value) else None
+        bootstrap = {"confidence": report.confidence, "n_resamples": report.n_resamples,
+                     "seed": report.seed}
         if grouped:
             # a resampled group holds the same rows as the original: its statistic is computed
             # once per original group, and each resample averages the groups it drew
@@ -369,44 +246,15 @@ def compare(
                 values = values[np.isfinite(values)]
                 return float(values.mean()) if values.size else math.nan
 
-            low, high, _ = stats.bootstrap_statistic(
-                resampled, codes, groups=g, confidence=confidence, n_resamples=n_resamples,
-                seed=seed)
+            low, high, _ = stats.bootstrap_statistic(resampled, codes, groups=g, **bootstrap)
         elif g is not None:
             low, high, _ = stats.bootstrap_statistic(
-                lambda a, b, groups: function(a, b), s, y, groups=g,
-                confidence=confidence, n_resamples=n_resamples, seed=seed)
+                lambda a, b, groups: function(a, b), s, y, groups=g, **bootstrap)
         else:
-            low, high, _ = stats.bootstrap_statistic(
-                function, s, y, confidence=confidence, n_resamples=n_resamples, seed=seed)
+            low, high, _ = stats.bootstrap_statistic(function, s, y, **bootstrap)
         if value is None:
             low = high = None
         report.statistics.append(Statistic(name, value, low, high, note))
-
-    if kind == BOOLEAN:
-        report.positives = int((y == 1.0).sum())
-        add("auroc", auroc)
-        if threshold is not None:
-            report.threshold = float(threshold)
-            report.threshold_source = threshold_source or "given"
-            add("balanced_accuracy", balanced_accuracy(threshold))
-            add("cohen_kappa", cohen_kappa(threshold))
-            add("f1", f1(threshold))
-        cut, _ = best_threshold(s, y)
-        report.best_threshold = cut if math.isfinite(cut) else None
-        add("best_balanced_accuracy", best_balanced_accuracy,
-            note="" if report.best_threshold is None else
-            f"at threshold {report.best_threshold:.4g}, fitted on these rows (optimistic)")
-    else:
-        add("spearman", spearman)
-        add("kendall_tau_b", kendall)
-        add("pearson", pearson)
-        if g is not None:
-            for name, function in (("spearman", spearman), ("kendall_tau_b", kendall),
-                                   ("pearson", pearson)):
-                add(f"{name}_per_group_mean", per_group_mean(function),
-                    note=f"mean over {report.group} groups", grouped=True)
-    return report
 
 
 def _finite(value: Any) -> bool:
@@ -453,31 +301,8 @@ def agree(
     from ..runs.batch import score_dataset
     from ..runs.chunks import score_column_names
 
-    if metric not in METRICS:
-        raise BatchInputError(f"unknown metric {metric!r}; choose from: {', '.join(METRICS)}")
+    key, dataset = _checked_input(dataset, metric, label, group, score_key, limit, seed)
     spec = METRICS[metric]
-    if label not in dataset.column_names:
-        raise MissingLabelError(
-            f"label column {label!r} is not in the input (its columns: "
-            f"{', '.join(dataset.column_names)})"
-        )
-    if group is not None and group not in dataset.column_names:
-        raise BatchInputError(f"--group column {group!r} is not in the input")
-    keys = spec.headline
-    key = score_key or keys[0]
-    if key not in keys:
-        raise BatchInputError(
-            f"metric {metric!r} has no score key {key!r}; choose from: {', '.join(keys)}")
-    # check the labels before any (slow) scoring
-    parse_labels(dataset[label], label)
-    if limit is not None:
-        if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
-            raise BatchInputError(f"--limit must be a positive integer, got {limit!r}")
-        if limit < len(dataset):
-            rng = np.random.default_rng(seed)
-            rows = np.sort(rng.choice(len(dataset), size=limit, replace=False))
-            dataset = dataset.select(rows.tolist())
-            parse_labels(dataset[label], label)
     dataset = map_columns(dataset, columns or {})
     scored, summary = score_dataset(
         dataset, [metric], chunk_size=chunk_size, show_progress=show_progress,
@@ -504,18 +329,39 @@ def agree(
     return scored, report
 
 
-def judge_model_name(config: Any) -> str | None:
-    from ..base.defaults import DEFAULT_JUDGE_MODEL
+def _checked_input(dataset: Any, metric: str, label: str, group: str | None,
+                   score_key: str | None, limit: int | None, seed: int | None
+                   ) -> tuple[str, Any]:
+    """The score key and the rows to score (a seeded subsample with ``limit``), after every
+    check that needs no scoring: the metric, the columns, the key and the labels."""
+    from ..kit.registry import METRICS
 
-    if config.provider == "local" and not config.model:
-        return DEFAULT_JUDGE_MODEL
-    return config.resolved_model()
-
-
-def is_embedded_judge(provider: str | None, model: str | None, api_key: str | None = None) -> bool:
-    """True when these judge options select the embedded default judge."""
-    local = provider == "local" or (provider is None and not api_key)
-    return local and not model
+    if metric not in METRICS:
+        raise BatchInputError(f"unknown metric {metric!r}; choose from: {', '.join(METRICS)}")
+    spec = METRICS[metric]
+    if label not in dataset.column_names:
+        raise MissingLabelError(
+            f"label column {label!r} is not in the input (its columns: "
+            f"{', '.join(dataset.column_names)})"
+        )
+    if group is not None and group not in dataset.column_names:
+        raise BatchInputError(f"--group column {group!r} is not in the input")
+    keys = spec.headline
+    key = score_key or keys[0]
+    if key not in keys:
+        raise BatchInputError(
+            f"metric {metric!r} has no score key {key!r}; choose from: {', '.join(keys)}")
+    # check the labels before any (slow) scoring
+    parse_labels(dataset[label], label)
+    if limit is not None:
+        if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
+            raise BatchInputError(f"--limit must be a positive integer, got {limit!r}")
+        if limit < len(dataset):
+            rng = np.random.default_rng(seed)
+            rows = np.sort(rng.choice(len(dataset), size=limit, replace=False))
+            dataset = dataset.select(rows.tolist())
+            parse_labels(dataset[label], label)
+    return key, dataset
 
 
 def map_columns(dataset: Any, columns: Mapping[str, str]) -> Any:
@@ -541,47 +387,3 @@ def map_columns(dataset: Any, columns: Mapping[str, str]) -> Any:
 
 def _fmt(value: float | None) -> str:
     return "n/a" if value is None else f"{value:.3f}"
-
-
-# ------------------------------------------------------------------- the embedded judge's note
-
-FIGURES_FILE = "agreement_figures.json"  # next to this module; written by `make agreement`
-_STATISTIC_NAMES = {"auroc": "AUROC", "spearman": "Spearman"}
-
-
-def embedded_judge_figures() -> dict[str, Any]:
-    """The figures ``make agreement`` measured for the embedded judge (``{}`` when absent)."""
-    import json
-    from pathlib import Path
-
-    path = Path(__file__).with_name(FIGURES_FILE)
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return {}
-    return data if isinstance(data, dict) else {}
-
-
-def embedded_judge_note(metric: str, figures: Mapping[str, Any] | None = None) -> str:
-    """One line for a judge metric's aggregate when the judge is the embedded default: its
-    measured agreement with people, or that no labelled set measures it."""
-    figures = embedded_judge_figures() if figures is None else figures
-    entry = (figures.get("metrics") or {}).get(metric)
-    tail = "a pipeline demo, not a measurement"
-    if isinstance(entry, Mapping) and entry.get("constant_score") is not None:
-        return (f"embedded judge: gave every one of {entry.get('n')} {entry.get('data_set')} "
-                f"rows the same score ({entry['constant_score']:g}), so it does not agree with "
-                f"people's {entry.get('label')} at all (bench/AGREEMENT.md); {tail}")
-    if isinstance(entry, Mapping) and entry.get("n") == 0 and entry.get("unmeasured"):
-        return (f"embedded judge: every one of its {entry['unmeasured']} {entry.get('data_set')} "
-                "rows in `make agreement` was unmeasured (no answer passed the grounding checks, "
-                f"bench/AGREEMENT.md); {tail}")
-    if not isinstance(entry, Mapping) or entry.get("value") is None:
-        return f"embedded judge: agreement with people not measured for {metric}; {tail}"
-    name = _STATISTIC_NAMES.get(str(entry.get("statistic")), str(entry.get("statistic")))
-    interval = ""
-    if entry.get("low") is not None and entry.get("high") is not None:
-        interval = f" [{entry['low']:.2f}, {entry['high']:.2f}]"
-    return (f"embedded judge: {name} {entry['value']:.2f}{interval} vs people on "
-            f"{entry.get('data_set')} {entry.get('label')} (n={entry.get('n')}, "
-            f"bench/AGREEMENT.md); {tail}")

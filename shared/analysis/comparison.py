@@ -13,8 +13,6 @@ the p-value Holm-adjusted across the report's score columns (statsmodels).
 
 from __future__ import annotations
 
-import hashlib
-import json
 import math
 import time
 from collections.abc import Mapping, Sequence
@@ -25,15 +23,27 @@ from typing import Any
 import numpy as np
 
 from ..kit import stats
-from ..kit.registry import LOWER_IS_BETTER, METRICS
-from ..runs.chunks import score_column_names
+from ..kit.registry import LOWER_IS_BETTER
 from ..runs.summary import BatchInputError, format_table
+from .paired_stats import DEFAULT_RESAMPLES, MCNEMAR, WILCOXON, compare_scores, holm
+from .pairing import (
+    SYSTEM_COLUMNS,
+    choose_key,
+    load_run,
+    numeric_scores,
+    row_keys,
+    score_columns,
+    task_columns,
+    unmeasured_reason,
+)
 
-DEFAULT_RESAMPLES = 2000
-# the columns a system writes: they differ between runs, so they never identify a row
-SYSTEM_COLUMNS = ("prediction", "contexts")
-MCNEMAR = "exact McNemar (two-sided binomial test on discordant pairs)"
-WILCOXON = "Wilcoxon signed-rank (two-sided; zero differences dropped)"
+# the names this module has always offered (tests, the reports, bench/)
+__all__ = [
+    "DEFAULT_RESAMPLES", "MCNEMAR", "SYSTEM_COLUMNS", "WILCOXON", "ColumnComparison",
+    "CompareReport", "PairedRows", "compare", "compare_scores", "holm", "judge_description",
+    "load_run", "numeric_scores", "row_keys", "score_columns", "task_columns",
+    "unmeasured_reason",
+]
 
 
 @dataclass
@@ -123,211 +133,6 @@ class CompareReport:
         return "\n".join(lines)
 
 
-# ------------------------------------------------------------------------------ statistics
-
-
-def compare_scores(
-    a: Sequence[float] | np.ndarray,
-    b: Sequence[float] | np.ndarray,
-    *,
-    higher_is_better: bool = True,
-    confidence: float = 0.95,
-    n_resamples: int = DEFAULT_RESAMPLES,
-    seed: int | None = stats.DEFAULT_SEED,
-) -> dict[str, Any]:
-    """The paired statistics of two equally long score arrays with no missing value."""
-    from scipy import stats as sps
-
-    first = np.asarray(a, dtype=np.float64)
-    second = np.asarray(b, dtype=np.float64)
-    n = int(first.size)
-    out: dict[str, Any] = {"n_paired": n, "mean_a": None, "mean_b": None, "delta": None,
-                           "low": None, "high": None, "test": None, "statistic": None,
-                           "p_value": None, "wins": 0, "ties": 0, "losses": 0, "note": "",
-                           "kind": _kind(first, second)}
-    if n == 0:
-        out["note"] = "no pair measured in both runs"
-        return out
-    diff = second - first
-    better = diff if higher_is_better else -diff
-    out.update(mean_a=float(first.mean()), mean_b=float(second.mean()), delta=float(diff.mean()),
-               wins=int(np.count_nonzero(better > 0)), ties=int(np.count_nonzero(better == 0)),
-               losses=int(np.count_nonzero(better < 0)))
-    out["low"], out["high"] = stats.paired_difference_ci(
-        first, second, confidence=confidence, n_resamples=n_resamples, seed=seed)
-    if out["kind"] == "binary":
-        up = int(np.count_nonzero(diff > 0))
-        down = int(np.count_nonzero(diff < 0))
-        out["test"] = MCNEMAR
-        out["statistic"] = float(up)
-        if up + down == 0:
-            out["p_value"] = 1.0
-            out["note"] = "no discordant pair"
-        else:
-            out["p_value"] = float(sps.binomtest(up, up + down, 0.5).pvalue)
-    else:
-        out["test"] = WILCOXON
-        if not np.any(diff != 0):
-            out["p_value"] = 1.0
-            out["note"] = "every pair ties"
-        else:
-            result = sps.wilcoxon(second, first)
-            out["statistic"] = float(result.statistic)
-            out["p_value"] = float(result.pvalue)
-    return out
-
-
-def holm(p_values: Sequence[float | None]) -> list[float | None]:
-    """Holm-adjusted p-values (statsmodels' ``multipletests``); ``None`` stays ``None``."""
-    present = [i for i, p in enumerate(p_values) if p is not None]
-    adjusted: list[float | None] = [None] * len(p_values)
-    if not present:
-        return adjusted
-    from statsmodels.stats.multitest import multipletests
-
-    values = multipletests([float(p_values[i]) for i in present], method="holm")[1]
-    for i, value in zip(present, values, strict=True):
-        adjusted[i] = float(value)
-    return adjusted
-
-
-def _kind(a: np.ndarray, b: np.ndarray) -> str:
-    both = np.concatenate([a, b])
-    return "binary" if both.size and np.all((both == 0) | (both == 1)) else "graded"
-
-
-# ------------------------------------------------------------------------------ reading, pairing
-
-
-def load_run(source: Any, name: str = "A") -> Any:
-    """A run as a pandas DataFrame: a path (.jsonl, .csv, .parquet or a saved Dataset folder,
-    read by the CLI's readers), a ``datasets.Dataset``, a DataFrame, or a list of row dicts."""
-    import datasets
-    import pandas as pd
-
-    if isinstance(source, (str, Path)):
-        from ..runs.files import read_input
-
-        return read_input(Path(source)).to_pandas()
-    if isinstance(source, datasets.Dataset):
-        return source.to_pandas()
-    if isinstance(source, pd.DataFrame):
-        return source.reset_index(drop=True)
-    if isinstance(source, list) and all(isinstance(r, Mapping) for r in source):
-        if not source:
-            raise BatchInputError(f"run {name}: no rows")
-        return pd.DataFrame(list(source))
-    raise BatchInputError(f"run {name}: expected a file path, a datasets.Dataset, a pandas "
-                          f"DataFrame or a list of row dicts, got {type(source).__name__}")
-
-
-def score_columns(columns: Sequence[str]) -> dict[str, str]:
-    """Score column -> its metric, for the score columns ``score`` writes that are present."""
-    present = set(columns)
-    found: dict[str, str] = {}
-    for name, spec in METRICS.items():
-        for column in score_column_names(name, spec).values():
-            if column in present:
-                found[column] = name
-    return found
-
-
-def numeric_scores(frame: Any, column: str, run: str) -> np.ndarray:
-    """A score column as floats, NaN where unmeasured (None, empty CSV cell)."""
-    values = np.full(len(frame), np.nan)
-    for row, cell in enumerate(frame[column].tolist()):
-        if cell is None or (isinstance(cell, str) and not cell.strip()):
-            continue
-        try:
-            value = float(cell)
-        except (TypeError, ValueError):
-            raise BatchInputError(f"run {run}: column {column!r}, row {row}: {cell!r} is not a "
-                                  "score (a number, or empty where unmeasured)") from None
-        values[row] = value if math.isfinite(value) else np.nan
-    return values
-
-
-def unmeasured_reason(details: Any) -> str:
-    """Why a row is unmeasured, from its ``<metric>_details`` cell (JSON text or a dict)."""
-    if isinstance(details, str):
-        try:
-            details = json.loads(details)
-        except json.JSONDecodeError:
-            return ""
-    if isinstance(details, Mapping) and details.get("unmeasured"):
-        return str(details["unmeasured"])
-    return ""
-
-
-def _key_text(value: Any) -> str | None:
-    if value is None or (isinstance(value, float) and math.isnan(value)):
-        return None
-    if isinstance(value, str):
-        return value if value.strip() else None
-    if isinstance(value, (np.integer, np.floating, np.bool_)):
-        value = value.item()
-    return json.dumps(_plain(value), sort_keys=True, ensure_ascii=False, default=str)
-
-
-def _plain(value: Any) -> Any:
-    if hasattr(value, "tolist"):
-        value = value.tolist()
-    if isinstance(value, (list, tuple)):
-        items = [_plain(v) for v in value]
-        return items[0] if len(items) == 1 else items
-    return value
-
-
-def task_columns(a: Any, b: Any) -> list[str]:
-    """The columns a hash key is built from: shared by both runs, not written by a system
-    (prediction, contexts) and not a score or details column."""
-    scores = set(score_columns(a.columns)) | set(score_columns(b.columns))
-    details = {f"{m}_details" for m in METRICS}
-    return [c for c in a.columns if c in set(b.columns) and c not in SYSTEM_COLUMNS
-            and c not in scores and c not in details]
-
-
-def row_keys(frame: Any, key: str | None, columns: Sequence[str], run: str) -> list[str]:
-    """One key per row; a duplicated or missing key is a :class:`BatchInputError`."""
-    if key is not None:
-        keys = [_key_text(v) for v in frame[key].tolist()]
-        for row, k in enumerate(keys):
-            if k is None:
-                raise BatchInputError(f"run {run}: row {row} has no value in key column {key!r}")
-    else:
-        cells = [frame[c].tolist() for c in columns]
-        keys = []
-        for values in zip(*cells, strict=True):
-            text = json.dumps([_plain(v) for v in values], sort_keys=True, ensure_ascii=False,
-                              default=str)
-            keys.append(hashlib.sha256(text.encode("utf-8")).hexdigest()[:16])
-    seen: dict[str, int] = {}
-    for row, k in enumerate(keys):
-        if k in seen:
-            what = f"key {k!r} (column {key!r})" if key is not None else (
-                f"key {k} (hash of {', '.join(columns)})")
-            raise BatchInputError(f"run {run}: duplicated {what} in rows {seen[k]} and {row}; "
-                                  "pass --key with a column that identifies each row")
-        seen[k] = row
-    return keys
-
-
-def _choose_key(a: Any, b: Any, key: str | None) -> tuple[str | None, list[str], str]:
-    if key is not None:
-        for run, frame in (("A", a), ("B", b)):
-            if key not in frame.columns:
-                raise BatchInputError(f"--key {key!r}: run {run} has no such column (its "
-                                      f"columns: {', '.join(map(str, frame.columns))})")
-        return key, [], key
-    if "id" in a.columns and "id" in b.columns:
-        return "id", [], "id"
-    columns = task_columns(a, b)
-    if not columns:
-        raise BatchInputError("no 'id' column in both runs and no shared task column to pair "
-                              "rows by; pass --key COLUMN")
-    return None, columns, f"hash({', '.join(columns)})"
-
-
 # ------------------------------------------------------------------------------ compare
 
 
@@ -358,6 +163,9 @@ def compare(
     started = time.perf_counter()
     if n_resamples < 1:
         raise BatchInputError(f"n_resamples must be >= 1, got {n_resamples}")
+    started = time.perf_counter()
+    if n_resamples < 1:
+        raise BatchInputError(f"n_resamples must be >= 1, got {n_resamples}")
     if not 0.0 < confidence < 1.0:
         raise BatchInputError(f"confidence must be in (0, 1), got {confidence}")
     labels = list(names) if names else [_label(a, "A"), _label(b, "B")]
@@ -368,7 +176,7 @@ def compare(
         raise BatchInputError(f"judge options ({', '.join(sorted(options))}) need metrics: the "
                               "runs are compared as scored unless metrics are given")
     # the keys are checked before any scoring: a duplicated id fails before the judge runs
-    key_column, hashed, key_label = _choose_key(frame_a, frame_b, key)
+    key_column, hashed, key_label = choose_key(frame_a, frame_b, key)
     keys_a = row_keys(frame_a, key_column, hashed, "A")
     keys_b = row_keys(frame_b, key_column, hashed, "B")
     runs: dict[str, Any] = {}
@@ -382,7 +190,31 @@ def compare(
     in_a = set(keys_a)
     only_a = [k for k in keys_a if k not in index_b]
     only_b = [k for k in keys_b if k not in in_a]
+    common, found_a, not_compared = _common_columns(frame_a, frame_b, wanted)
+    if not pair_a:
+        raise BatchInputError(
+            f"no row of A pairs with a row of B by {key_label} (A: {len(keys_a)} rows, B: "
+            f"{len(keys_b)} rows; A's first key {_shown(keys_a[0])}, B's {_shown(keys_b[0])}); "
+            "pass --key with the column that identifies a row")
+    pairs = PairedRows(frame_a, frame_b, pair_a, pair_b, [keys_a[i] for i in pair_a], {})
+    results = [_compare_column(pairs, column, found_a[column], confidence, n_resamples, seed)
+               for column in common]
+    for result, adjusted in zip(results, holm([r.p_value for r in results]), strict=True):
+        result.p_holm = adjusted
+    report = CompareReport(
+        a=labels[0], b=labels[1], key=key_label, rows_a=len(frame_a), rows_b=len(frame_b),
+        paired=len(pair_a), only_a=len(only_a), only_b=len(only_b), only_a_keys=only_a[:10],
+        only_b_keys=only_b[:10], columns=results, not_compared=not_compared, seed=seed,
+        n_resamples=n_resamples, confidence=confidence, runs=runs)
+    report.pairs = pairs
+    report.seconds = time.perf_counter() - started
+    return report
 
+
+def _common_columns(frame_a: Any, frame_b: Any, wanted: set[str] | None
+                    ) -> tuple[list[str], dict[str, str], dict[str, str]]:
+    """The score columns both runs hold (of the ``wanted`` metrics, when scored here), A's
+    column -> metric, and the columns in one run only with the reason."""
     found_a, found_b = score_columns(frame_a.columns), score_columns(frame_b.columns)
     if wanted is not None:
         found_a = {c: m for c, m in found_a.items() if m in wanted}
@@ -395,38 +227,25 @@ def compare(
             "no score column in both runs (score columns are the ones `score` writes, e.g. "
             f"accuracy, faithfulness, rouge1); A has {', '.join(found_a) or 'none'}, B has "
             f"{', '.join(found_b) or 'none'}")
-    if not pair_a:
-        raise BatchInputError(
-            f"no row of A pairs with a row of B by {key_label} (A: {len(keys_a)} rows, B: "
-            f"{len(keys_b)} rows); pass --key with the column that identifies a row")
+    return common, found_a, not_compared
 
-    results: list[ColumnComparison] = []
-    scores: dict[str, tuple[np.ndarray, np.ndarray]] = {}
-    for column in common:
-        metric = found_a[column]
-        values_a = numeric_scores(frame_a, column, "A")[pair_a]
-        values_b = numeric_scores(frame_b, column, "B")[pair_b]
-        scores[column] = (values_a, values_b)
-        missing_a, missing_b = np.isnan(values_a), np.isnan(values_b)
-        measured = ~(missing_a | missing_b)
-        higher = metric not in LOWER_IS_BETTER
-        result = compare_scores(values_a[measured], values_b[measured], higher_is_better=higher,
-                                confidence=confidence, n_resamples=n_resamples, seed=seed)
-        results.append(ColumnComparison(
-            column=column, metric=metric, higher_is_better=higher,
-            unmeasured_a=int(missing_a.sum()), unmeasured_b=int(missing_b.sum()),
-            excluded=int((~measured).sum()), **result))
-    for result, adjusted in zip(results, holm([r.p_value for r in results]), strict=True):
-        result.p_holm = adjusted
-    report = CompareReport(
-        a=labels[0], b=labels[1], key=key_label, rows_a=len(frame_a), rows_b=len(frame_b),
-        paired=len(pair_a), only_a=len(only_a), only_b=len(only_b), only_a_keys=only_a[:10],
-        only_b_keys=only_b[:10], columns=results, not_compared=not_compared, seed=seed,
-        n_resamples=n_resamples, confidence=confidence, runs=runs)
-    report.pairs = PairedRows(frame_a, frame_b, pair_a, pair_b,
-                              [keys_a[i] for i in pair_a], scores)
-    report.seconds = time.perf_counter() - started
-    return report
+
+def _compare_column(pairs: PairedRows, column: str, metric: str, confidence: float,
+                    n_resamples: int, seed: int | None) -> ColumnComparison:
+    """One score column over the pairs measured in both runs; its paired scores are kept on
+    ``pairs.scores`` for the reports."""
+    values_a = numeric_scores(pairs.a, column, "A", metric)[pairs.index_a]
+    values_b = numeric_scores(pairs.b, column, "B", metric)[pairs.index_b]
+    pairs.scores[column] = (values_a, values_b)
+    missing_a, missing_b = np.isnan(values_a), np.isnan(values_b)
+    measured = ~(missing_a | missing_b)
+    higher = metric not in LOWER_IS_BETTER
+    result = compare_scores(values_a[measured], values_b[measured], higher_is_better=higher,
+                            confidence=confidence, n_resamples=n_resamples, seed=seed)
+    return ColumnComparison(
+        column=column, metric=metric, higher_is_better=higher,
+        unmeasured_a=int(missing_a.sum()), unmeasured_b=int(missing_b.sum()),
+        excluded=int((~measured).sum()), **result)
 
 
 @dataclass
@@ -482,6 +301,10 @@ def _label(source: Any, default: str) -> str:
     if isinstance(source, (str, Path)):
         return Path(source).name
     return default
+
+
+def _shown(key: str) -> str:
+    return repr(key if len(key) <= 40 else key[:39] + "…")
 
 
 def _fmt(value: float | None, signed: bool = False) -> str:

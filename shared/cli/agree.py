@@ -13,11 +13,17 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from ..runs import files
 from ..runs.summary import BatchInputError
 
 
 def add_parser(commands: Any) -> argparse.ArgumentParser:
-    from .common import add_embedding_arguments, add_judge_arguments, add_option_argument
+    from .common import (
+        add_csv_raw_argument,
+        add_embedding_arguments,
+        add_judge_arguments,
+        add_option_argument,
+    )
 
     agree = commands.add_parser(
         "agree",
@@ -56,6 +62,7 @@ def add_parser(commands: Any) -> argparse.ArgumentParser:
                        help="bootstrap resamples (default 1000)")
     agree.add_argument("--out", "-o", metavar="SCORED",
                        help="also write the scored rows (.jsonl, .csv or .parquet)")
+    add_csv_raw_argument(agree)
     agree.add_argument("--json", metavar="REPORT", help="also write the report as JSON")
     agree.add_argument("--html", metavar="REPORT",
                        help="also write a self-contained HTML report (opens offline)")
@@ -85,7 +92,6 @@ def run(args: argparse.Namespace) -> int:
     from ..analysis.agreement import LabelError, agree
     from ..engine.backends.base import LogprobsUnavailable
     from ..runs.batch import check_metric_names, score_dataset
-    from ..runs.files import check_input_path, check_output_path, check_writable_file, read_input
     from .common import (
         check_judge_options,
         judge_options,
@@ -100,17 +106,19 @@ def run(args: argparse.Namespace) -> int:
     columns = parse_columns(args.column)
     out = Path(args.out) if args.out else None
     if out is not None:
-        check_output_path(out)
+        files.check_output_path(out)
     for option, value in (("--json", args.json), ("--html", args.html)):
         if value:
-            check_writable_file(Path(value), option)
+            files.check_writable_file(Path(value), option)
     if args.resamples < 1:
         raise BatchInputError(f"--resamples must be >= 1, got {args.resamples}")
     if args.chunk_size is not None and args.chunk_size < 1:
         raise BatchInputError(f"--chunk-size must be >= 1, got {args.chunk_size}")
-    check_input_path(Path(args.input))
+    files.check_input_path(Path(args.input))
+    files.check_output_paths({"INPUT": args.input},
+                       {"--out": args.out, "--json": args.json, "--html": args.html})
     quiet_libraries()
-    dataset = read_input(Path(args.input))
+    dataset = files.read_input(Path(args.input))
     metric_options = parse_metric_options(args.option, [args.metric])
     if set(metric_options) - {args.metric}:
         raise BatchInputError(f"--option names another metric than {args.metric}")
@@ -143,9 +151,7 @@ def run(args: argparse.Namespace) -> int:
         raise BatchInputError(str(error)) from None
     print(report.table())
     if out is not None:
-        from ..runs.files import write_output
-
-        write_output(scored, out)
+        files.write_output(scored, out, csv_raw=args.csv_raw)
         print(f"wrote {out} ({len(scored):,} rows)", file=sys.stderr)
     if args.json:
         write_json(report.as_dict(), Path(args.json))

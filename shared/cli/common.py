@@ -61,6 +61,14 @@ def _cli_type(option: Option) -> Any:
     return {int: int, float: float}.get(option.type, str)
 
 
+def add_csv_raw_argument(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--csv-raw", action="store_true",
+        help="a .csv output keeps text cells as they are; by default a cell starting with =, +, "
+        "-, @, a tab or a carriage return gets a leading ' so a spreadsheet shows it as text "
+        "instead of running it as a formula (docs/RELIABILITY.md)")
+
+
 def add_option_argument(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--option", action="append", default=[], metavar="[METRIC.]NAME=VALUE",
@@ -157,7 +165,11 @@ def quiet_libraries() -> None:
 def print_embedded_judge_notes(summary: Any, args: argparse.Namespace) -> None:
     """Under `score`'s summary: with the embedded judge, each judge metric's measured agreement
     with people (``shared/analysis/agreement_figures.json``), so its numbers are not read bare."""
-    from ..analysis.agreement import embedded_judge_figures, embedded_judge_note, is_embedded_judge
+    from ..analysis.embedded_judge import (
+        embedded_judge_figures,
+        embedded_judge_note,
+        is_embedded_judge,
+    )
 
     if summary.dry_run or not is_embedded_judge(args.provider, args.model, args.api_key):
         return

@@ -78,7 +78,7 @@ def run(args: argparse.Namespace) -> int:
         regressions_text,
     )
     from ..runs.batch import check_metric_names
-    from ..runs.files import check_input_path, check_writable_file
+    from ..runs.files import check_input_path, check_output_paths, check_writable_file
     from .common import check_judge_options, judge_options, quiet_libraries, write_json
 
     if args.resamples < 1:
@@ -101,8 +101,10 @@ def run(args: argparse.Namespace) -> int:
         raise BatchInputError(
             f"judge options ({', '.join('--' + k.replace('_', '-') for k in sorted(options))}) "
             "apply only with --metric (scoring A and B first)")
-    for path in (args.a, args.b):
-        check_input_path(Path(path))
+    check_input_path(Path(args.a), "A")
+    check_input_path(Path(args.b), "B")
+    check_output_paths({"A": args.a, "B": args.b},
+                       {"--json": args.json, "--html": args.html, "--junit-xml": args.junit_xml})
     quiet_libraries()
     if args.fail_on_regression and args.metric:
         _check_shared_scores(args)

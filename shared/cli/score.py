@@ -26,13 +26,14 @@ from ..runs.batch import check_metric_names, score_dataset, select_metrics
 from ..runs.files import (
     check_input_path,
     check_output_path,
+    check_output_paths,
     check_writable_file,
     read_input,
-    same_file,
     write_output,
 )
 from ..runs.summary import BatchInputError, total_plan
 from .common import (
+    add_csv_raw_argument,
     add_embedding_arguments,
     add_judge_arguments,
     add_option_argument,
@@ -63,6 +64,7 @@ def add_parser(commands: Any) -> argparse.ArgumentParser:
     score.add_argument("--overwrite-input", action="store_true",
                        help="allow --out to be the INPUT file itself (it is replaced by the "
                        "scored rows); refused without this flag")
+    add_csv_raw_argument(score)
     add_judge_arguments(score)
     add_embedding_arguments(score)
     score.add_argument("--chunk-size", type=int, metavar="N",
@@ -118,12 +120,10 @@ def run(args: argparse.Namespace) -> int:
     check_metric_names(args.metric)
     gates = _parse_gates(args)
     check_input_path(Path(args.input))
+    check_output_paths({"INPUT": args.input},
+                       {"--out": out, "--html": args.html, "--junit-xml": args.junit_xml},
+                       overwrite_input=args.overwrite_input)
     _check_engine(args, out)
-    if out is not None and not args.overwrite_input and same_file(out, Path(args.input)):
-        raise BatchInputError(
-            f"--out {out} is the INPUT file; write elsewhere, or pass --overwrite-input to "
-            "replace it with the scored rows"
-        )
     options = judge_options(args)
     metric_options = parse_metric_options(args.option, args.metric)
     check_judge_options(options)
@@ -169,7 +169,7 @@ def run(args: argparse.Namespace) -> int:
         if args.engine == "ray":
             rows = ray_engine.write_output(scored, out)
         else:
-            write_output(scored, out)
+            write_output(scored, out, csv_raw=args.csv_raw)
             rows = len(scored)
     except OSError as error:
         raise BatchInputError(
@@ -181,7 +181,7 @@ def run(args: argparse.Namespace) -> int:
         from ..analysis.report import write_score_html
 
         write_score_html(scored, summary, args.html, judge=judge_options(args),
-                         gates=gates_html(outcomes) if gates else None)
+                         source=args.input, gates=gates_html(outcomes) if gates else None)
         print(f"wrote {args.html}", file=sys.stderr)
     return _gates_status(args, outcomes)
 

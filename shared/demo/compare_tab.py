@@ -1,13 +1,24 @@
 """The demo's "Compare" tab: two uploaded outputs of ``score`` in, the comparison table and the
 HTML report out. ``demo.build_demo`` adds it to the multi-metric demo; the logic lives here and
-in ``shared.analysis.comparison`` / ``shared.analysis.report``."""
+in ``shared.analysis.comparison`` / ``shared.analysis.report``.
+
+Each report is written to a ``jm-compare-*`` folder of its own in the temporary folder. A
+session keeps one: a new comparison removes the session's previous report, the end of the
+session (Gradio deletes its state) removes the last one, and the process's exit removes any
+left."""
 
 from __future__ import annotations
 
+import atexit
 import html
+import shutil
 import tempfile
+import threading
 from pathlib import Path
 from typing import Any
+
+_REPORT_FOLDERS: set[str] = set()  # made by this process and not removed yet
+_FOLDERS_LOCK = threading.Lock()
 
 TABLE_COLUMNS = ["score", "n paired", "mean A", "mean B", "delta B-A", "95% interval", "test",
                  "p", "p (Holm)", "B wins/ties/losses", "excluded", "regression"]
@@ -57,8 +68,11 @@ def handle(file_a: Any, file_b: Any, key: str | None = None,
     try:
         report = compare(paths[0], paths[1], key=(key or "").strip() or None)
     except BatchInputError as error:
-        return _status(str(error), "error"), empty, None
-    target = Path(folder or tempfile.mkdtemp(prefix="jm-compare-")) / "comparison.html"
+        message = str(error)
+        for path in paths:  # the file's name, never the server's temporary path
+            message = message.replace(str(path), path.name)
+        return _status(message, "error"), empty, None
+    target = Path(folder or new_report_folder()) / "comparison.html"
     checks = regression_checks(report)
     write_compare_html(report, target, gates=regressions_html(checks))
     message = (f"{report.paired} pairs by {report.key}; only in A: {report.only_a}, only in "
@@ -68,6 +82,44 @@ def handle(file_a: Any, file_b: Any, key: str | None = None,
     status = _status(message + "; ".join(regressed), "error") if regressed else _status(
         message + "No regression (no score where B is worse with p (Holm) < 0.05).", "ok")
     return status, comparison_frame(report), str(target)
+
+
+def new_report_folder() -> str:
+    """A new ``jm-compare-*`` temporary folder, removed at the latest when the process exits."""
+    folder = tempfile.mkdtemp(prefix="jm-compare-")
+    with _FOLDERS_LOCK:
+        _REPORT_FOLDERS.add(folder)
+    return folder
+
+
+def remove_report_folder(report: str | None) -> None:
+    """Remove the folder of a report :func:`handle` wrote (``None``: nothing to remove)."""
+    if not report:
+        return
+    folder = str(Path(report).parent)
+    with _FOLDERS_LOCK:
+        if folder not in _REPORT_FOLDERS:
+            return  # not ours (a caller's folder), or already removed
+        _REPORT_FOLDERS.discard(folder)
+    shutil.rmtree(folder, ignore_errors=True)
+
+
+@atexit.register
+def remove_all_report_folders() -> None:
+    with _FOLDERS_LOCK:
+        folders = list(_REPORT_FOLDERS)
+        _REPORT_FOLDERS.clear()
+    for folder in folders:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def handle_in_session(file_a: Any, file_b: Any, key: str | None, previous: str | None
+                      ) -> tuple[str, Any, str | None, str | None]:
+    """The Compare button: :func:`handle`, after removing the session's previous report; the
+    new report's path is also the session's state."""
+    remove_report_folder(previous)
+    status, table, report = handle(file_a, file_b, key)
+    return status, table, report, report
 
 
 def _status(message: str, level: str) -> str:
@@ -93,7 +145,10 @@ def build_compare_tab() -> dict[str, Any]:
     table = gr.Dataframe(headers=TABLE_COLUMNS, interactive=False, elem_id="compare-table")
     report = gr.File(label="HTML report (self-contained; opens offline)",
                      elem_id="compare-report")
-    button.click(handle, inputs=[file_a, file_b, key], outputs=[status, table, report],
-                 api_visibility="private", concurrency_limit=1)
+    # the session's last report; Gradio calls delete_callback when it drops the session's state
+    last_report = gr.State(None, delete_callback=remove_report_folder)
+    button.click(handle_in_session, inputs=[file_a, file_b, key, last_report],
+                 outputs=[status, table, report, last_report], api_visibility="private",
+                 concurrency_limit=1)
     return {"a": file_a, "b": file_b, "key": key, "run": button, "status": status,
-            "table": table, "report": report}
+            "table": table, "report": report, "last_report": last_report}

@@ -43,6 +43,17 @@ def option_value(option: Option, value: Any) -> Any:
     return value
 
 
+def option_choices(option: Option) -> list[tuple[str, Any]] | None:
+    """The (label, value) pairs of a dropdown for an option with declared ``choices`` (with an
+    empty "the default" entry where the option may be left unset); ``None`` without choices."""
+    if not option.choices:
+        return None
+    pairs = [(str(choice), choice) for choice in option.choices]
+    if option.nullable or option.default is None:
+        pairs.insert(0, ("(none: the default)", ""))
+    return pairs
+
+
 def field_value(option: Option, value: Any) -> Any:
     if option.kind == "json":
         return "" if value is None else json.dumps(list(value) if isinstance(value, tuple)

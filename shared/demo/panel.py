@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..analysis.agreement import embedded_judge_note, is_embedded_judge
+from ..analysis.embedded_judge import embedded_judge_note, is_embedded_judge
 from ..base.options import Option
 from ..engine.config import PROVIDERS
 from ..kit.registry import MetricSpec, metric_path, spec_of
@@ -27,7 +27,7 @@ from .inputs import (
     rows_for_table,
     table_rows,
 )
-from .options import MISSING, field_value, metric_options, option_value
+from .options import MISSING, field_value, metric_options, option_choices, option_value
 from .render import (
     aggregate_html,
     aggregates,
@@ -220,6 +220,10 @@ def _option_field(option: Option, value: Any, elem_id: str) -> Any:
     import gradio as gr
 
     info = f"{option.doc} (default: {option.default_text()})".strip()
+    choices = option_choices(option)
+    if choices is not None:
+        return gr.Dropdown(choices=choices, value=field_value(option, value), label=option.name,
+                           info=info, elem_id=elem_id)
     if option.kind == "bool":
         return gr.Checkbox(value=bool(value), label=option.name, info=info, elem_id=elem_id)
     if option.kind in ("int", "float"):
@@ -280,29 +284,7 @@ def build_panel(name: str, metric_dir: str | Path | None) -> MetricPanel:
                         panel.option_fields[option.name] = _option_field(
                             option, value, f"{name}-option-{option.name}")
             if spec.judge:
-                with gr.Accordion("Judge", open=True):
-                    gr.Markdown(_JUDGE_HELP)
-                    judge = panel.judge_fields
-                    judge["provider"] = gr.Dropdown(
-                        choices=list(PROVIDERS), value="local", label="provider",
-                        elem_id=f"{name}-provider")
-                    judge["model"] = gr.Textbox(
-                        label="model", placeholder="the provider's default model",
-                        elem_id=f"{name}-model", max_lines=1)
-                    judge["base_url"] = gr.Textbox(
-                        label="base URL", placeholder="e.g. http://127.0.0.1:8000/v1",
-                        elem_id=f"{name}-base-url", max_lines=1)
-                    judge["api_key"] = gr.Textbox(
-                        label="API key", type="password", elem_id=f"{name}-api-key",
-                        placeholder="used for this request only", max_lines=1)
-                    judge["use_cache"] = gr.Checkbox(
-                        value=True, label="use the call cache", elem_id=f"{name}-use-cache")
-                    judge["dry_run"] = gr.Checkbox(
-                        value=False, label="dry run: estimate requests and cost, send nothing",
-                        elem_id=f"{name}-dry-run")
-                    judge["retry_unmeasured"] = gr.Checkbox(
-                        value=False, label="ask again the answers the checks refused",
-                        elem_id=f"{name}-retry-unmeasured")
+                _judge_fields(panel)
             panel.run_button = gr.Button("Run", variant="primary", elem_id=f"{name}-run")
     panel.outputs["status"] = gr.HTML(elem_id=f"{name}-status")
     panel.outputs["aggregate"] = gr.HTML(elem_id=f"{name}-aggregate")
@@ -327,6 +309,45 @@ def build_panel(name: str, metric_dir: str | Path | None) -> MetricPanel:
         ("use_cache", True), ("dry_run", False), ("retry_unmeasured", False))
         if k in panel.judge_fields})
 
+    _wire_events(panel)
+    return panel
+
+
+def _judge_fields(panel: MetricPanel) -> None:
+    """The judge accordion: provider, model, base URL, API key, cache, dry-run and retry
+    fields."""
+    import gradio as gr
+
+    name = panel.name
+    with gr.Accordion("Judge", open=True):
+        gr.Markdown(_JUDGE_HELP)
+        judge = panel.judge_fields
+        judge["provider"] = gr.Dropdown(
+            choices=list(PROVIDERS), value="local", label="provider",
+            elem_id=f"{name}-provider")
+        judge["model"] = gr.Textbox(
+            label="model", placeholder="the provider's default model",
+            elem_id=f"{name}-model", max_lines=1)
+        judge["base_url"] = gr.Textbox(
+            label="base URL", placeholder="e.g. http://127.0.0.1:8000/v1",
+            elem_id=f"{name}-base-url", max_lines=1)
+        judge["api_key"] = gr.Textbox(
+            label="API key", type="password", elem_id=f"{name}-api-key",
+            placeholder="used for this request only", max_lines=1)
+        judge["use_cache"] = gr.Checkbox(
+            value=True, label="use the call cache", elem_id=f"{name}-use-cache")
+        judge["dry_run"] = gr.Checkbox(
+            value=False, label="dry run: estimate requests and cost, send nothing",
+            elem_id=f"{name}-dry-run")
+        judge["retry_unmeasured"] = gr.Checkbox(
+            value=False, label="ask again the answers the checks refused",
+            elem_id=f"{name}-retry-unmeasured")
+
+
+def _wire_events(panel: MetricPanel) -> None:
+    """The Run, Load example and upload events of a laid-out panel."""
+    import gradio as gr
+
     # Gradio finds its progress tracker by this default value.
     def run(values: dict[Any, Any],
             progress: gr.Progress = gr.Progress(track_tqdm=True),  # noqa: B008
@@ -343,4 +364,3 @@ def build_panel(name: str, metric_dir: str | Path | None) -> MetricPanel:
     panel.upload.upload(panel.load_file, inputs=panel.upload,
                         outputs=[panel.table, panel.outputs["status"]],
                         api_visibility="private")
-    return panel

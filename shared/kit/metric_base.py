@@ -113,7 +113,8 @@ class ValidatedMetric(evaluate.Metric):
     The class also declares what the registry (``shared.kit.registry``) reads: ``HEADLINE`` (the
     aggregate output keys), ``USES_JUDGE`` (takes the judge options, ``shared.engine.config.
     JUDGE_OPTIONS``), ``USES_EMBEDDINGS``, ``LOWER_IS_BETTER``, ``EXTRACTIONS`` (the shared
-    extraction prompts it sends), ``EXAMPLE`` and ``DECISION_THRESHOLD``.
+    extraction prompts it sends), ``EXAMPLE``, ``DECISION_THRESHOLD`` and ``SCORE_RANGE`` (the
+    lowest and highest per-row score; ``compare`` refuses a score outside it).
 
     ``DECISION_THRESHOLD``: the score at or above which a per-row score counts as "yes"
     (correct, toxic, faithful...) when ``python -m shared agree`` compares it with boolean human
@@ -135,6 +136,7 @@ class ValidatedMetric(evaluate.Metric):
     EXTRACTIONS: ClassVar[tuple[str, ...]] = ()
     EXAMPLE: ClassVar[Example | None] = None
     DECISION_THRESHOLD: ClassVar[float | None] = 0.5
+    SCORE_RANGE: ClassVar[tuple[float, float]] = (0.0, 1.0)
     # True for metrics that only compute over strings in this process (no judge, no model):
     # their validation and scoring run with the cyclic collector paused
     # (:func:`shared.base.text.paused_gc`). Never for a judge metric, whose network clients do make

@@ -48,6 +48,7 @@ class MetricSpec:
     options: tuple[Option, ...] = ()  # its declared options
     example: Any = None  # its Example (compute inputs and options)
     decision_threshold: float | None = 0.5  # `agree`: a per-row score >= this counts as "yes"
+    score_range: tuple[float, float] = (0.0, 1.0)  # the lowest and highest per-row score
 
 
 def spec_of(metric_class: type, name: str) -> MetricSpec:
@@ -65,6 +66,9 @@ def spec_of(metric_class: type, name: str) -> MetricSpec:
         options=tuple(metric_class.OPTIONS),
         example=metric_class.EXAMPLE,
         decision_threshold=metric_class.DECISION_THRESHOLD,
+        # a class from an older Space bundle (evaluate's module cache keeps one per script hash)
+        # declares no range: the default's
+        score_range=tuple(getattr(metric_class, "SCORE_RANGE", (0.0, 1.0))),
     )
 
 

@@ -121,33 +121,9 @@ def score_dataset(
     default: the cluster's CPUs; docs/SCALING.md); a ``ray.data.Dataset`` always runs on Ray
     and comes back as a materialized ``ray.data.Dataset``.
     """
-    import datasets
-
     ray_input = type(dataset).__module__.startswith("ray.data")
-    if engine not in (None, "local", "ray") or (ray_input and engine == "local"):
-        raise BatchInputError(f"engine must be 'local' or 'ray', got {engine!r}")
-
-    if isinstance(dataset, datasets.DatasetDict):
-        raise BatchInputError(
-            f"got a DatasetDict with splits {', '.join(dataset)}; pass one split, "
-            "e.g. dataset['test']"
-        )
-    if not ray_input and not isinstance(dataset, datasets.Dataset):
-        raise BatchInputError(f"dataset must be a datasets.Dataset, got {type(dataset).__name__}")
-    if chunk_size is not None and (
-        isinstance(chunk_size, bool) or not isinstance(chunk_size, int) or chunk_size < 1
-    ):
-        raise BatchInputError(f"chunk_size must be a positive int, got {chunk_size!r}")
-    unknown = set(options) - set(JUDGE_OPTION_NAMES) - set(EMBEDDING_OPTION_NAMES)
-    if unknown:
-        raise BatchInputError(f"unknown option(s): {', '.join(sorted(unknown))}")
-    judge_options = {k: v for k, v in options.items() if k in JUDGE_OPTION_NAMES}
-    judge_options.pop("show_progress", None)
-    embed_options = {k: v for k, v in options.items() if k in EMBEDDING_OPTION_NAMES}
-    try:
-        config = judge_config(**judge_options)
-    except (TypeError, ValueError) as error:
-        raise BatchInputError(str(error)) from None
+    config, judge_options, embed_options = _checked_options(
+        dataset, ray_input, engine, chunk_size, options)
     dry_run = config.dry_run
     metric_options = dict(metric_options or {})
 
@@ -191,6 +167,41 @@ def score_dataset(
                 dataset = dataset.remove_columns(column)
             dataset = dataset.add_column(column, values)
     return dataset, BatchSummary(summaries, skipped, dry_run)
+
+
+def _checked_options(
+    dataset: Any, ray_input: bool, engine: str | None, chunk_size: int | None,
+    options: Mapping[str, Any],
+) -> tuple[Any, dict[str, Any], dict[str, Any]]:
+    """``score_dataset``'s arguments checked before any work: the judge config, the judge
+    options and the embedding options."""
+    import datasets
+
+    if engine not in (None, "local", "ray") or (ray_input and engine == "local"):
+        raise BatchInputError(f"engine must be 'local' or 'ray', got {engine!r}")
+
+    if isinstance(dataset, datasets.DatasetDict):
+        raise BatchInputError(
+            f"got a DatasetDict with splits {', '.join(dataset)}; pass one split, "
+            "e.g. dataset['test']"
+        )
+    if not ray_input and not isinstance(dataset, datasets.Dataset):
+        raise BatchInputError(f"dataset must be a datasets.Dataset, got {type(dataset).__name__}")
+    if chunk_size is not None and (
+        isinstance(chunk_size, bool) or not isinstance(chunk_size, int) or chunk_size < 1
+    ):
+        raise BatchInputError(f"chunk_size must be a positive int, got {chunk_size!r}")
+    unknown = set(options) - set(JUDGE_OPTION_NAMES) - set(EMBEDDING_OPTION_NAMES)
+    if unknown:
+        raise BatchInputError(f"unknown option(s): {', '.join(sorted(unknown))}")
+    judge_options = {k: v for k, v in options.items() if k in JUDGE_OPTION_NAMES}
+    judge_options.pop("show_progress", None)
+    embed_options = {k: v for k, v in options.items() if k in EMBEDDING_OPTION_NAMES}
+    try:
+        config = judge_config(**judge_options)
+    except (TypeError, ValueError) as error:
+        raise BatchInputError(str(error)) from None
+    return config, judge_options, embed_options
 
 
 def _call_options(

@@ -38,6 +38,7 @@ from .chunks import (
     score_column_names,
     validate_all,
 )
+from .files import remove_stale_temporaries, write_jsonl_rows
 from .summary import BatchInputError, BatchSummary, MetricSummary, add_cost
 
 
@@ -74,30 +75,11 @@ def score_on_ray(
         ray.init()
     if workers is None:
         workers = max(1, int(ray.cluster_resources().get("CPU", 1)))
-    options = {name: dict(call_options[name]) for name in names}
-    if any(METRICS[name].judge for name in names):
-        workers, per_worker = concurrency_split(config.max_concurrency, workers)
-        for name in names:
-            if METRICS[name].judge:
-                options[name]["max_concurrency"] = per_worker
-                if config.use_cache and not config.cache_dir:
-                    from ..engine.cache import default_cache_dir
-
-                    # the driver's folder, so every worker on this node opens one file
-                    options[name]["cache_dir"] = str(default_cache_dir())
+    workers, options = _worker_options(names, config, workers, call_options)
     sizes = {name: chunk_size_for(name, chunk_size, config.provider) for name in names}
     batch_size = max(sizes.values())
     hf_input = not type(dataset).__module__.startswith("ray.data")
-    if hf_input:
-        if len(dataset) == 0:
-            raise BatchInputError("the input has no rows")
-        table = dataset.with_format("arrow")[:]
-        # blocks of whole batches, at least one per worker when there are enough batches
-        step = batch_size * max(1, -(-table.num_rows // (batch_size * workers)))
-        dataset = ray.data.from_arrow([table.slice(start, step)
-                                       for start in range(0, table.num_rows, step)])
-    else:  # blocks of one batch (streamed), so every worker gets some of a one-file input
-        dataset = dataset.repartition(target_num_rows_per_block=batch_size)
+    dataset = _blocks(dataset, hf_input, batch_size, workers)
     columns = SimpleNamespace(column_names=dataset.columns())
     arguments = {name: metric_arguments(METRICS[name], columns) for name in names}
     tally = ray.remote(num_cpus=0)(_Tally).remote()
@@ -142,6 +124,42 @@ def score_on_ray(
         tables = [t for t in ray.get(scored.to_arrow_refs()) if t.num_rows]
         return datasets.Dataset(pa.concat_tables(tables)), summary
     return scored, summary
+
+
+
+def _worker_options(names: list[str], config: JudgeConfig, workers: int,
+                    call_options: Mapping[str, dict[str, Any]]
+                    ) -> tuple[int, dict[str, dict[str, Any]]]:
+    """The number of workers and each metric's ``compute`` options on a worker: a judge job's
+    concurrency split over the workers, and the driver's cache folder."""
+    options = {name: dict(call_options[name]) for name in names}
+    if any(METRICS[name].judge for name in names):
+        workers, per_worker = concurrency_split(config.max_concurrency, workers)
+        for name in names:
+            if METRICS[name].judge:
+                options[name]["max_concurrency"] = per_worker
+                if config.use_cache and not config.cache_dir:
+                    from ..engine.cache import default_cache_dir
+
+                    # the driver's folder, so every worker on this node opens one file
+                    options[name]["cache_dir"] = str(default_cache_dir())
+    return workers, options
+
+
+def _blocks(dataset: Any, hf_input: bool, batch_size: int, workers: int) -> Any:
+    """The rows as a ``ray.data.Dataset`` whose blocks are whole batches."""
+    import ray.data
+
+    if hf_input:
+        if len(dataset) == 0:
+            raise BatchInputError("the input has no rows")
+        table = dataset.with_format("arrow")[:]
+        # blocks of whole batches, at least one per worker when there are enough batches
+        step = batch_size * max(1, -(-table.num_rows // (batch_size * workers)))
+        return ray.data.from_arrow([table.slice(start, step)
+                                    for start in range(0, table.num_rows, step)])
+    # blocks of one batch (streamed), so every worker gets some of a one-file input
+    return dataset.repartition(target_num_rows_per_block=batch_size)
 
 
 _WORKER_ERROR = re.compile(
@@ -290,6 +308,7 @@ def check_paths(source: Path, out: Path | None) -> None:
             raise BatchInputError(f"--out {out}: cannot create its folder: {error}") from None
         if not os.access(out.parent, os.W_OK):
             raise BatchInputError(f"--out {out}: folder {out.parent} is not writable")
+        remove_stale_temporaries(out)
 
 
 def connect(address: str | None, quiet: bool = False) -> None:
@@ -322,16 +341,17 @@ def read_input(source: Path) -> Any:
 
 
 def write_output(dataset: Any, out: Path) -> int:
-    """Write the scored rows to the folder ``out`` (``write_parquet`` or ``write_json``, one
-    file per block), atomically: a temporary folder beside it, then a rename. Returns the rows
-    written."""
+    """Write the scored rows to the folder ``out``, one file per block, atomically: a
+    temporary folder beside it, then a rename. Returns the rows written. Parquet by Ray's
+    ``write_parquet``; JSON lines by the one-process writer (``files.write_jsonl_rows``), whose
+    floats read back equal (Ray's ``write_json`` keeps 10 significant digits)."""
     temporary = out.with_name(f".{out.name}.{os.getpid()}.tmp")
     shutil.rmtree(temporary, ignore_errors=True)
     try:
         if out.suffix.lower() == ".parquet":
             dataset.write_parquet(str(temporary))
         else:
-            dataset.write_json(str(temporary), force_ascii=False)
+            _write_jsonl_blocks(dataset, temporary)
         if out.is_dir():
             shutil.rmtree(out)
         elif out.exists():
@@ -340,3 +360,17 @@ def write_output(dataset: Any, out: Path) -> int:
     finally:
         shutil.rmtree(temporary, ignore_errors=True)
     return dataset.count()
+
+
+def _write_jsonl_blocks(dataset: Any, folder: Path) -> None:
+    import ray
+
+    folder.mkdir()
+    for number, block in enumerate(dataset.to_arrow_refs()):
+        table = ray.get(block)
+        if not table.num_rows:
+            continue
+        with (folder / f"part-{number:05d}.jsonl").open("w", encoding="utf-8") as handle:
+            write_jsonl_rows(handle, table.to_pylist())
+            handle.flush()
+            os.fsync(handle.fileno())

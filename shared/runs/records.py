@@ -7,7 +7,9 @@ from __future__ import annotations
 import csv
 import io
 import json
+import os
 import re
+import stat
 from pathlib import Path
 from typing import Any
 
@@ -16,7 +18,27 @@ from .summary import BatchInputError
 # columns whose cells may be lists; in CSV they hold JSON list strings
 LIST_COLUMNS = ("reference", "contexts", "expected")
 
+# The longest cell a CSV may hold and the longest line of a JSON-lines file, in characters:
+# the same bound both ways, far above the cells `score` writes (csv's own default, 131,072,
+# refused a 200 KB prediction that `score` had just written).
+MAX_FIELD_CHARS = 1 << 28  # 268,435,456
+
 _SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def require_regular_file(path: Path, label: str = "INPUT") -> None:
+    """Refuse what is not a regular file once links are followed (a named pipe, ``/dev/zero``,
+    a socket): reading it might never end. Checked with ``stat``, which does not block."""
+    try:
+        mode = os.stat(path).st_mode
+    except OSError as error:
+        raise BatchInputError(f"{label} {path}: cannot read it: {error.strerror or error}"
+                              ) from None
+    if not stat.S_ISREG(mode):
+        kind = ("a named pipe" if stat.S_ISFIFO(mode) else "a device" if
+                stat.S_ISCHR(mode) or stat.S_ISBLK(mode) else "a socket" if stat.S_ISSOCK(mode)
+                else "a folder" if stat.S_ISDIR(mode) else "not a regular file")
+        raise BatchInputError(f"{label} {path}: {kind}, not a regular file; give a file")
 
 
 def _decode(path: Path, data: bytes, encoding: str = "utf-8") -> str:
@@ -52,6 +74,7 @@ def _lone_surrogate(value: Any, where: str = "") -> str | None:
 
 def read_records(path: Path) -> list[dict[str, Any]]:
     """The rows of a ``.csv`` file, else of a JSON-lines file, as dicts (strict readers)."""
+    require_regular_file(path)
     return _read_csv(path) if path.suffix.lower() == ".csv" else _read_jsonl(path)
 
 
@@ -61,6 +84,9 @@ def _read_jsonl(path: Path) -> list[dict[str, Any]]:
     if data.startswith(b"\xef\xbb\xbf"):
         data = data[3:]
     for number, raw in enumerate(data.split(b"\n"), start=1):
+        if len(raw) > MAX_FIELD_CHARS and len(_decode(path, raw)) > MAX_FIELD_CHARS:
+            raise BatchInputError(f"INPUT {path}, line {number}: longer than {MAX_FIELD_CHARS:,} "
+                                  "characters, the most a line may hold")
         line = _decode(path, raw) if not raw.isascii() else raw.decode("ascii")
         if not line.strip():
             continue
@@ -89,6 +115,7 @@ def _read_csv(path: Path) -> list[dict[str, Any]]:
     """Strict CSV: an unterminated quote, a row with more or fewer cells than the header or a
     repeated column name is an error naming the file and line (never a merged or cut row)."""
     text = _decode(path, path.read_bytes(), "utf-8-sig")
+    csv.field_size_limit(MAX_FIELD_CHARS)
     reader = csv.reader(io.StringIO(text, newline=""), strict=True)
     records: list[dict[str, Any]] = []
     header: list[str] | None = None

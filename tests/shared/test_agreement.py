@@ -201,6 +201,41 @@ def test_label_kinds() -> None:
     assert agreement.parse_labels([1, 2.5, 5])[1] == "numeric"
 
 
+def test_the_label_kind_is_the_columns() -> None:
+    """CSV cells are text: "1".."5" are ratings (any number other than 0/1 makes the column
+    numeric), "0"/"1" alone are booleans; a blank cell is unlabelled, as JSON null."""
+    values, kind = agreement.parse_labels(["1", "2", "5", "", " ", None, "3"])
+    assert kind == "numeric"
+    assert np.array_equal(values, [1, 2, 5, np.nan, np.nan, np.nan, 3], equal_nan=True)
+    assert agreement.parse_labels(["1", "0", "", "1"])[1] == "boolean"
+    assert agreement.parse_labels(["yes", "0", "1", "no"])[1] == "boolean"
+    with pytest.raises(MixedLabelError, match="mixes booleans and numeric ratings"):
+        agreement.parse_labels(["yes", "3", "1"])
+    with pytest.raises(MixedLabelError, match="row 1: str value is neither"):
+        agreement.parse_labels(["1", "good", "3"])
+
+
+def test_agree_on_a_csv_of_ratings(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    """The 1..5 ratings of a CSV, one blank: Spearman over the labelled rows (scipy's), the
+    blank row counted as unlabelled."""
+    rows = [("Paris", "Paris", "5"), ("Rome", "Paris", "1"), ("Paris.", "Paris", "4"),
+            ("Lyon", "Paris", "2"), ("paris", "Paris", ""), ("Nice", "Paris", "1")]
+    path = tmp_path / "ratings.csv"
+    path.write_text("prediction,reference,rating\n" + "".join(f"{p},{r},{x}\n"
+                                                                for p, r, x in rows),
+                    encoding="utf-8")
+    report_path = tmp_path / "report.json"
+    code = main(["agree", str(path), "--metric", "accuracy", "--label", "rating", "--json",
+                 str(report_path), "--resamples", "5", "--quiet"])
+    assert code == 0, capsys.readouterr().err
+    report = json.loads(report_path.read_text(encoding="utf-8"))
+    assert (report["label_kind"], report["n"], report["unlabelled"]) == ("numeric", 5, 1)
+    scores = [1.0, 0.0, 1.0, 0.0, 0.0]  # accuracy's exact match after normalisation
+    expected = spearmanr(scores, [5, 1, 4, 2, 1]).statistic
+    spearman = next(s for s in report["statistics"] if s["name"] == "spearman")
+    assert spearman["value"] == pytest.approx(expected)
+
+
 def test_every_metric_declares_its_decision_threshold() -> None:
     assert set(DECISION_THRESHOLDS) == set(METRICS)
 

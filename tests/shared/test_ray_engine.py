@@ -283,3 +283,28 @@ def test_a_killed_ray_job_resumes_from_the_cache(
     written = [json.loads(line) for path in sorted(out.glob("*.json*"))
                for line in path.read_text(encoding="utf-8").splitlines()]
     assert len(written) == len(rows) and all(0 <= r["l3score"] <= 1 for r in written)
+
+
+def test_cli_engine_ray_writes_jsonl_floats_exactly_and_removes_a_killed_drivers_folder(
+    cluster: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The JSON-lines folder holds the very floats of the one-process path (Ray's write_json
+    kept 10 significant digits), and a dead driver's ``.OUT.PID.tmp/`` folder is removed."""
+    source = tmp_path / "rows.jsonl"
+    source.write_text("".join(json.dumps(r) + "\n" for r in ROWS), encoding="utf-8")
+    out = tmp_path / "scored.jsonl"
+    dead = subprocess.Popen([sys.executable, "-c", "pass"])
+    dead.wait()
+    stale = tmp_path / f".scored.jsonl.{dead.pid}.tmp"
+    (stale / "sub").mkdir(parents=True)
+    (stale / "part-00000.jsonl").write_text("half a row", encoding="utf-8")
+    code = main(["score", str(source), "-m", "rouge", "-m", "bleu", "--out", str(out),
+                 "--engine", "ray", "--address", cluster, "--workers", "1", "--quiet"])
+    assert code == 0, capsys.readouterr().err
+    assert not stale.exists() and not list(tmp_path.glob(".scored.jsonl*"))
+    written = [json.loads(line) for path in sorted(out.glob("*.jsonl"))
+               for line in path.read_text(encoding="utf-8").splitlines()]
+    local, _ = score_dataset(datasets.Dataset.from_list(ROWS), ["rouge", "bleu"],
+                             show_progress=False)
+    assert written == local.to_list()  # equal floats, not approximately
+    assert any(len(repr(r["rougeL"])) > 12 for r in written)  # digits beyond 10 were at stake

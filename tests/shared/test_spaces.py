@@ -66,7 +66,7 @@ def test_space_demo_reads_the_measured_agreement(spaces_dir: Path, tmp_path: Pat
 
     probe = (
         "import sys; sys.path.insert(0, sys.argv[1]); import judge_shared; "
-        "from _judge_shared_vendored.agreement import embedded_judge_note; "
+        "from _judge_shared_vendored.analysis.agreement import embedded_judge_note; "
         "print(embedded_judge_note('faithfulness'))"
     )
     completed = subprocess.run(
