@@ -147,7 +147,7 @@ OPINIONS = PromptTemplate(
 )
 
 # Version 3 of the verdict prompts: each verdict starts with its item's number ("item": 1 for
-# the first item of the list), which the schema holds to its position (shared.kit.rag_judge), so a
+# the first item of the list), which the schema holds to its position (shared.kit.steps), so a
 # verdict says which item it judges; its reason must be about that item (shared.engine.grounding).
 _ONE_PER_ITEM = ("one verdict per item, in the order of the list, each giving the number of its "
                  "item (1 for the first)")
