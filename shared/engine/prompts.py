@@ -104,32 +104,29 @@ _V1_REASON = "short reason"
 _STATEMENTS_FORMAT = (_JSON_ONLY + ' {{"statements": ["' + ITEM_PLACEHOLDERS[0] + '", "'
                       + ITEM_PLACEHOLDERS[1] + '"]}}')
 
-STATEMENTS = PromptTemplate(
-    name="statements",
-    version="2",
-    text=(
-        "Split the text into short statements. Each statement gives one fact or claim of the "
-        "text and is understandable on its own (use names, not pronouns). Use the text's own "
-        "words and add nothing. " + FENCE_NOTE + "\n\n"
-        "Text:\n{text}\n\n"
-        + _STATEMENTS_FORMAT
-    ),
-    examples=ITEM_PLACEHOLDERS[:2],
-)
 
-STATEMENTS_WITH_QUESTION = PromptTemplate(
-    name="statements_q",
-    version="1",
-    text=(
-        "The text answers the question below. Split the text into short statements. Each "
-        "statement gives one fact or claim of the text and is understandable on its own: use "
-        "names, not pronouns, taking them from the question where the text leaves them out. Use "
-        "the words of the text and the question and add nothing. " + FENCE_NOTE + "\n\n"
-        "Question:\n{question}\n\nText:\n{text}\n\n"
-        + _STATEMENTS_FORMAT
-    ),
-    examples=ITEM_PLACEHOLDERS[:2],
-)
+def _statements_prompt(name: str, version: str, task: str, inputs: str) -> PromptTemplate:
+    """A statement-extraction prompt: the task, the fence note, the inputs, the answer format."""
+    return PromptTemplate(name=name, version=version,
+                          text=task + " " + FENCE_NOTE + "\n\n" + inputs + "\n\n"
+                          + _STATEMENTS_FORMAT,
+                          examples=ITEM_PLACEHOLDERS[:2])
+
+
+STATEMENTS = _statements_prompt(
+    "statements", "2",
+    "Split the text into short statements. Each statement gives one fact or claim of the "
+    "text and is understandable on its own (use names, not pronouns). Use the text's own "
+    "words and add nothing.",
+    "Text:\n{text}")
+
+STATEMENTS_WITH_QUESTION = _statements_prompt(
+    "statements_q", "1",
+    "The text answers the question below. Split the text into short statements. Each "
+    "statement gives one fact or claim of the text and is understandable on its own: use "
+    "names, not pronouns, taking them from the question where the text leaves them out. Use "
+    "the words of the text and the question and add nothing.",
+    "Question:\n{question}\n\nText:\n{text}")
 
 OPINIONS = PromptTemplate(
     name="opinions",
