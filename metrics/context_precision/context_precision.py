@@ -78,7 +78,7 @@ class ContextPrecision(JudgeMetric):
                 continue
             for reference in refs:
                 jobs.append(steps.VerdictJob(list(sample_contexts),
-                                                 {"question": question, "reference": reference}))
+                                             {"question": question, "reference": reference}))
                 owners.append(i)
         verdicts = steps.CONTEXT_PRECISION.ask(judge, jobs)
         per_sample: dict[int, list[Outcome]] = {}
