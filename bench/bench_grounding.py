@@ -150,16 +150,27 @@ def v1_prompts() -> dict[str, Any]:
 
 @contextlib.contextmanager
 def patched_prompts(templates: dict[str, Any]) -> Iterator[None]:
-    from shared import prompts
+    """Send ``templates`` (name in shared.engine.prompts -> template) instead of the current
+    ones: each judge step holding one of those prompts is swapped for a copy holding the other."""
+    import dataclasses
 
-    saved = {name: getattr(prompts, name) for name in templates}
+    from shared import prompts
+    from shared.kit import steps
+    from shared.kit.steps import extraction, rating, verdicts
+
+    current = {id(getattr(prompts, name)): template for name, template in templates.items()}
+    saved = []
+    for module in (steps, extraction, verdicts, rating):
+        for attribute, step in list(vars(module).items()):
+            if isinstance(step, steps.JudgeStep) and id(step.template) in current:
+                saved.append((module, attribute, step))
+                setattr(module, attribute,
+                        dataclasses.replace(step, template=current[id(step.template)]))
     try:
-        for name, template in templates.items():
-            setattr(prompts, name, template)
         yield
     finally:
-        for name, template in saved.items():
-            setattr(prompts, name, template)
+        for module, attribute, step in saved:
+            setattr(module, attribute, step)
 
 
 # ---------------------------------------------------------------- counting answers
@@ -177,9 +188,9 @@ class Tally:
 @contextlib.contextmanager
 def counting(tally: Tally, enforce: bool, kinds: tuple[str, ...]) -> Iterator[None]:
     """Wrap ``Judge.structured``: enforce the checks (after) or only observe them (before)."""
-    from shared import rag_judge
     from shared.engine import grounding
     from shared.engine.runner import Judge
+    from shared.kit.steps import extraction
 
     original = Judge.structured
 
@@ -203,18 +214,18 @@ def counting(tally: Tally, enforce: bool, kinds: tuple[str, ...]) -> Iterator[No
         return outcomes
 
     Judge.structured = structured
-    saved = rag_judge.grounding
+    saved = extraction.grounding
     if not enforce:  # version 1 scored every extracted item: drop none
         keep_all = types.SimpleNamespace(**{k: getattr(grounding, k) for k in dir(grounding)
                                             if not k.startswith("__")})
         keep_all.ground_items = lambda items, *args, **kwargs: grounding.ItemReport(
             kept=list(items))
-        rag_judge.grounding = keep_all
+        extraction.grounding = keep_all
     try:
         yield
     finally:
         Judge.structured = original
-        rag_judge.grounding = saved
+        extraction.grounding = saved
 
 
 # ---------------------------------------------------------------- one pass

@@ -46,6 +46,7 @@ _EXPORTS: dict[str, str] = {
     "Judge": "engine.runner:Judge",
     "get_judge": "engine.runner:get_judge",
     "JudgeMetric": "kit.judge_metric:JudgeMetric",
+    "About": "kit.about:About",
     "first_failure": "kit.judge_metric:first_failure",
     "judge_fault": "kit.judge_metric:judge_fault",
     "split_judge_options": "kit.judge_metric:split_judge_options",
@@ -62,8 +63,7 @@ _EXPORTS: dict[str, str] = {
     "average_precision": "kit.scoring:average_precision",
     # LLM-guided text-generation metrics: arithmetic and shared judge steps
     "scoring": "kit.scoring",
-    "rag_judge": "kit.rag_judge",
-    "text_judge": "kit.text_judge",
+    "steps": "kit.steps",
     "estimate_cost": "engine.pricing:estimate_cost",
     # embeddings, text, stats
     "embed_texts": "kit.embeddings:embed_texts",

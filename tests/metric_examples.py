@@ -20,6 +20,10 @@ def _examples() -> dict[str, dict[str, Any]]:
 
 EXAMPLES: dict[str, dict[str, Any]] = _examples()
 
+# judge options of the metric tests that send nothing (dry run) or reuse nothing (no cache)
+UNCACHED: dict[str, Any] = {"show_progress": False, "use_cache": False}
+DRY_RUN: dict[str, Any] = {"dry_run": True, **UNCACHED}
+
 
 def judge_options(base_url: str, cache_dir: str) -> dict[str, Any]:
     return {

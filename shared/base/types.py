@@ -50,7 +50,7 @@ class Outcome:
     raw answer text and the runner replaces it with the validated object. ``constrained``: set
     by a backend on a ``structured`` answer whose decoding enforced the request's JSON schema
     (the runner then asks for no repair of a schema error); a fact of that one call.
-    ``dropped``: a step's extracted items that the text does not support (:mod:`.rag_judge`).
+    ``dropped``: a step's extracted items that the text does not support (:mod:`shared.kit.steps`).
     """
 
     value: Any = None

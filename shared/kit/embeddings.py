@@ -127,26 +127,6 @@ def embed_texts(
     return unique[np.asarray(rows, dtype=np.intp)]
 
 
-def cosine_similarity(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """All-pairs cosine similarity of the rows of ``a`` and ``b`` (shape ``len(a) x len(b)``)."""
-    return _unit(a) @ _unit(b).T
-
-
-def paired_cosine_similarity(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """Cosine similarity of ``a[i]`` and ``b[i]`` for every row ``i``."""
-    if a.shape != b.shape:
-        raise ValueError(f"shapes differ: {a.shape} and {b.shape}")
-    return np.einsum("ij,ij->i", _unit(a), _unit(b))
-
-
-def _unit(x: np.ndarray) -> np.ndarray:
-    x = np.asarray(x)
-    if x.ndim == 1:
-        x = x[None, :]
-    norms = np.linalg.norm(x, axis=1, keepdims=True)
-    return x / np.where(norms == 0, 1, norms)
-
-
 def window_pieces(encoder: Any) -> int:
     """Word pieces of text in one window of ``encoder`` (its limit less special tokens and a
     margin)."""

@@ -122,11 +122,6 @@ def _numbers_as_digits(words: list[str]) -> list[str]:
     return out
 
 
-def qa_normalize(text: str) -> str:
-    """The normalised answer as one string (tokens joined by single spaces)."""
-    return " ".join(qa_tokens(text))
-
-
 def split_aliases(reference: str, separator: str | None) -> list[str]:
     """``reference`` split at ``separator`` into its aliases (stripped; empty parts dropped);
     ``[reference]`` when ``separator`` is None or nothing is left."""

@@ -191,7 +191,7 @@ def _extraction_users() -> dict[str, tuple[str, ...]]:
     return users
 
 
-# the shared extraction prompts of shared.kit.rag_judge -> the metrics that send them (the reports'
+# the shared extraction prompts of shared.kit.steps -> the metrics that send them (the reports'
 # prompt versions)
 EXTRACTION_USERS: Mapping[str, tuple[str, ...]] = _Derived(_extraction_users)
 

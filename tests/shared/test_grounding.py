@@ -11,7 +11,7 @@ from collections.abc import Callable
 import pytest
 from judgeserver import JudgeServer
 
-from shared import get_judge, judge_config, prompts, rag_judge
+from shared import get_judge, judge_config, prompts, steps
 from shared.engine.cache import CallCache
 from shared.engine.grounding import (
     CATEGORIES,
@@ -266,7 +266,7 @@ def test_a_failed_check_is_repaired_with_its_reason_on_every_backend(constrained
     with JudgeServer(_script(COPY, GOOD)) as server:
         judge = _judge(server.url, constrained)
         assert judge.backend.constrained == constrained
-        (outcome,) = judge.structured([request], rag_judge.list_schema("statements"),
+        (outcome,) = judge.structured([request], steps.STATEMENTS.schema((SOURCE, None)),
                                       checks=[check])
         assert outcome.ok and outcome.value == json.loads(GOOD)
         repair = server.seen[1]["messages"]
@@ -283,7 +283,7 @@ def test_a_check_still_failing_after_repair_is_an_invalid_answer_saying_what_was
         judge = get_judge(judge_config(
             provider="openai-compatible", base_url=server.url, model="scripted",
             api_key="sk-none", response_format="none", cache_dir=cache_dir, show_progress=False))
-        (outcome,) = judge.structured([request], rag_judge.list_schema("statements"),
+        (outcome,) = judge.structured([request], steps.STATEMENTS.schema((SOURCE, None)),
                                       checks=[check])
         assert len(server.seen) == 2  # one repair, no more
     assert not outcome.ok
@@ -294,7 +294,7 @@ def test_a_check_still_failing_after_repair_is_an_invalid_answer_saying_what_was
 
 def test_checks_change_the_cache_key_and_must_match_the_requests(cache_dir: str) -> None:
     request = prompts.STATEMENTS.request(text=SOURCE)
-    schema = rag_judge.list_schema("statements")
+    schema = steps.STATEMENTS.schema((SOURCE, None))
     with JudgeServer(_script(GOOD, GOOD)) as server:
         options = dict(provider="openai-compatible", base_url=server.url, model="scripted",
                        api_key="sk-none", response_format="none", cache_dir=cache_dir,
