@@ -54,6 +54,7 @@ _EXPORTS: dict[str, str] = {
     "JudgeRequest": "base.types:JudgeRequest",
     "Outcome": "base.types:Outcome",
     "YesNoAnswer": "base.types:YesNoAnswer",
+    "LabelAnswer": "base.types:LabelAnswer",
     "prompts": "engine.prompts",
     "fence": "engine.prompts:fence",
     # scoring helpers named in INTERFACE.md
@@ -65,6 +66,7 @@ _EXPORTS: dict[str, str] = {
     "scoring": "kit.scoring",
     "rag_judge": "kit.rag_judge",
     "text_judge": "kit.text_judge",
+    "criteria_judge": "kit.criteria_judge",
     "estimate_cost": "engine.pricing:estimate_cost",
     # embeddings, text, stats
     "embed_texts": "kit.embeddings:embed_texts",

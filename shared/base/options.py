@@ -27,15 +27,17 @@ from . import validation
 
 Check = Callable[[str, Any], Any]
 
-_TYPE_NAMES = {bool: "bool", int: "int", float: "float", str: "str", list: "list", object: "object"}
+_TYPE_NAMES = {bool: "bool", int: "int", float: "float", str: "str", list: "list", dict: "dict",
+               object: "object"}
 
 
 @dataclass(frozen=True)
 class Option:
     """One option of a metric (a ``compute`` keyword argument that is not a per-sample input).
 
-    type: ``bool``, ``int``, ``float``, ``str``, ``list`` (a JSON-like list, e.g. weights) or
-    ``object`` (anything, e.g. a tokenizer: not settable from the demo or the CLI).
+    type: ``bool``, ``int``, ``float``, ``str``, ``list`` (a JSON-like list, e.g. weights),
+    ``dict`` (a JSON-like mapping, e.g. a rubric; give it a ``check``) or ``object`` (anything,
+    e.g. a tokenizer: not settable from the demo or the CLI).
     choices: the allowed values of an enumeration. range: ``(low, high)`` of a number, either
     end ``None`` for unbounded. nullable: ``None`` is a valid value. check: a custom check
     ``check(name, value) -> value`` that replaces the type, range and choices checks (it sees
@@ -102,7 +104,7 @@ class Option:
         way to type the value into a page, e.g. a function)."""
         if self.type is object:
             return None
-        if self.type is list:
+        if self.type in (list, dict):
             return "json"
         if self.type in (bool, int, float):
             return self.type.__name__

@@ -27,8 +27,9 @@ from typing import Any
 from urllib.parse import urlparse
 
 from ...base.redaction import redact
-from ...base.types import JudgeRequest, Outcome, TokenUsage, YesNoAnswer
+from ...base.types import JudgeRequest, LabelAnswer, Outcome, TokenUsage, YesNoAnswer
 from ..config import PROVIDERS, RESPONSE_FORMATS, JudgeConfig, endpoint_of
+from ..logprobs import LABEL_TOP_LOGPROBS, label_mass, sampled_label
 from .base import Backend, LogprobsUnavailable, ResultCallback
 
 #: Structured-output styles (the ``response_format`` judge option, ``RESPONSE_FORMATS``).
@@ -50,6 +51,8 @@ DEAD_AFTER = 3
 #: Requests sent one at a time before a log-probability batch, until one answer tells whether
 #: the model returns log-probabilities.
 MAX_PROBES = 3
+#: Answer tokens of a label request to a model without log-probabilities ("Score: 4").
+SAMPLED_MAX_TOKENS = 16
 
 
 def host_of(url: str | None) -> str:
@@ -284,6 +287,7 @@ class OpenAICompatBackend(Backend):
         )
         self._semaphore: asyncio.Semaphore | None = None  # created on the loop
         self._logprobs_seen = False
+        self._logprobs_missing = False  # label requests: the model gave none, write the label
 
     def __repr__(self) -> str:
         return (
@@ -305,6 +309,9 @@ class OpenAICompatBackend(Backend):
             params["seed"] = self.seed
         if operation == "yes_no":
             params.update({"logprobs": True, self.max_tokens_field: 1})
+        elif operation == "labels":
+            params.update({"logprobs": True, self.max_tokens_field: 1,
+                           "top_logprobs": LABEL_TOP_LOGPROBS})
         elif operation == "structured":
             params["response_format"] = self.response_format
         else:
@@ -361,6 +368,55 @@ class OpenAICompatBackend(Backend):
 
         self._run(requests, one, on_result, probe_first=not self._logprobs_seen,
                   probe_until=lambda: self._logprobs_seen)
+
+    def label_probabilities(self, requests: Sequence[JudgeRequest], labels: Sequence[str],
+                            on_result: ResultCallback) -> None:
+        """Each label's probability in the first token's top-20 list; from a model that has
+        never returned log-probabilities, the label its short written answer names (1.0,
+        ``method`` "sampled"): never silently, each answer says which it is."""
+        params = self.sampling_params("labels")
+        written = {k: v for k, v in params.items() if k not in ("logprobs", "top_logprobs")}
+        written[self.max_tokens_field] = SAMPLED_MAX_TOKENS
+
+        async def read(request: JudgeRequest) -> Outcome | None:
+            response = None
+            try:
+                response = await self._create(request, params)
+                top = first_token_top_logprobs(response, self.model, self.host)
+            except LogprobsUnavailable as exc:
+                if self._logprobs_seen:
+                    return Outcome(error=self._redact(f"no log-probabilities in this answer "
+                                                      f"from {self.host}: {exc}"))
+                self._logprobs_missing = True
+                return None
+            except MalformedResponse as exc:
+                return Outcome(error=self._redact(f"unusable answer from {self.host}: {exc}"),
+                               usage=usage_of(response))
+            except Exception as exc:
+                return Outcome(error=self.reason(exc))
+            self._logprobs_seen = True
+            return Outcome(value=LabelAnswer(label_mass(top, labels)), usage=usage_of(response))
+
+        async def write(request: JudgeRequest) -> Outcome:
+            try:
+                response = await self._create(request, written)
+                text = message_text(response)
+            except Exception as exc:
+                return Outcome(error=self.reason(exc))
+            label = sampled_label(text, labels)
+            if label is None:
+                return Outcome(error=self._redact(
+                    f"the judge wrote none of {', '.join(labels)}: {text[:80]!r}"),
+                    usage=usage_of(response))
+            answer = LabelAnswer({k: float(k == label) for k in labels}, "sampled", text)
+            return Outcome(value=answer, usage=usage_of(response))
+
+        async def one(request: JudgeRequest) -> Outcome:
+            outcome = None if self._logprobs_missing else await read(request)
+            return outcome if outcome is not None else await write(request)
+
+        self._run(requests, one, on_result, probe_first=not self._logprobs_seen,
+                  probe_until=lambda: self._logprobs_seen or self._logprobs_missing)
 
     def structured(self, requests: Sequence[JudgeRequest], json_schema: dict[str, Any],
                    max_tokens: int, on_result: ResultCallback) -> None:
