@@ -57,7 +57,7 @@ class GEval(JudgeMetric):
               Input("references", kind="texts", required=False),
               Input("contexts", kind="list", required=False), Input("sources", required=False))
     OPTIONS = (
-        Option("criteria", str, None, type_doc="str (required)", default_doc="required",
+        Option("criteria", str, None, type_doc="str", default_doc="required", required=True,
                check=criteria_judge.criteria_text,
                doc="what the judge rates, in your words (e.g. 'Is the answer concise?')"),
         Option("evaluation_steps", list, None, nullable=True, type_doc="list of str or None",

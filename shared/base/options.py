@@ -43,7 +43,8 @@ class Option:
     ``check(name, value) -> value`` that replaces the type, range and choices checks (it sees
     every given value, ``None`` included). type_doc / default_doc: how docs show the type and
     the default when the plain rendering would not say enough. cli / metavar: the command-line
-    flag of a judge or embedding option (``None``: not on the command line).
+    flag of a judge or embedding option (``None``: not on the command line). required: the
+    option has no default (its ``check`` refuses a missing value).
     """
 
     name: str
@@ -58,6 +59,7 @@ class Option:
     default_doc: str | None = None
     cli: str | None = None
     metavar: str | None = None
+    required: bool = False  # no default: ``--metric all`` skips the metric unless it is given
 
     def validate(self, value: Any) -> Any:
         """``value`` checked (and normalised: an int given for a float becomes a float)."""

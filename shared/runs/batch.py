@@ -52,12 +52,14 @@ def check_metric_names(names: Iterable[str]) -> None:
 
 
 def select_metrics(
-    requested: str | Sequence[str], column_names: Iterable[str]
+    requested: str | Sequence[str], column_names: Iterable[str],
+    metric_options: Mapping[str, Mapping[str, Any]] | None = None,
 ) -> tuple[list[str], dict[str, str]]:
     """The metrics to run, in registry order, and the skipped ones with the reason.
 
-    ``"all"`` means every available metric whose input columns are present; a metric named
-    explicitly must exist and have its columns, else :class:`BatchInputError`.
+    ``"all"`` means every available metric whose input columns are present and whose required
+    options (g_eval's ``criteria``) ``metric_options`` gives; a metric named explicitly must
+    exist and have its columns, else :class:`BatchInputError`.
     """
     names = [requested] if isinstance(requested, str) else list(requested)
     if not names:
@@ -70,8 +72,13 @@ def select_metrics(
         if name == "all":
             for candidate in installed:
                 missing = _missing_columns(METRICS[candidate], present)
+                unset = [o.name for o in METRICS[candidate].options if o.required
+                         and o.name not in (metric_options or {}).get(candidate, {})]
                 if missing:
                     skipped[candidate] = f"needs column(s) {', '.join(missing)}"
+                elif unset:
+                    skipped[candidate] = "needs " + ", ".join(
+                        f"--option {candidate}.{name}=..." for name in unset)
                 else:
                     wanted.add(candidate)
             continue
@@ -152,7 +159,7 @@ def score_dataset(
     metric_options = dict(metric_options or {})
 
     names, skipped = select_metrics(
-        metrics, dataset.columns() if ray_input else dataset.column_names)
+        metrics, dataset.columns() if ray_input else dataset.column_names, metric_options)
     for name in metric_options:
         if name not in names:
             raise BatchInputError(f"metric_options names {name!r}, which is not being run")
