@@ -148,7 +148,8 @@ def test_option_fields_are_the_declared_options(demo: Any) -> None:
         declared = [option for option in spec.options if option.kind is not None]
         assert panel.options == declared
         for option in declared:
-            assert isinstance(panel.option_fields[option.name], control[option.kind])
+            expected_control = gr.Dropdown if option.choices else control[option.kind]
+            assert isinstance(panel.option_fields[option.name], expected_control)
             initial = panel.initial[panel.option_fields[option.name]]
             expected = spec.example.options.get(option.name, option.default)
             if option.kind == "json":
@@ -159,6 +160,33 @@ def test_option_fields_are_the_declared_options(demo: Any) -> None:
                 assert initial == expected
     assert "tokenizer" not in demo.jm_panels["rouge"].option_fields  # a function: no field
     assert [o.name for o in demo.jm_panels["l3score"].options] == ["exact"]
+
+
+def test_choices_are_a_dropdown_and_criteria_a_text_box() -> None:
+    """An option with declared choices is a dropdown of them; g_eval's required criteria is a
+    text box holding the example's criteria; blank, the run says criteria is required."""
+    import gradio as gr
+
+    from shared.kit.registry import METRICS
+
+    page = build_demo(["accuracy", "g_eval"])
+    mode = page.jm_panels["accuracy"].option_fields["mode"]
+    assert isinstance(mode, gr.Dropdown)
+    assert [choice for choice, _ in mode.choices] == list(
+        next(o for o in METRICS["accuracy"].options if o.name == "mode").choices)
+    assert run(page.jm_panels["accuracy"], options={"mode": "contains"})["raw"]["accuracy"] \
+        is not None
+    g_eval = page.jm_panels["g_eval"]
+    criteria = g_eval.option_fields["criteria"]
+    assert isinstance(criteria, gr.Textbox) and criteria.lines == 3
+    assert g_eval.initial[criteria] == METRICS["g_eval"].example.options["criteria"]
+    out = run(g_eval, options={"criteria": "  "})
+    assert "jm-error" in out["status"] and "criteria is required" in out["status"]
+    out = run(g_eval, pd.DataFrame({"prediction": ["Read the FAQ."]}),
+              options={"score_range": "[1, 3]", "criteria": "Is the reply polite?"})
+    assert "jm-ok" in out["status"], out["status"]
+    assert 0.0 <= float(headline(out["aggregate"], "g_eval")) <= 1.0
+    assert list(out["raw"]["details"][0]["probabilities"]) == ["1", "2", "3"]
 
 
 def test_accuracy_seed_example(demo: Any) -> None:
