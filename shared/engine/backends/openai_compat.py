@@ -346,25 +346,10 @@ class OpenAICompatBackend(Backend):
         params["top_logprobs"] = top_k
 
         async def one(request: JudgeRequest) -> Outcome:
-            response = None
-            try:
-                response = await self._create(request, params)
-                top = first_token_top_logprobs(response, self.model, self.host)
-            except LogprobsUnavailable as exc:
-                if not self._logprobs_seen:  # the model never gave them: a configuration error
-                    raise
-                # it gave them before: this one answer is the fault, not the model
-                return Outcome(error=self._redact(
-                    f"no log-probabilities in this answer from {self.host} (the model returned "
-                    f"them for earlier requests); not scored: {str(exc).split(';')[0]}"),
-                    usage=usage_of(response))
-            except MalformedResponse as exc:
-                return Outcome(error=self._redact(f"unusable answer from {self.host}: {exc}"),
-                               usage=usage_of(response))
-            except Exception as exc:
-                return Outcome(error=self.reason(exc))
-            self._logprobs_seen = True
-            return Outcome(value=YesNoAnswer(top=top), usage=usage_of(response))
+            read = await self._top_logprobs(request, params)
+            if isinstance(read, Outcome):
+                return read
+            return Outcome(value=YesNoAnswer(top=read[0]), usage=read[1])
 
         self._run(requests, one, on_result, probe_first=not self._logprobs_seen,
                   probe_until=lambda: self._logprobs_seen)
@@ -379,23 +364,14 @@ class OpenAICompatBackend(Backend):
         written[self.max_tokens_field] = SAMPLED_MAX_TOKENS
 
         async def read(request: JudgeRequest) -> Outcome | None:
-            response = None
             try:
-                response = await self._create(request, params)
-                top = first_token_top_logprobs(response, self.model, self.host)
-            except LogprobsUnavailable as exc:
-                if self._logprobs_seen:
-                    return Outcome(error=self._redact(f"no log-probabilities in this answer "
-                                                      f"from {self.host}: {exc}"))
+                got = await self._top_logprobs(request, params)
+            except LogprobsUnavailable:  # the model never gave them: it writes its label
                 self._logprobs_missing = True
                 return None
-            except MalformedResponse as exc:
-                return Outcome(error=self._redact(f"unusable answer from {self.host}: {exc}"),
-                               usage=usage_of(response))
-            except Exception as exc:
-                return Outcome(error=self.reason(exc))
-            self._logprobs_seen = True
-            return Outcome(value=LabelAnswer(label_mass(top, labels)), usage=usage_of(response))
+            if isinstance(got, Outcome):
+                return got
+            return Outcome(value=LabelAnswer(label_mass(got[0], labels)), usage=got[1])
 
         async def write(request: JudgeRequest) -> Outcome:
             try:
@@ -447,6 +423,32 @@ class OpenAICompatBackend(Backend):
             _loop().submit(client.close()).result(timeout=5)
         except Exception:  # closing is best effort
             pass
+
+    # -- plumbing
+
+    async def _top_logprobs(self, request: JudgeRequest, params: dict[str, Any]
+                            ) -> tuple[list[tuple[str, float]], TokenUsage] | Outcome:
+        """The first answer token's top log-probabilities and the usage, or the failed
+        ``Outcome``. Raises :class:`LogprobsUnavailable` while the model has never given them."""
+        response = None
+        try:
+            response = await self._create(request, params)
+            top = first_token_top_logprobs(response, self.model, self.host)
+        except LogprobsUnavailable as exc:
+            if not self._logprobs_seen:  # the model never gave them: a configuration error
+                raise
+            # it gave them before: this one answer is the fault, not the model
+            return Outcome(error=self._redact(
+                f"no log-probabilities in this answer from {self.host} (the model returned "
+                f"them for earlier requests); not scored: {str(exc).split(';')[0]}"),
+                usage=usage_of(response))
+        except MalformedResponse as exc:
+            return Outcome(error=self._redact(f"unusable answer from {self.host}: {exc}"),
+                           usage=usage_of(response))
+        except Exception as exc:
+            return Outcome(error=self.reason(exc))
+        self._logprobs_seen = True
+        return top, usage_of(response)
 
     # -- plumbing
 
