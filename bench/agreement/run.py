@@ -496,6 +496,7 @@ class Pairing:
     columns: dict[str, str]
     ours_higher: str
     peers: dict[str, tuple[str, str] | str]  # peer -> (its metric, higher means) or why none
+    options: dict[str, Any] = field(default_factory=dict)  # our metric's options
 
     @property
     def id(self) -> str:
@@ -525,6 +526,13 @@ def pairings() -> list[Pairing]:
             "valor-lite": ("compute_summary_coherence", BETTER),
             "RAGAS": ("AspectCritic \"coherence\" (0 or 1)", BETTER),
             "DeepEval": ("GEval \"Coherence\" (G-Eval's SummEval criterion)", BETTER)}),
+        Pairing(SUMMEVAL, "coherence", "g_eval", {"prediction": "summary"}, BETTER, {
+            "valor-lite": "no metric with the user's own criteria",
+            "RAGAS": "its Rubrics/AspectCritic take no evaluation steps (AspectCritic "
+                     "\"coherence\" is the summary_coherence row)",
+            "DeepEval": ("GEval with G-Eval's coherence criteria and steps (a custom model: "
+                         "the written score, no log-probabilities)", BETTER)},
+            options=criteria.GEVAL_COHERENCE),
     ]
 
 
@@ -574,8 +582,10 @@ def run_ours_side(pairs: list[Pairing], rows: dict[str, list[dict[str, Any]]], b
             result["reached"] = i + 1
             one = agreement.map_columns(datasets.Dataset.from_list([row]), pair.columns)
             try:
-                scored, summary = score_dataset(one, [pair.metric], show_progress=False,
-                                                **options)
+                scored, summary = score_dataset(
+                    one, [pair.metric], show_progress=False,
+                    metric_options={pair.metric: pair.options} if pair.options else None,
+                    **options)
             except Exception as error:  # noqa: BLE001 - measured like a peer's
                 result["errors"][i] = f"raised {type(error).__name__}"
                 continue
