@@ -77,6 +77,7 @@ class GEval(JudgeMetric):
                "(details[i]['reason'])"),
     )
     HEADLINE = ("g_eval",)
+    DECISION_THRESHOLD = 0.5  # agree: the middle of the 0-1 score, i.e. of the scale
     EXAMPLE = Example({
         "questions": ["Where is my refund?", "Where is my refund?"],
         "predictions": ["Thanks for your patience! Your refund was sent today and should arrive "
