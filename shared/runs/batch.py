@@ -72,13 +72,11 @@ def select_metrics(
         if name == "all":
             for candidate in installed:
                 missing = _missing_columns(METRICS[candidate], present)
-                unset = [o.name for o in METRICS[candidate].options if o.required
-                         and o.name not in (metric_options or {}).get(candidate, {})]
+                unset = _unset_options(candidate, metric_options)
                 if missing:
                     skipped[candidate] = f"needs column(s) {', '.join(missing)}"
                 elif unset:
-                    skipped[candidate] = "needs " + ", ".join(
-                        f"--option {candidate}.{name}=..." for name in unset)
+                    skipped[candidate] = f"needs {unset}"
                 else:
                     wanted.add(candidate)
             continue
@@ -89,10 +87,20 @@ def select_metrics(
                 f"metric {name!r} needs column(s) {', '.join(repr(c) for c in missing)}, which "
                 f"the input does not have (its columns: {', '.join(sorted(present)) or 'none'})"
             )
+        unset = _unset_options(name, metric_options)
+        if unset:
+            raise BatchInputError(f"metric {name!r} needs {unset} (no default)")
         wanted.add(name)
     for name in wanted:
         skipped.pop(name, None)
     return [n for n in METRICS if n in wanted], skipped
+
+
+def _unset_options(name: str, metric_options: Mapping[str, Mapping[str, Any]] | None) -> str:
+    """``--option NAME.X=...`` for each required option of metric ``name`` not given; ""."""
+    given = (metric_options or {}).get(name, {})
+    return ", ".join(f"--option {name}.{option.name}=..." for option in METRICS[name].options
+                     if option.required and option.name not in given)
 
 
 def _missing_columns(spec: MetricSpec, present: set[str]) -> list[str]:

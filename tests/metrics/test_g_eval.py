@@ -264,14 +264,22 @@ def test_cli_takes_the_criteria_and_all_skips_without_it(tmp_path: Path, cache_d
         cwd=REPO, env=env, capture_output=True, text=True, timeout=120)
     assert bad.returncode == 2 and "score_range" in bad.stderr
     assert len(bad.stderr.strip().splitlines()) == 1
+    unset = subprocess.run(
+        [sys.executable, "-m", "shared", "score", str(rows), "--metric", "g_eval", "--out",
+         str(out)], cwd=REPO, env=env, capture_output=True, text=True, timeout=120)
+    assert unset.returncode == 2 and "Traceback" not in unset.stderr
+    assert unset.stderr.strip().splitlines()[-1] == (
+        "judge-metrics: error: metric 'g_eval' needs --option g_eval.criteria=... (no default)")
 
 
 def test_metric_all_skips_g_eval_without_criteria() -> None:
-    from shared.runs.batch import select_metrics
+    from shared.runs.batch import BatchInputError, select_metrics
 
     names, skipped = select_metrics("all", ["question", "prediction"])
     assert "g_eval" not in names
     assert skipped["g_eval"] == "needs --option g_eval.criteria=..."
+    with pytest.raises(BatchInputError, match=r"'g_eval' needs --option g_eval.criteria=\.\.\."):
+        select_metrics(["g_eval"], ["prediction"])
     names, _ = select_metrics("all", ["question", "prediction"], {"g_eval": {"criteria": "c"}})
     assert "g_eval" in names
 
