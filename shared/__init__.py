@@ -48,7 +48,6 @@ _EXPORTS: dict[str, str] = {
     "JudgeMetric": "kit.judge_metric:JudgeMetric",
     "first_failure": "kit.judge_metric:first_failure",
     "judge_fault": "kit.judge_metric:judge_fault",
-    "judge_output": "kit.judge_metric:judge_output",
     "split_judge_options": "kit.judge_metric:split_judge_options",
     "citations": "kit.citations",
     "JudgeRequest": "base.types:JudgeRequest",
@@ -86,6 +85,10 @@ _EXPORTS: dict[str, str] = {
     # paired comparison of two runs, HTML reports
     "compare": "analysis.comparison:compare",
     "CompareReport": "analysis.comparison:CompareReport",
+    # gates for CI (docs/GATES.md)
+    "assert_gates": "analysis.gates:assert_gates",
+    "evaluate_gates": "analysis.gates:evaluate_gates",
+    "regression_checks": "analysis.regressions:regression_checks",
     "write_score_html": "analysis.report:write_score_html",
     "write_compare_html": "analysis.report:write_compare_html",
     "write_agreement_html": "analysis.report:write_agreement_html",

@@ -6,8 +6,13 @@ wherever they appear in a text:
 
 - the secrets it is given (the configured API key), and the base64 of each;
 - ``Bearer <token>`` and ``Basic <base64 of user:password>`` credentials;
-- the user-info of URLs (``scheme://user:password@host`` -> ``scheme://***@host``);
-- key-shaped tokens (``sk-...``, ``xai-...``) and the token after "API key provided:".
+- the user-info of URLs, with or without a scheme (``scheme://user:password@host``,
+  ``//user:password@host`` and ``user:password@host`` -> ``***@host``; a password holding
+  ``/`` or ``@`` too);
+- secret-named query parameters (``?api_key=``, ``key=``, ``token=``, ``access_token=``,
+  ``password=``, ``secret=``, ``sig=``, ...);
+- key-shaped tokens (``sk-...``, ``xai-...``), wherever they are (a URL path too), and the token
+  after "API key provided:".
 
 Used by the OpenAI-compatible backend (every failure reason), the runner (every ``Outcome``
 error, so unmeasured reasons and per-row details), the CLI (its error line, the output's
@@ -24,13 +29,21 @@ from typing import Any
 
 MASK = "***"
 
+_SECRET_PARAMETERS = ("api[_-]?key|apikey|key|token|access[_-]?token|auth|password|passwd|pwd|"
+                      "secret|client[_-]?secret|sig|signature")
 _PATTERNS = (
     # a Bearer credential (8+ characters: "bearer of" in prose is left alone)
     (re.compile(r"\b(Bearer)(\s+|%20)[A-Za-z0-9._~+/=\-]{8,}", re.IGNORECASE), rf"\1\2{MASK}"),
-    # user-info of a URL: scheme://user[:password]@
-    (re.compile(r"([A-Za-z][A-Za-z0-9+.\-]*://)[^/?#@\s]+@"), rf"\1{MASK}@"),
-    # what OpenAI-style errors say after the key
-    (re.compile(r"(api[ _-]?key( provided)?\s*[:=]\s*)\S+", re.IGNORECASE), rf"\1{MASK}"),
+    # user-info of a URL: scheme://user[:password]@ (up to the authority's last @)
+    (re.compile(r"([A-Za-z][A-Za-z0-9+.\-]*://)[^/?#\s]+@"), rf"\1{MASK}@"),
+    # user:password@ without a scheme, or with a password holding "/": at the start of a word
+    # or after "//", up to the word's last @ ("http://" itself is not a user:password)
+    (re.compile(r"(^|[\s'\"(<\[=,;]|//)[^\s/?#@'\"<>:=]+:(?!//)[^\s?#'\"<>]*@"), rf"\1{MASK}@"),
+    # a secret-named query parameter
+    (re.compile(rf"([?&;](?:{_SECRET_PARAMETERS})=)[^&#\s'\"<>]+", re.IGNORECASE), rf"\1{MASK}"),
+    # what OpenAI-style errors say after the key ("api_key=..." in advice is left alone)
+    (re.compile(r"(api[ _-]?key( provided)?\s*[:=]\s*)(?!\.\.\.)\S+", re.IGNORECASE),
+     rf"\1{MASK}"),
     # key-shaped tokens (OpenAI, DeepSeek: sk-...; xAI: xai-...)
     (re.compile(r"\b(sk|xai)-[A-Za-z0-9_\-]{8,}"), MASK),
 )

@@ -13,6 +13,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from ..analysis.junit import write_junit_xml
 from ..runs.summary import BatchInputError
 
 
@@ -53,10 +54,29 @@ def add_parser(commands: Any) -> argparse.ArgumentParser:
     compare.add_argument("--chunk-size", type=int, metavar="N",
                          help="rows per compute call when scoring (default as in score)")
     compare.add_argument("--quiet", "-q", action="store_true", help="no progress bars")
+    gates = compare.add_argument_group("gates for CI (docs/GATES.md)")
+    gates.add_argument("--fail-on-regression", action="store_true",
+                       help="exit 1 when a score of B is worse than A in the metric's direction "
+                       "with a Holm-adjusted p below --alpha and |delta| >= --min-delta (the "
+                       "reports are written either way)")
+    gates.add_argument("--alpha", type=float, default=0.05, metavar="A",
+                       help="significance level of a regression (default 0.05)")
+    gates.add_argument("--min-delta", type=float, default=0.0, metavar="D",
+                       help="the smallest |delta| that counts as a regression (default 0)")
+    gates.add_argument("--junit-xml", metavar="PATH",
+                       help="write JUnit XML: one testcase per compared score, failed when B "
+                       "regressed on it")
     return compare
 
 
 def run(args: argparse.Namespace) -> int:
+    from ..analysis.regressions import (
+        check_alpha,
+        check_min_delta,
+        regression_checks,
+        regressions_html,
+        regressions_text,
+    )
     from ..runs.batch import check_metric_names
     from ..runs.files import check_input_path, check_writable_file
     from .common import check_judge_options, judge_options, quiet_libraries, write_json
@@ -67,7 +87,10 @@ def run(args: argparse.Namespace) -> int:
         raise BatchInputError(f"--chunk-size must be >= 1, got {args.chunk_size}")
     if args.dry_run:
         raise BatchInputError("compare cannot dry-run: use `score --dry-run` on each input")
-    for option, value in (("--json", args.json), ("--html", args.html)):
+    check_alpha(args.alpha)
+    check_min_delta(args.min_delta)
+    for option, value in (("--json", args.json), ("--html", args.html),
+                          ("--junit-xml", args.junit_xml)):
         if value:
             check_writable_file(Path(value), option)
     options = judge_options(args)
@@ -81,6 +104,8 @@ def run(args: argparse.Namespace) -> int:
     for path in (args.a, args.b):
         check_input_path(Path(path))
     quiet_libraries()
+    if args.fail_on_regression and args.metric:
+        _check_shared_scores(args)
     from ..analysis.comparison import compare
     from ..engine.backends.base import LogprobsUnavailable
 
@@ -91,14 +116,32 @@ def run(args: argparse.Namespace) -> int:
     except LogprobsUnavailable as error:
         raise BatchInputError(f"the judge model returns no log-probabilities: {error}") from None
     print(report.table())
+    checks = regression_checks(report, alpha=args.alpha, min_delta=args.min_delta)
+    print(regressions_text(checks))
     if args.json:
         write_json(report.as_dict(), Path(args.json))
         print(f"wrote {args.json}", file=sys.stderr)
     if args.html:
         from ..analysis.report import write_compare_html
 
-        write_compare_html(report, args.html)
+        write_compare_html(report, args.html, gates=regressions_html(checks))
         print(f"wrote {args.html}", file=sys.stderr)
-    return 0
+    if args.junit_xml:
+        write_junit_xml(args.junit_xml, "judge-metrics compare: regressions", checks,
+                        classname="judge-metrics.compare", failure_type="Regression")
+        print(f"wrote {args.junit_xml}", file=sys.stderr)
+    return 1 if args.fail_on_regression and any(c.regressed for c in checks) else 0
+
+
+def _check_shared_scores(args: argparse.Namespace) -> None:
+    """--fail-on-regression with --metric: A and B must share a metric, known before either is
+    scored (without --metric, ``compare`` finds no shared score column before any work)."""
+    from ..analysis.regressions import shared_scores
+    from ..runs.files import read_input
+
+    columns = [read_input(Path(path)).column_names for path in (args.a, args.b)]
+    if not shared_scores(*columns, args.metric):
+        raise BatchInputError("--fail-on-regression: A and B share no score to compare (no "
+                              f"metric of {', '.join(args.metric)} has its columns in both)")
 
 

@@ -9,7 +9,20 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from ..runs.batch import check_metric_names, score_dataset
+from ..analysis.gates import (
+    GATE_HEADER,
+    GATE_ON,
+    Gate,
+    GateOutcome,
+    check_computed,
+    check_max_unmeasured,
+    checks_table,
+    evaluate_gates,
+    gates_html,
+    parse_gates,
+)
+from ..analysis.junit import write_junit_xml
+from ..runs.batch import check_metric_names, score_dataset, select_metrics
 from ..runs.files import (
     check_input_path,
     check_output_path,
@@ -70,6 +83,20 @@ def add_parser(commands: Any) -> argparse.ArgumentParser:
                         help="Ray workers (default: the cluster's CPUs; judge metrics: at most "
                         "--max-concurrency)")
     add_option_argument(score)
+    gates = score.add_argument_group("gates for CI (docs/GATES.md)")
+    gates.add_argument("--gate", action="append", default=[], metavar="EXPR",
+                       help="METRIC[.KEY]>=X or METRIC[.KEY]<=X, e.g. faithfulness>=0.8 or "
+                       "rouge.rougeL>=0.3 (repeatable): exit 1 when a gate fails (OUTPUT is "
+                       "written either way)")
+    gates.add_argument("--gate-on", choices=GATE_ON,
+                       help="the value gated: estimate (the mean, default), or the lower or "
+                       "upper bound of its 95%% bootstrap interval (lower is the conservative "
+                       "choice for a >= gate, upper for a <= gate)")
+    gates.add_argument("--max-unmeasured", type=float, metavar="FRACTION",
+                       help="a gate also fails when its metric left more than this share of "
+                       "the rows unmeasured (default: no limit; the share is always shown)")
+    gates.add_argument("--junit-xml", metavar="PATH",
+                       help="write the gates as JUnit XML: one testcase per gate")
     return score
 
 
@@ -89,6 +116,7 @@ def run(args: argparse.Namespace) -> int:
     if args.html:
         check_writable_file(Path(args.html), "--html")
     check_metric_names(args.metric)
+    gates = _parse_gates(args)
     check_input_path(Path(args.input))
     _check_engine(args, out)
     if out is not None and not args.overwrite_input and same_file(out, Path(args.input)):
@@ -107,6 +135,8 @@ def run(args: argparse.Namespace) -> int:
         dataset = ray_engine.read_input(Path(args.input))
     else:
         dataset = read_input(Path(args.input))
+    if gates:
+        check_computed(gates, *select_metrics(args.metric, _columns(dataset)))
     _note_local_judge(args)
     from ..engine.backends.base import LogprobsUnavailable
 
@@ -146,12 +176,58 @@ def run(args: argparse.Namespace) -> int:
             f"cannot write --out {out}: {error.strerror or error}; {_cache_note(args)}"
         ) from None
     print(f"wrote {out} ({rows:,} rows)", file=sys.stderr)
+    outcomes = _evaluate_gates(args, gates, scored, summary)
     if args.html:
         from ..analysis.report import write_score_html
 
-        write_score_html(scored, summary, args.html, judge=judge_options(args))
+        write_score_html(scored, summary, args.html, judge=judge_options(args),
+                         gates=gates_html(outcomes) if gates else None)
         print(f"wrote {args.html}", file=sys.stderr)
-    return 0
+    return _gates_status(args, outcomes)
+
+
+def _parse_gates(args: argparse.Namespace) -> list[Gate]:
+    """The --gate expressions and their options, checked before any work."""
+    gates = parse_gates(args.gate)
+    check_max_unmeasured(args.max_unmeasured)
+    if not gates:
+        for flag, value in (("--gate-on", args.gate_on), ("--max-unmeasured",
+                            args.max_unmeasured), ("--junit-xml", args.junit_xml)):
+            if value is not None:
+                raise BatchInputError(f"{flag} applies to gates: give at least one --gate")
+    elif args.dry_run:
+        raise BatchInputError("--gate needs scores: a dry run computes none")
+    if args.junit_xml:
+        check_writable_file(Path(args.junit_xml), "--junit-xml")
+    return gates
+
+
+def _columns(dataset: Any) -> list[str]:
+    names = getattr(dataset, "column_names", None)  # a Ray dataset has columns() instead
+    return list(dataset.columns() if names is None else names)
+
+
+def _evaluate_gates(args: argparse.Namespace, gates: list[Gate], scored: Any,
+                    summary: Any) -> list[GateOutcome]:
+    """Evaluate and print the gates (under the summary)."""
+    if not gates:
+        return []
+    outcomes = evaluate_gates((scored, summary), gates, gate_on=args.gate_on or "estimate",
+                              max_unmeasured=args.max_unmeasured)
+    print(checks_table(GATE_HEADER, outcomes))
+    return outcomes
+
+
+def _gates_status(args: argparse.Namespace, outcomes: list[GateOutcome]) -> int:
+    """Exit status 1 when a gate failed (said on stderr), else 0; the JUnit XML either way."""
+    if args.junit_xml:
+        write_junit_xml(args.junit_xml, "judge-metrics score: gates", outcomes,
+                        classname="judge-metrics.score", failure_type="GateFailed")
+        print(f"wrote {args.junit_xml}", file=sys.stderr)
+    failed = [o for o in outcomes if not o.passed]
+    for outcome in failed:
+        print(f"judge-metrics: gate {outcome.message}", file=sys.stderr)
+    return 1 if failed else 0
 
 
 def _check_engine(args: argparse.Namespace, out: Path | None) -> None:

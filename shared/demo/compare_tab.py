@@ -10,12 +10,15 @@ from pathlib import Path
 from typing import Any
 
 TABLE_COLUMNS = ["score", "n paired", "mean A", "mean B", "delta B-A", "95% interval", "test",
-                 "p", "p (Holm)", "B wins/ties/losses", "excluded"]
+                 "p", "p (Holm)", "B wins/ties/losses", "excluded", "regression"]
 
 
 def comparison_frame(report: Any) -> Any:
-    """The report's table as a DataFrame (what the tab shows)."""
+    """The report's table as a DataFrame (what the tab shows); ``regression``: B significantly
+    worse (``shared.analysis.regressions`` with its default alpha)."""
     import pandas as pd
+
+    from ..analysis.regressions import regression_checks
 
     def number(value: float | None, signed: bool = False) -> str:
         if value is None:
@@ -31,7 +34,8 @@ def comparison_frame(report: Any) -> Any:
         f"[{number(c.low, True)}, {number(c.high, True)}]",
         "McNemar (exact)" if c.kind == "binary" else "Wilcoxon signed-rank",
         p(c.p_value), p(c.p_holm), f"{c.wins}/{c.ties}/{c.losses}", c.excluded,
-    ] for c in report.columns]
+        "REGRESSION" if check.regressed else "",
+    ] for c, check in zip(report.columns, regression_checks(report), strict=True)]
     return pd.DataFrame(rows, columns=TABLE_COLUMNS)
 
 
@@ -41,6 +45,7 @@ def handle(file_a: Any, file_b: Any, key: str | None = None,
     import pandas as pd
 
     from ..analysis.comparison import compare
+    from ..analysis.regressions import regression_checks, regressions_html
     from ..analysis.report import write_compare_html
     from ..runs.summary import BatchInputError
 
@@ -54,11 +59,15 @@ def handle(file_a: Any, file_b: Any, key: str | None = None,
     except BatchInputError as error:
         return _status(str(error), "error"), empty, None
     target = Path(folder or tempfile.mkdtemp(prefix="jm-compare-")) / "comparison.html"
-    write_compare_html(report, target)
+    checks = regression_checks(report)
+    write_compare_html(report, target, gates=regressions_html(checks))
     message = (f"{report.paired} pairs by {report.key}; only in A: {report.only_a}, only in "
                f"B: {report.only_b} (excluded). Deltas are B - A with a paired-bootstrap 95% "
-               "interval; p-values Holm-adjusted across the scores.")
-    return _status(message, "ok"), comparison_frame(report), str(target)
+               "interval; p-values Holm-adjusted across the scores. ")
+    regressed = [c.message for c in checks if c.regressed]
+    status = _status(message + "; ".join(regressed), "error") if regressed else _status(
+        message + "No regression (no score where B is worse with p (Holm) < 0.05).", "ok")
+    return status, comparison_frame(report), str(target)
 
 
 def _status(message: str, level: str) -> str:

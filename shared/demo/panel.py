@@ -307,6 +307,9 @@ def build_panel(name: str, metric_dir: str | Path | None) -> MetricPanel:
                     judge["dry_run"] = gr.Checkbox(
                         value=False, label="dry run: estimate requests and cost, send nothing",
                         elem_id=f"{name}-dry-run")
+                    judge["retry_unmeasured"] = gr.Checkbox(
+                        value=False, label="ask again the answers the checks refused",
+                        elem_id=f"{name}-retry-unmeasured")
             panel.run_button = gr.Button("Run", variant="primary", elem_id=f"{name}-run")
     panel.outputs["status"] = gr.HTML(elem_id=f"{name}-status")
     panel.outputs["aggregate"] = gr.HTML(elem_id=f"{name}-aggregate")
@@ -328,7 +331,8 @@ def build_panel(name: str, metric_dir: str | Path | None) -> MetricPanel:
             option, example_options.get(option.name, option.default))
     panel.initial.update({panel.judge_fields[k]: v for k, v in (
         ("provider", "local"), ("model", ""), ("base_url", ""), ("api_key", ""),
-        ("use_cache", True), ("dry_run", False)) if k in panel.judge_fields})
+        ("use_cache", True), ("dry_run", False), ("retry_unmeasured", False))
+        if k in panel.judge_fields})
 
     # Gradio finds its progress tracker by this default value.
     def run(values: dict[Any, Any],

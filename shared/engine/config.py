@@ -1,54 +1,47 @@
-"""Judge options shared by every judge metric: parsing, defaults and validation."""
+"""Judge options shared by every judge metric: their declarations (``JUDGE_OPTIONS``), the
+:class:`JudgeConfig` they fill, and its validation.
+
+Each option is checked once, by its declaration (``Option.validate``: type, range, choices, a
+custom check), when a :class:`JudgeConfig` is made; ``_validate`` adds only the rules between
+options (what a provider needs). Backends trust the config they are given."""
 
 from __future__ import annotations
 
 import math
 import os
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import Any
 from urllib.parse import urlparse, urlsplit
 
 from ..base.options import Option
 from ..base.redaction import has_userinfo, redact
+from .backends import registry
+from .backends.registry import Provider
 
-PROVIDERS: dict[str, dict[str, Any]] = {
-    # base_url: default endpoint; key_env: environment variable holding the API key;
-    # response_format: how the server takes a JSON schema ("json_schema" as OpenAI/vLLM,
-    # "json_object" with a "schema" field as llama-cpp-python's server, None: not at all).
-    "openai": {
-        "base_url": "https://api.openai.com/v1",
-        "key_env": "OPENAI_API_KEY",
-        "default_model": "gpt-4o-mini",
-        "response_format": "json_schema",
-        "seed": True,
-    },
-    "deepseek": {
-        "base_url": "https://api.deepseek.com",
-        "key_env": "DEEPSEEK_API_KEY",
-        "default_model": "deepseek-chat",
-        "response_format": "json_object_plain",
-        "seed": False,
-    },
-    "xai": {
-        "base_url": "https://api.x.ai/v1",
-        "key_env": "XAI_API_KEY",
-        "default_model": "grok-3-mini",
-        "response_format": "json_schema",
-        "seed": True,
-    },
-    "openai-compatible": {
-        "base_url": None,
-        "key_env": "OPENAI_COMPATIBLE_API_KEY",
-        "default_model": None,
-        "response_format": "json_schema",
-        "seed": True,
-    },
-    "local": {"base_url": None, "key_env": None, "default_model": None},
-}
+#: The providers (name -> backend class and defaults), from the backend registry.
+PROVIDERS: dict[str, Provider] = registry.PROVIDERS
 
 #: Structured-output styles (the ``response_format`` judge option); see
 #: ``shared.engine.backends.openai_compat`` for the request field each one sends.
 RESPONSE_FORMATS = ("json_schema", "json_object", "json_object_plain", "none")
+
+
+
+def _base_url_option(name: str, value: Any) -> str | None:
+    if value is not None:
+        if not isinstance(value, str):
+            raise TypeError(f"{name} must be a string, got {type(value).__name__}")
+        check_base_url(value)
+    return value
+
+
+def _positive_seconds(name: str, value: Any) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise TypeError(f"{name} must be a number, got {type(value).__name__}")
+    if not (value > 0 and math.isfinite(value)):
+        raise ValueError(f"{name} must be a positive number of seconds, got {value}")
+    return float(value)
+
 
 JUDGE_OPTIONS: tuple[Option, ...] = (
     Option("provider", str, "local", choices=tuple(PROVIDERS), cli="--provider",
@@ -57,14 +50,14 @@ JUDGE_OPTIONS: tuple[Option, ...] = (
            "OpenAI-compatible server, with base_url)"),
     Option("model", str, None, nullable=True, cli="--model",
            doc="the judge model; default: " + ", ".join(
-               f"{p['default_model']} ({name})" for name, p in PROVIDERS.items()
-               if p.get("default_model")) + ", the embedded SmolLM2-135M-Instruct (local); for "
+               f"{p.default_model} ({name})" for name, p in PROVIDERS.items()
+               if p.default_model) + ", the embedded SmolLM2-135M-Instruct (local); for "
            "local also a model folder, a cached Hub id or a .gguf file; required for "
            "openai-compatible"),
     Option("api_key", str, None, nullable=True, cli="--api-key",
            doc="the provider's API key; better: its environment variable (OPENAI_API_KEY, "
            "DEEPSEEK_API_KEY, XAI_API_KEY, OPENAI_COMPATIBLE_API_KEY)"),
-    Option("base_url", str, None, nullable=True, cli="--base-url",
+    Option("base_url", str, None, nullable=True, check=_base_url_option, cli="--base-url",
            doc='the server\'s URL, required for openai-compatible (e.g. '
            '"http://127.0.0.1:8000/v1")'),
     Option("max_concurrency", int, 16, range=(1, None), cli="--max-concurrency", metavar="N",
@@ -74,7 +67,8 @@ JUDGE_OPTIONS: tuple[Option, ...] = (
     Option("cache_dir", str, None, nullable=True, cli="--cache-dir",
            doc="call cache folder; default: $JUDGE_METRICS_CACHE_DIR or ~/.cache/judge-metrics"),
     Option("show_progress", bool, True, doc="show progress bars"),
-    Option("timeout", float, 60.0, type_doc="float > 0", cli="--timeout", metavar="SECONDS",
+    Option("timeout", float, 60.0, check=_positive_seconds, type_doc="float > 0", cli="--timeout",
+           metavar="SECONDS",
            doc="seconds per judge request"),
     Option("max_retries", int, 3, range=(0, None), doc="retries on 429/5xx/timeouts"),
     Option("response_format", str, None, nullable=True, choices=RESPONSE_FORMATS,
@@ -88,8 +82,15 @@ JUDGE_OPTIONS: tuple[Option, ...] = (
     Option("dry_run", bool, False, cli="--dry-run",
            doc="send nothing; report the planned judge requests and their estimated cost (under "
            "dry_run)"),
+    Option("retry_unmeasured", bool, False, cli="--retry-unmeasured",
+           doc="ask again the requests whose cached answer the checks refused (by default a "
+           "refused answer is cached like any other and a rerun sends nothing)"),
 )
 JUDGE_OPTION_NAMES = tuple(option.name for option in JUDGE_OPTIONS)
+#: The options the runner reads (caching, progress, dry run); every other one shapes the
+#: backend, and the backend pool keys on them (:meth:`JudgeConfig.backend_settings`).
+RUN_OPTION_NAMES = frozenset({"use_cache", "cache_dir", "show_progress", "dry_run",
+                              "retry_unmeasured"})
 _DEFAULT = {option.name: option.default for option in JUDGE_OPTIONS}
 
 
@@ -112,28 +113,51 @@ class JudgeConfig:
     device: str | None = _DEFAULT["device"]
     batch_size: int = _DEFAULT["batch_size"]
     dry_run: bool = _DEFAULT["dry_run"]
+    retry_unmeasured: bool = _DEFAULT["retry_unmeasured"]
+
+    def __post_init__(self) -> None:
+        for option in JUDGE_OPTIONS:
+            setattr(self, option.name, option.validate(getattr(self, option.name)))
+        _validate(self)
+
+    def __repr__(self) -> str:
+        """Every field but the API key; the base URL through the redaction step (its query may
+        hold a token)."""
+        shown = {f.name: getattr(self, f.name) for f in fields(self) if f.repr}
+        if shown.get("base_url"):
+            shown["base_url"] = redact(shown["base_url"])
+        return f"JudgeConfig({', '.join(f'{name}={value!r}' for name, value in shown.items())})"
 
     def resolved_api_key(self) -> str | None:
         if self.api_key:
             return self.api_key
-        env = PROVIDERS[self.provider].get("key_env")
+        env = PROVIDERS[self.provider].key_env
         return os.environ.get(env) if env else None
 
     def resolved_base_url(self) -> str | None:
-        return self.base_url or PROVIDERS[self.provider].get("base_url")
+        return self.base_url or PROVIDERS[self.provider].base_url
 
     def resolved_model(self) -> str | None:
-        return self.model or PROVIDERS[self.provider].get("default_model")
+        return self.model or PROVIDERS[self.provider].default_model
 
     def resolved_response_format(self) -> str | None:
-        return self.response_format or PROVIDERS[self.provider].get("response_format")
+        return self.response_format or PROVIDERS[self.provider].response_format
+
+    def backend_settings(self) -> dict[str, Any]:
+        """Every option a backend is built from (all but the runner's ``RUN_OPTION_NAMES``), the
+        provider's defaults filled in; the API key left out (never a key of anything)."""
+        resolved = {"model": self.resolved_model(), "base_url": self.resolved_base_url(),
+                    "response_format": self.resolved_response_format()}
+        return {f.name: resolved.get(f.name, getattr(self, f.name)) for f in fields(self)
+                if f.name not in RUN_OPTION_NAMES and f.name != "api_key"}
 
 
 def judge_config(**options: Any) -> JudgeConfig:
-    """Build and validate a :class:`JudgeConfig` from a metric's keyword arguments.
+    """Build a :class:`JudgeConfig` (checked as it is made) from a metric's keyword arguments.
 
-    ``provider`` defaults to ``"local"``; as in the L3Score card, an ``api_key`` with no provider
-    means ``"openai"``. Raises ``ValueError``/``TypeError`` naming the bad option.
+    ``None`` means the default. ``provider`` defaults to ``"local"``; as in the L3Score card, an
+    ``api_key`` with no provider means ``"openai"``. Raises ``ValueError``/``TypeError`` naming
+    the bad option.
     """
     unknown = set(options) - set(JUDGE_OPTION_NAMES)
     if unknown:
@@ -141,48 +165,18 @@ def judge_config(**options: Any) -> JudgeConfig:
     options = {k: v for k, v in options.items() if v is not None}
     if "provider" not in options:
         options["provider"] = "openai" if options.get("api_key") else "local"
-    config = JudgeConfig(**options)
-    _validate(config)
-    return config
+    return JudgeConfig(**options)
 
 
 def _validate(config: JudgeConfig) -> None:
-    if not isinstance(config.provider, str) or config.provider not in PROVIDERS:
-        raise ValueError(
-            f"provider={config.provider!r} is not supported; choose one of "
-            f"{', '.join(repr(p) for p in PROVIDERS)}"
-        )
-    for name in ("max_concurrency", "max_retries", "batch_size"):
-        value = getattr(config, name)
-        if isinstance(value, bool) or not isinstance(value, int):
-            raise TypeError(f"{name} must be an int, got {type(value).__name__}")
-        if value < (0 if name == "max_retries" else 1):
-            raise ValueError(f"{name} must be >= {0 if name == 'max_retries' else 1}, got {value}")
-    if isinstance(config.timeout, bool) or not isinstance(config.timeout, (int, float)):
-        raise TypeError(f"timeout must be a number, got {type(config.timeout).__name__}")
-    if not (config.timeout > 0 and math.isfinite(config.timeout)):
-        raise ValueError(f"timeout must be a positive number of seconds, got {config.timeout}")
-    for name in ("model", "api_key", "base_url", "cache_dir", "response_format", "device"):
-        value = getattr(config, name)
-        if value is not None and not isinstance(value, str):
-            raise TypeError(f"{name} must be a string, got {type(value).__name__}")
-    for name in ("use_cache", "show_progress", "dry_run"):
-        if not isinstance(getattr(config, name), bool):
-            raise TypeError(f"{name} must be True or False")
-    if config.base_url is not None:
-        check_base_url(config.base_url)
-    if config.response_format is not None and config.response_format not in RESPONSE_FORMATS:
-        raise ValueError(
-            f"response_format={config.response_format!r} is not supported; choose one of "
-            f"{', '.join(repr(s) for s in RESPONSE_FORMATS)}"
-        )
+    """The rules between options (each option alone is checked by its declaration)."""
     if config.provider == "local":
         _check_local_model(config.model)
         return
     if config.provider == "openai-compatible" and not config.base_url:
         raise ValueError("provider='openai-compatible' needs base_url (e.g. 'http://127.0.0.1:8000/v1')")
     if config.provider != "openai-compatible" and not config.resolved_api_key():
-        env = PROVIDERS[config.provider]["key_env"]
+        env = PROVIDERS[config.provider].key_env
         raise ValueError(
             f"provider={config.provider!r} needs an API key: pass api_key=... or set {env}"
         )

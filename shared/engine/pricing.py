@@ -145,7 +145,7 @@ def estimate_cost(
             "completion_tokens_per_request must be an int >= 0, got "
             f"{completion_tokens_per_request!r}"
         )
-    model = model or PROVIDERS[provider].get("default_model")
+    model = model or PROVIDERS[provider].default_model
     count = prompt_tokens = 0
     for request in requests:
         count += 1

@@ -3,23 +3,22 @@
 Metrics talk to a :class:`Judge` (from :func:`get_judge`); the judge talks to one
 :class:`~shared.engine.backends.base.Backend`. For each batch of requests the judge
 
-1. computes every request's call key (:func:`shared.engine.cache.call_key`) and collapses identical
-   requests into one,
+1. computes every request's call key (:func:`shared.engine.cache.call_key`) and collapses
+   identical requests into one (:class:`~shared.engine.call_batch.CallBatch`),
 2. answers what it can from this run's memory and the persistent call cache,
 3. hands the rest to the backend as one batch (the backend bounds the concurrency) and stores
    each answer in the cache from the backend's ``on_result`` callback as soon as it arrives, so
    a killed run loses no finished call and a rerun sends only the missing ones.
 
-Structured answers are parsed and checked by :mod:`shared.engine.answers`; this module decides what
-follows (accept, reject, one repair). Per-request faults become ``Outcome(error=...)``; nothing
-raises out of a batch except :class:`~shared.engine.backends.base.LogprobsUnavailable` (a
-configuration
-error). See docs/RUNNER.md.
+Structured answers (:class:`~shared.engine.structured.StructuredCall`) are cached raw, refused
+ones too, and parsed and checked (:mod:`shared.engine.answers`, the caller's checks) on every
+read. Per-request faults become ``Outcome(error=...)``; nothing raises out of a batch except
+:class:`~shared.engine.backends.base.LogprobsUnavailable` (a configuration error). See
+docs/RUNNER.md.
 """
 
 from __future__ import annotations
 
-import json
 import math
 import threading
 import warnings
@@ -27,22 +26,18 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from ..base.redaction import redact
-from ..base.text import short_reason
 from ..base.types import JudgeRequest, LabelAnswer, Outcome, TokenUsage, YesNoAnswer
 from .answers import AnswerSchema, answer_schemas
 from .cache import CallCache, call_key, open_cache
+from .call_batch import CallBatch
 from .config import JudgeConfig, endpoint_of
 from .pricing import cost_of, estimate_cost
+from .structured import Check, StructuredCall
 
 if TYPE_CHECKING:
     from .backends.base import Backend
 
 DRY_RUN_ERROR = "dry run: not sent"
-# in the cache key of checked requests: bump when shared/engine/grounding.py changes
-CHECK_VERSION = "1"
-
-Check = Callable[[Any], "str | None"]
 
 
 @dataclass
@@ -75,7 +70,7 @@ def _float_in(x: float | str | None) -> float | None:
     return None if x is None else float(x)
 
 
-def _encode_yes_no(answer: YesNoAnswer) -> dict[str, Any]:
+def encode_yes_no(answer: YesNoAnswer) -> dict[str, Any]:
     return {
         "top": [[token, _float_out(logprob)] for token, logprob in answer.top],
         "p_yes": _float_out(answer.p_yes),
@@ -83,7 +78,7 @@ def _encode_yes_no(answer: YesNoAnswer) -> dict[str, Any]:
     }
 
 
-def _decode_yes_no(payload: dict[str, Any]) -> YesNoAnswer:
+def decode_yes_no(payload: dict[str, Any]) -> YesNoAnswer:
     return YesNoAnswer(
         top=[(token, float(logprob)) for token, logprob in payload["top"]],
         p_yes=_float_in(payload.get("p_yes")),
@@ -91,262 +86,13 @@ def _decode_yes_no(payload: dict[str, Any]) -> YesNoAnswer:
     )
 
 
-def _encode_labels(answer: LabelAnswer) -> dict[str, Any]:
+def encode_labels(answer: LabelAnswer) -> dict[str, Any]:
     return {"probabilities": answer.probabilities, "method": answer.method, "text": answer.text}
 
 
-def _decode_labels(payload: dict[str, Any]) -> LabelAnswer:
+def decode_labels(payload: dict[str, Any]) -> LabelAnswer:
     return LabelAnswer({str(k): float(v) for k, v in payload["probabilities"].items()},
                        str(payload["method"]), payload.get("text"))
-
-
-# ---------------------------------------------------------------- one batch
-
-
-class _Batch:
-    """The requests of one ``yes_no``/``structured`` call: groups of identical requests, their
-    outcomes, the progress bar."""
-
-    def __init__(
-        self, judge: Judge, requests: list[JudgeRequest], keys: list[str], desc: str | None
-    ) -> None:
-        from tqdm.auto import tqdm
-
-        self.judge = judge
-        self.requests = requests
-        self.groups: dict[str, list[int]] = {}
-        for index, key in enumerate(keys):
-            self.groups.setdefault(key, []).append(index)
-        self.outcomes: list[Outcome | None] = [None] * len(requests)
-        self.lock = threading.Lock()
-        self.bar = tqdm(
-            total=len(requests), desc=desc, unit="req", disable=not judge.config.show_progress
-        )
-
-    def first(self, key: str) -> JudgeRequest:
-        return self.requests[self.groups[key][0]]
-
-    def done(self, key: str) -> bool:
-        return self.outcomes[self.groups[key][0]] is not None
-
-    def deliver(self, key: str, outcome: Outcome, payload: Any = None) -> None:
-        """Give ``outcome`` to every request of ``key`` (usage only to the first) and store a
-        successful answer's ``payload`` in this run's memory and the call cache."""
-        if payload is not None:
-            self.judge._remember(key, payload)
-        if outcome.error is not None:  # a server may quote the request's credentials
-            outcome.error = redact(outcome.error, [self.judge.config.resolved_api_key()])
-        with self.lock:
-            indices = self.groups[key]
-            if self.outcomes[indices[0]] is not None:
-                return
-            self.outcomes[indices[0]] = outcome
-            for index in indices[1:]:
-                self.outcomes[index] = Outcome(
-                    value=outcome.value, error=outcome.error, cached=outcome.cached
-                )
-            self.bar.update(len(indices))
-
-    def serve_known(self, decode: Callable[[Any], Any]) -> list[str]:
-        """Answer from memory and cache; return the keys still to send, in request order."""
-        known = self.judge._recall(list(self.groups))
-        missing = []
-        for key in self.groups:
-            if key in known:
-                try:
-                    value = decode(known[key])
-                except (KeyError, TypeError, ValueError):  # an unreadable entry: ask again
-                    missing.append(key)
-                    continue
-                self.judge.usage.cache_hits += 1
-                self.deliver(key, Outcome(value=value, cached=True))
-            else:
-                missing.append(key)
-        return missing
-
-    def send(
-        self,
-        call: Callable[[list[JudgeRequest], Callable[[int, Outcome], None]], None],
-        batch: list[tuple[str, JudgeRequest]],
-        handle: Callable[[str, Outcome], None],
-    ) -> str | None:
-        """Send ``batch`` through ``call`` (a backend operation); ``handle`` each result as it
-        arrives. Returns the error that stopped the backend, if any."""
-        from .backends.base import LogprobsUnavailable
-
-        answered: set[int] = set()
-        answered_lock = threading.Lock()
-
-        def on_result(position: int, outcome: Outcome) -> None:
-            with answered_lock:
-                if not 0 <= position < len(batch) or position in answered:
-                    return
-                answered.add(position)
-            if not isinstance(outcome, Outcome):
-                outcome = Outcome(error=f"the backend returned {type(outcome).__name__}")
-            if not isinstance(outcome.usage, TokenUsage):
-                outcome.usage = TokenUsage()
-            self.judge._count_call(outcome.usage)
-            key = batch[position][0]
-            try:
-                handle(key, outcome)
-            except Exception as exc:  # bookkeeping must not lose the rest of the batch
-                self.deliver(key, Outcome(error=short_reason(f"{type(exc).__name__}: {exc}")))
-
-        try:
-            call([request for _, request in batch], on_result)
-        except LogprobsUnavailable:
-            raise
-        except Exception as exc:
-            return short_reason(f"judge backend failed: {type(exc).__name__}: {exc}")
-        return None
-
-    def finish(self) -> list[Outcome]:
-        self.bar.close()
-        return [
-            outcome if outcome is not None else Outcome(error="no answer from the judge backend")
-            for outcome in self.outcomes
-        ]
-
-
-# ---------------------------------------------------------------- structured answers
-
-
-@dataclass
-class _Repair:
-    """A first answer that gets one repair retry: its text, why it is invalid, what it cost."""
-
-    answer: str
-    reason: str
-    usage: TokenUsage
-
-
-class _StructuredCall:
-    """One :meth:`Judge.structured` call: the first pass sends every request the cache cannot
-    answer; the repair pass asks once more, with the reason, each one whose first answer was
-    repairable (free text failing its schema, or any answer failing its check)."""
-
-    def __init__(self, judge: Judge, requests: list[JudgeRequest], schemas: list[AnswerSchema],
-                 checks: Sequence[Check | None] | None, max_tokens: int,
-                 desc: str | None) -> None:
-        self.backend = judge.backend
-        self.max_tokens = max_tokens
-        sampling = self.backend.sampling_params("structured")
-        extra = {} if checks is None else {"check": CHECK_VERSION}
-        keys = [
-            judge._key("structured", request, sampling,
-                       {"schema": schema.schema, "max_tokens": max_tokens, **extra})
-            for request, schema in zip(requests, schemas, strict=True)
-        ]
-        self.schema_of = dict(zip(keys, schemas, strict=True))
-        self.check_of = dict(zip(keys, checks or [None] * len(keys), strict=True))
-        self.batch = _Batch(judge, requests, keys, desc)
-        self.repairs: dict[str, _Repair] = {}
-        self._lock = threading.Lock()
-
-    def run(self) -> list[Outcome]:
-        try:
-            missing = self.batch.serve_known(lambda payload: payload["value"])
-            self.first_pass(missing)
-            self.repair_pass([key for key in missing if key in self.repairs])
-        finally:
-            outcomes = self.batch.finish()
-        return outcomes
-
-    # -- the two passes
-
-    def first_pass(self, keys: list[str]) -> None:
-        for group in _by_schema(keys, self.schema_of):
-            requests = [(key, self.batch.first(key)) for key in group]
-            error = self.batch.send(self._operation(group), requests, self.first_answer)
-            _fail_unanswered(self.batch, [key for key in group if key not in self.repairs],
-                             error)
-
-    def repair_pass(self, keys: list[str]) -> None:
-        for group in _by_schema(keys, self.schema_of):
-            schema = self.schema_of[group[0]]
-            fixes = [(key, repair_request(self.batch.first(key), self.repairs[key].answer,
-                                          self.repairs[key].reason, schema)) for key in group]
-            error = self.batch.send(self._operation(group), fixes, self.repaired_answer)
-            for key in group:
-                if not self.batch.done(key):
-                    self._repair_failed(key, error or "no answer from the judge backend")
-
-    # -- each answer
-
-    def first_answer(self, key: str, outcome: Outcome) -> None:
-        if not outcome.ok:
-            self.batch.deliver(key, outcome)
-            return
-        value, reason, repairable = self.verdict(key, outcome)
-        if reason is None:
-            self._accept(key, value, outcome.usage)
-        elif not repairable:
-            self._reject(key, reason, outcome.usage)
-        else:
-            answer = outcome.value if isinstance(outcome.value, str) else json.dumps(
-                outcome.value, ensure_ascii=False)
-            with self._lock:
-                self.repairs[key] = _Repair(answer, reason, outcome.usage)
-
-    def repaired_answer(self, key: str, outcome: Outcome) -> None:
-        first = self.repairs[key]
-        usage = TokenUsage(first.usage.prompt_tokens + outcome.usage.prompt_tokens,
-                           first.usage.completion_tokens + outcome.usage.completion_tokens)
-        if not outcome.ok:
-            self._repair_failed(key, outcome.error, usage)
-            return
-        value, reason, _ = self.verdict(key, outcome)
-        if reason is None:
-            self._accept(key, value, usage)
-        else:
-            self._reject(key, reason, usage)
-
-    def verdict(self, key: str, outcome: Outcome) -> tuple[Any, str | None, bool]:
-        """``(value, reason, repairable)`` of an answer: its schema first, then its check. A
-        schema failure is repairable in free text only (a constrained decoder already enforced
-        the schema); a failed check always is."""
-        answer = outcome.value
-        value, reason = self.schema_of[key].parse(answer)
-        check = self.check_of[key]
-        if reason is not None or check is None:
-            return value, reason, isinstance(answer, str) and not outcome.constrained
-        reason = check(value)
-        return (value, None, False) if reason is None else (None, short_reason(reason), True)
-
-    # -- plumbing
-
-    def _operation(self, group: list[str]) -> Callable[..., None]:
-        schema = self.schema_of[group[0]].schema
-        return lambda reqs, on_result: self.backend.structured(
-            reqs, schema, self.max_tokens, on_result)
-
-    def _accept(self, key: str, value: Any, usage: TokenUsage) -> None:
-        self.batch.deliver(key, Outcome(value=value, usage=usage), {"value": value})
-
-    def _reject(self, key: str, reason: str, usage: TokenUsage) -> None:
-        self.batch.deliver(key, Outcome(error=f"invalid judge answer: {reason}", usage=usage))
-
-    def _repair_failed(self, key: str, why: str | None,
-                       usage: TokenUsage | None = None) -> None:
-        reason = self.repairs[key].reason
-        self.batch.deliver(key, Outcome(
-            error=short_reason(f"invalid judge answer: {reason}; repair failed: {why}"),
-            usage=usage or TokenUsage()))
-
-
-def repair_request(
-    request: JudgeRequest, answer: str, reason: str, schema: AnswerSchema
-) -> JudgeRequest:
-    """The original conversation, the invalid answer, and a request for corrected JSON only."""
-    message = (
-        f"Your answer is not valid: {reason}\n"
-        "Reply with the corrected JSON only, with no other text. It must match this JSON "
-        f"schema:\n{schema.text}"
-    )
-    messages = (*request.messages, ("assistant", str(answer)), ("user", message))
-    return JudgeRequest(messages=messages, prompt_id=request.prompt_id)
-
 
 
 # ---------------------------------------------------------------- the judge
@@ -390,8 +136,9 @@ class Judge:
             return self._backend.model
         return self.config.resolved_model()
 
-    def _key(self, operation: str, request: JudgeRequest, sampling: dict[str, Any],
-             extra: dict[str, Any]) -> str:
+    def call_key(self, operation: str, request: JudgeRequest, sampling: dict[str, Any],
+                 extra: dict[str, Any]) -> str:
+        """The call-cache key of ``request`` to this judge's backend."""
         backend = self.backend
         return call_key(
             operation=operation, kind=backend.kind, endpoint=backend.endpoint,
@@ -400,13 +147,20 @@ class Judge:
             extra=extra,
         )
 
-    def _count_call(self, usage: TokenUsage) -> None:
+    def count_call(self, usage: TokenUsage) -> None:
+        """Count one request sent and the tokens its answer (or fault) reported."""
         with self._lock:
             self.usage.calls += 1
             self.usage.prompt_tokens += int(usage.prompt_tokens or 0)
             self.usage.completion_tokens += int(usage.completion_tokens or 0)
 
-    def _remember(self, key: str, payload: Any) -> None:
+    def count_cache_hit(self) -> None:
+        """Count one request answered from the cache or this run's memory."""
+        with self._lock:
+            self.usage.cache_hits += 1
+
+    def remember(self, key: str, payload: Any) -> None:
+        """Store an answer's ``payload`` in this run's memory and in the call cache."""
         with self._lock:
             self._memory[key] = payload
         cache = self.cache
@@ -416,7 +170,8 @@ class Judge:
             except Exception as exc:  # a full disk must not stop the run
                 warnings.warn(f"judge call cache write failed: {exc}", stacklevel=2)
 
-    def _recall(self, keys: list[str]) -> dict[str, Any]:
+    def recall(self, keys: list[str]) -> dict[str, Any]:
+        """The stored payloads of those ``keys`` found in this run's memory or the cache."""
         with self._lock:
             found = {key: self._memory[key] for key in keys if key in self._memory}
         cache = self.cache
@@ -481,8 +236,8 @@ class Judge:
         if not requests:
             return []
         return self._next_token(
-            "yes_no", requests, {"top_k": top_k}, desc, YesNoAnswer, _encode_yes_no,
-            _decode_yes_no, lambda reqs, on_result: self.backend.yes_no(reqs, top_k, on_result))
+            "yes_no", requests, {"top_k": top_k}, desc, YesNoAnswer, encode_yes_no,
+            decode_yes_no, lambda reqs, on_result: self.backend.yes_no(reqs, top_k, on_result))
 
     def label_probabilities(self, requests: Iterable[JudgeRequest], labels: Sequence[str],
                             desc: str | None = None) -> list[Outcome]:
@@ -497,8 +252,8 @@ class Judge:
                 isinstance(label, str) and label.strip() == label and label for label in labels):
             raise ValueError(f"labels must be distinct non-empty stripped strings, got {labels!r}")
         return self._next_token(
-            "labels", requests, {"labels": labels}, desc, LabelAnswer, _encode_labels,
-            _decode_labels,
+            "labels", requests, {"labels": labels}, desc, LabelAnswer, encode_labels,
+            decode_labels,
             lambda reqs, on_result: self.backend.label_probabilities(reqs, labels, on_result))
 
     def _next_token(self, operation: str, requests: list[JudgeRequest], extra: dict[str, Any],
@@ -513,8 +268,8 @@ class Judge:
         if self.config.dry_run:
             return self._plan_requests(operation, requests, extra, 1)
         sampling = self.backend.sampling_params(operation)
-        keys = [self._key(operation, request, sampling, extra) for request in requests]
-        batch = _Batch(self, requests, keys, desc)
+        keys = [self.call_key(operation, request, sampling, extra) for request in requests]
+        batch = CallBatch(self, requests, keys, desc)
         try:
             missing = batch.serve_known(decode)
 
@@ -530,7 +285,7 @@ class Judge:
 
             if missing:
                 error = batch.send(call, [(key, batch.first(key)) for key in missing], handle)
-                _fail_unanswered(batch, missing, error)
+                batch.fail_unanswered(missing, error)
         finally:
             outcomes = batch.finish()
         return outcomes
@@ -545,15 +300,15 @@ class Judge:
         ``schemas``: one JSON-schema dict for every request, or a sequence with one per request.
         An answer the backend did not constrain (``Outcome.constrained``) that does not
         validate gets one repair retry; still invalid:
-        ``Outcome(error="invalid judge answer: <reason>")``. See :class:`_StructuredCall`.
+        ``Outcome(error="invalid judge answer: <reason>")``. See
+        :class:`~shared.engine.structured.StructuredCall`.
 
         ``checks``: optional, one callable (or ``None``) per request, run on each schema-valid
         answer: ``None`` when the answer is usable, else the reason it is not (e.g.
         :mod:`shared.engine.grounding`: copied from the prompt). A failed check gets the same one
-        repair
-        retry, on every backend, with that reason spelled out. Only answers that pass are
-        cached, under a key holding ``CHECK_VERSION`` (a check depends only on its request,
-        which the key holds too), so a cached answer has passed its check."""
+        repair retry, on every backend, with that reason spelled out. Every answer is cached
+        raw, refused or not, under a key without the checks; the schema and the checks run
+        again on each cached answer, so a changed check takes effect without a call."""
         requests = _check_requests(requests)
         if isinstance(max_tokens, bool) or not isinstance(max_tokens, int) or max_tokens < 1:
             raise ValueError(f"max_tokens must be an int >= 1, got {max_tokens!r}")
@@ -564,7 +319,7 @@ class Judge:
             return []
         if self.config.dry_run:
             return self._planned_structured(requests, per_request, max_tokens)
-        return _StructuredCall(self, requests, per_request, checks, max_tokens, desc).run()
+        return StructuredCall(self, requests, per_request, checks, max_tokens, desc).run()
 
     def _planned_structured(self, requests: list[JudgeRequest], schemas: list[AnswerSchema],
                             max_tokens: int) -> list[Outcome]:
@@ -584,20 +339,6 @@ def _check_requests(requests: Iterable[JudgeRequest]) -> list[JudgeRequest]:
                 f"requests[{index}] must be a JudgeRequest, got {type(request).__name__}"
             )
     return requests
-
-
-def _by_schema(keys: list[str], schema_of: dict[str, AnswerSchema]) -> list[list[str]]:
-    """Keys grouped by schema (a backend call takes one schema), in first-seen order."""
-    groups: dict[str, list[str]] = {}
-    for key in keys:
-        groups.setdefault(schema_of[key].text, []).append(key)
-    return list(groups.values())
-
-
-def _fail_unanswered(batch: _Batch, keys: list[str], error: str | None) -> None:
-    for key in keys:
-        if not batch.done(key):
-            batch.deliver(key, Outcome(error=error or "no answer from the judge backend"))
 
 
 def get_judge(config: JudgeConfig, backend: Backend | None = None) -> Judge:

@@ -23,13 +23,13 @@ from ..engine.config import JUDGE_OPTION_NAMES, JudgeConfig, judge_config
 from ..engine.grounding import category
 from ..engine.runner import get_judge
 from .metric_base import ValidatedMetric
-from .results import MetricOutput, SampleResult, build_output, mean_measured, no_nan
+from .results import MetricOutput, SampleResult, build_output, mean_measured
 
 if TYPE_CHECKING:
     from ..base.types import Outcome
     from ..engine.runner import Judge
 
-__all__ = ["JudgeMetric", "first_failure", "judge_fault", "judge_output", "mean_measured",
+__all__ = ["JudgeMetric", "first_failure", "judge_fault", "mean_measured",
            "split_judge_options"]
 
 
@@ -84,21 +84,6 @@ class JudgeMetric(ValidatedMetric):
         """The output's values over every sample, before ``scores``, ``details``...: the mean
         score under ``HEADLINE[0]``; a metric with more (pairwise's counts) adds them."""
         return {self.HEADLINE[0]: mean_measured(r.score for r in results)}
-
-
-def judge_output(
-    headline: dict[str, Any],
-    scores: list[Any],
-    details: list[Any],
-    unmeasured: list[dict[str, Any]],
-    judge: Judge,
-) -> MetricOutput:
-    """A judge metric's output from parallel per-sample lists (the form before
-    :class:`JudgeMetric`; kept for callers outside the metric scripts)."""
-    reasons = {int(u["index"]): str(u.get("reason", "")) for u in unmeasured}
-    results = [SampleResult(no_nan(score), detail or {}, reasons.get(i))
-               for i, (score, detail) in enumerate(zip(scores, details, strict=True))]
-    return build_output(headline, results, judge)
 
 
 # evaluate.load instantiates the first non-abstract EvaluationModule subclass in a metric script's

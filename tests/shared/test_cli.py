@@ -410,7 +410,7 @@ def test_out_equal_to_input_needs_the_overwrite_flag(tmp_path: Path, capsys) -> 
 @pytest.mark.parametrize(
     "argv, message, hidden",
     [
-        (["--response-format", "weird"], "response_format='weird' is not supported", None),
+        (["--response-format", "weird"], "response_format must be one of json_schema,", None),
         (["--provider", "openai-compatible", "--model", "m", "--base-url",
           "http://127.0.0.1:notaport/v1"], "the port must be a number", None),
         (["--provider", "openai-compatible", "--model", "m", "--base-url",

@@ -187,7 +187,7 @@ def write_score_html(
     max_rows: int = DEFAULT_MAX_ROWS,
     seed: int = 0,
     n_resamples: int = 1000,
-    confidence: float = 0.95,
+    confidence: float = 0.95, gates: Mapping[str, Any] | None = None,  # gates.gates_html
 ) -> str:
     """Write the HTML report of one scored run; return the HTML.
 
@@ -285,7 +285,7 @@ def write_score_html(
         reasons=[{"metric": m, "reason": r, "count": c} for (m, r), c in reasons.most_common()],
         plots=_svgs(svgs), n_resamples=n_resamples, seed=seed, confidence=confidence,
         has_judge_metric=any(METRICS[m].judge for m in metrics if m in METRICS),
-        table={"note": note, "has_unmeasured": bool(unmeasured_rows)})
+        table={"note": note, "has_unmeasured": bool(unmeasured_rows)}, gates=gates)
 
 
 def _headline_key(metric: str, column: str) -> str:
@@ -311,7 +311,7 @@ def write_compare_html(
     path: str | os.PathLike[str],
     *,
     max_rows: int = DEFAULT_MAX_ROWS,
-    seed: int = 0,
+    seed: int = 0, gates: Mapping[str, Any] | None = None,  # regressions.regressions_html
 ) -> str:
     """Write the HTML report of a :class:`~shared.analysis.comparison.CompareReport`; return
     the HTML."""
@@ -398,7 +398,7 @@ def write_compare_html(
         title="judge-metrics comparison: is B better than A?", r=report, runs=runs,
         prompts=_prompts_of(metrics) if report.runs else [], embedded=embedded,
         forest=_svgs([forest])[0], wtl=_svgs([wtl])[0], plots=_svgs(svgs), top=top,
-        table={"note": note, "has_unmeasured": any(r["u"] for r in rows)})
+        table={"note": note, "has_unmeasured": any(r["u"] for r in rows)}, gates=gates)
 
 
 def _num(value: float | None) -> str:

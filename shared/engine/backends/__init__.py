@@ -1,12 +1,16 @@
 """Judge backends: :func:`make_backend` turns a :class:`~shared.engine.config.JudgeConfig` into a
 :class:`~shared.engine.backends.base.Backend`, reused for the life of the process.
 
-Backends are kept per provider, model, base URL and device, plus the non-secret settings that
-change how a backend talks to its model (time-out, retries, concurrency, structured-output
-style, batch size). Two configs that differ only in their API key get two backends; the
-registry tells them apart by an HMAC of the key under a random per-process secret, so neither
-the key nor a stable hash of it is stored. A local model is loaded once per process and shared
-by every local backend that names it (:func:`shared.engine.backends.local.load_model`).
+The class comes from the provider registry (:mod:`.registry`: provider name ->
+``module:Class``, imported at first use by :func:`backend_class`) and is built by its
+:meth:`~.base.Backend.from_config`. Backends are kept per
+:meth:`~shared.engine.config.JudgeConfig.backend_settings` (every option but the runner's own:
+provider, model, base URL, device, time-out, retries, concurrency, structured-output style,
+batch size, the provider's defaults filled in). Two configs that differ only in their API key
+get two backends; the pool tells them apart by an HMAC of the key under a random per-process
+secret, so neither the key nor a stable hash of it is stored. A local model is loaded once per
+process and shared by every local backend that names it
+(:func:`shared.engine.backends.local.load_model`).
 """
 
 from __future__ import annotations
@@ -14,17 +18,19 @@ from __future__ import annotations
 import atexit
 import hashlib
 import hmac
+import importlib
 import secrets
 import threading
 from typing import TYPE_CHECKING
 
 from .base import Backend, LogprobsUnavailable
+from .registry import PROVIDERS
 
 if TYPE_CHECKING:
     from ..config import JudgeConfig
 
-__all__ = ["Backend", "LogprobsUnavailable", "backend_key", "close_backends", "make_backend",
-           "release_backend"]
+__all__ = ["PROVIDERS", "Backend", "LogprobsUnavailable", "backend_class", "backend_key",
+           "close_backends", "make_backend", "release_backend"]
 
 _BACKENDS: dict[tuple[object, ...], Backend] = {}
 _LOCK = threading.Lock()
@@ -38,20 +44,9 @@ def _key_tag(api_key: str | None) -> str:
 
 
 def backend_key(config: JudgeConfig) -> tuple[object, ...]:
-    """The registry key of ``config``'s backend (never contains the API key)."""
-    if config.provider == "local":
-        return ("local", config.model or "", config.device or "", config.batch_size)
-    return (
-        config.provider,
-        config.resolved_model(),
-        config.resolved_base_url(),
-        config.device or "",
-        config.resolved_response_format(),
-        float(config.timeout),
-        config.max_retries,
-        config.max_concurrency,
-        _key_tag(config.resolved_api_key()),
-    )
+    """The pool key of ``config``'s backend: its backend settings and a tag of its API key
+    (never the key)."""
+    return (*sorted(config.backend_settings().items()), _key_tag(config.resolved_api_key()))
 
 
 def make_backend(config: JudgeConfig) -> Backend:
@@ -77,15 +72,14 @@ def release_backend(config: JudgeConfig) -> None:
             pass
 
 
+def backend_class(provider: str) -> type[Backend]:
+    """The backend class of ``provider`` (its registry entry's ``module:Class``), imported now."""
+    module, name = PROVIDERS[provider].backend.split(":")
+    return getattr(importlib.import_module(f"{__name__}.{module}"), name)
+
+
 def _create(config: JudgeConfig) -> Backend:
-    if config.provider == "local":
-        from .local import LocalBackend
-
-        return LocalBackend(model=config.model, device=config.device,
-                            batch_size=config.batch_size)
-    from .openai_compat import OpenAICompatBackend
-
-    return OpenAICompatBackend(config)
+    return backend_class(config.provider).from_config(config)
 
 
 @atexit.register

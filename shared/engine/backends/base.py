@@ -4,9 +4,12 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ...base.types import JudgeRequest, Outcome
+
+if TYPE_CHECKING:
+    from ..config import JudgeConfig
 
 ResultCallback = Callable[[int, Outcome], None]
 
@@ -30,6 +33,13 @@ class Backend(ABC):
     # True when this backend constrains structured answers to their schema at decode time (where
     # the schema allows it: each answer's Outcome.constrained says whether its decoding did)
     constrained: bool
+
+    @classmethod
+    def from_config(cls, config: JudgeConfig) -> Backend:
+        """The backend for ``config`` (checked already: a backend re-checks nothing); what
+        :func:`shared.engine.backends.make_backend` calls. Override it when the constructor takes
+        something other than the config."""
+        return cls(config)  # type: ignore[call-arg]
 
     @abstractmethod
     def sampling_params(self, operation: str) -> dict[str, Any]:

@@ -25,7 +25,7 @@ import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ...base.defaults import DEFAULT_JUDGE_MODEL, judge_gguf_path, offline_environment
 from ...base.text import short_reason
@@ -33,6 +33,9 @@ from ...base.types import JudgeRequest, Outcome, TokenUsage, YesNoAnswer
 from ..cache import user_cache_dir
 from ..logprobs import NO_TOKENS, YES_TOKENS
 from .base import Backend, ResultCallback
+
+if TYPE_CHECKING:
+    from ..config import JudgeConfig
 
 MODEL_CACHE_ENV = "JUDGE_METRICS_MODEL_CACHE"
 
@@ -267,6 +270,10 @@ class LocalBackend(Backend):
         self.device = resolve_device(device)
         self.model = model or DEFAULT_JUDGE_MODEL
         self.batch_size = batch_size
+
+    @classmethod
+    def from_config(cls, config: JudgeConfig) -> LocalBackend:
+        return cls(model=config.model, device=config.device, batch_size=config.batch_size)
 
     def __repr__(self) -> str:
         return f"LocalBackend(model={self.model!r}, device={self.device!r})"

@@ -12,25 +12,34 @@ runs in the calling thread) as soon as its request finishes. Retries (429 honour
 Retry-After, 408/409, 5xx, connection errors, time-outs) and the per-request time-out are the
 SDK's own ``max_retries``/``timeout``. A dead judge fails fast: after :data:`DEAD_AFTER`
 attempts in a row that failed to connect or timed out, the rest of the batch is not sent
-(docs/BACKENDS.md).
+(docs/BACKENDS.md). The transport is :mod:`.openai_transport`, the reading of answers
+:mod:`.openai_responses`.
 """
 
 from __future__ import annotations
 
 import asyncio
-import concurrent.futures
-import math
 import queue
-import threading
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 from urllib.parse import urlparse
 
 from ...base.redaction import redact
 from ...base.types import JudgeRequest, LabelAnswer, Outcome, TokenUsage, YesNoAnswer
-from ..config import PROVIDERS, RESPONSE_FORMATS, JudgeConfig, endpoint_of
-from ..logprobs import LABEL_TOP_LOGPROBS, label_mass, sampled_label
+from ..config import PROVIDERS, JudgeConfig, endpoint_of
+from ..logprobs import LABEL_TOP_LOGPROBS, label_mass
 from .base import Backend, LogprobsUnavailable, ResultCallback
+from .openai_responses import (
+    MalformedResponse,
+    first_token_top_logprobs,
+    is_strict_compatible,
+    mentions_logprobs,
+    message_text,
+    no_logprobs_message,
+    usage_of,
+    written_label,
+)
+from .openai_transport import DEAD_AFTER, Liveness, event_loop, http_client
 
 #: Structured-output styles (the ``response_format`` judge option, ``RESPONSE_FORMATS``).
 #: ``json_schema``: ``{"type": "json_schema", "json_schema": {...}}`` (OpenAI, vLLM, xAI);
@@ -43,11 +52,6 @@ SEED = 1234
 #: ``max_tokens`` (OpenAI's reasoning models refuse ``max_tokens``).
 MAX_TOKENS_FIELD = {"openai": "max_completion_tokens"}
 NO_KEY = "not-needed"  # the SDK needs some key; servers without authentication ignore it
-
-
-#: A judge is dead after this many consecutive attempts (retries included) that failed to
-#: connect or timed out, with no answer in between: its remaining requests are not sent.
-DEAD_AFTER = 3
 #: Requests sent one at a time before a log-probability batch, until one answer tells whether
 #: the model returns log-probabilities.
 MAX_PROBES = 3
@@ -64,179 +68,7 @@ def host_of(url: str | None) -> str:
     return f"{host}:{parsed.port}" if parsed.port else host
 
 
-# ---------------------------------------------------------------- the shared event loop
-
-
-class _LoopThread:
-    """One asyncio event loop running forever in a daemon thread."""
-
-    def __init__(self) -> None:
-        self.loop = asyncio.new_event_loop()
-        self.thread = threading.Thread(
-            target=self._run, name="judge-metrics-openai-loop", daemon=True
-        )
-        self.thread.start()
-
-    def _run(self) -> None:
-        asyncio.set_event_loop(self.loop)
-        self.loop.run_forever()
-
-    def submit(self, coro: Awaitable[Any]) -> concurrent.futures.Future[Any]:
-        return asyncio.run_coroutine_threadsafe(coro, self.loop)  # type: ignore[arg-type]
-
-
-_LOOP: _LoopThread | None = None
-_LOOP_LOCK = threading.Lock()
-
-
-def _loop() -> _LoopThread:
-    global _LOOP
-    with _LOOP_LOCK:
-        if _LOOP is None or not _LOOP.thread.is_alive():
-            _LOOP = _LoopThread()
-        return _LOOP
-
-
 _DONE = object()
-
-
-# ---------------------------------------------------------------- responses
-
-
-def usage_of(response: Any) -> TokenUsage:
-    usage = getattr(response, "usage", None)
-    return TokenUsage(
-        prompt_tokens=int(getattr(usage, "prompt_tokens", 0) or 0),
-        completion_tokens=int(getattr(usage, "completion_tokens", 0) or 0),
-    )
-
-
-def no_logprobs_message(model: str, host: str = "") -> str:
-    where = f" at {host}" if host else ""
-    return (
-        f"the judge model {model!r}{where} returned no log-probabilities; a metric scored from "
-        "the judge's Yes/No log-probabilities needs the first answer token's top "
-        "log-probabilities (reasoning models do not return them). Choose a model that does "
-        "(e.g. gpt-4o-mini, deepseek-chat, a vLLM or llama.cpp server) or the local backend "
-        "(provider='local')."
-    )
-
-
-class MalformedResponse(ValueError):
-    """A reply that is not a usable chat completion."""
-
-
-def first_token_top_logprobs(response: Any, model: str, host: str = "") -> list[tuple[str, float]]:
-    """The first generated token's ``(token, logprob)`` list, in the order the API gives it.
-
-    Raises :class:`LogprobsUnavailable` when a well-formed completion carries no top
-    log-probabilities, :class:`MalformedResponse` when the reply is not a chat completion or
-    its log-probabilities are not numbers.
-    """
-    choices = getattr(response, "choices", None)
-    if not isinstance(choices, list) or not choices:
-        raise MalformedResponse(f"not a chat completion (got {type(response).__name__})")
-    logprobs = getattr(choices[0], "logprobs", None)
-    content = getattr(logprobs, "content", None) if logprobs is not None else None
-    if not content:
-        raise LogprobsUnavailable(no_logprobs_message(model, host))
-    entries = getattr(content[0], "top_logprobs", None)
-    if not entries:
-        raise LogprobsUnavailable(no_logprobs_message(model, host))
-    top = []
-    for entry in entries:
-        token = getattr(entry, "token", None)
-        logprob = getattr(entry, "logprob", None)
-        if (
-            not isinstance(token, str)
-            or isinstance(logprob, bool)
-            or not isinstance(logprob, (int, float))
-            or math.isnan(logprob)
-            or logprob > 1e-6
-        ):
-            raise MalformedResponse(f"malformed top log-probability entry {entry!r:.80}")
-        top.append((token, float(logprob)))
-    return top
-
-
-def message_text(response: Any) -> str:
-    """The first choice's message content; ``MalformedResponse`` when there is none."""
-    choices = getattr(response, "choices", None)
-    if not isinstance(choices, list) or not choices:
-        raise MalformedResponse(f"not a chat completion (got {type(response).__name__})")
-    message = getattr(choices[0], "message", None)
-    content = getattr(message, "content", None)
-    if isinstance(content, str):
-        return content
-    refusal = getattr(message, "refusal", None)
-    if refusal:
-        raise MalformedResponse(f"the model refused: {refusal}")
-    reason = getattr(choices[0], "finish_reason", None)
-    raise MalformedResponse(f"no answer text (finish_reason={reason!r})")
-
-
-def _mentions_logprobs(exc: Exception) -> bool:
-    return "logprob" in str(getattr(exc, "message", None) or exc).lower()
-
-
-# ---------------------------------------------------------------- liveness
-
-
-class _Liveness:
-    """Counts consecutive attempts that failed to connect or timed out (every retry of the SDK
-    is one attempt); any HTTP answer resets the count. At :data:`DEAD_AFTER` the judge is dead:
-    ``event`` is set (the backend stops waiting for what is in flight) and nothing more is sent
-    until a probe answers. Used on the event loop's thread only."""
-
-    def __init__(self) -> None:
-        self.failures = 0
-        self.last_error = ""
-        self.event: asyncio.Event | None = None  # created on the loop
-
-    @property
-    def dead(self) -> bool:
-        return self.failures >= DEAD_AFTER
-
-    def answered(self) -> None:
-        self.failures = 0
-        if self.event is not None:
-            self.event.clear()
-
-    def failed(self, error: BaseException) -> None:
-        self.failures += 1
-        self.last_error = type(error).__name__
-        if self.dead and self.event is not None:
-            self.event.set()
-
-
-class _CountedTransport:
-    """Wraps the SDK's HTTP transport: each attempt's fate goes to a :class:`_Liveness` (an
-    exception out of the transport is a connection failure or a time-out; the SDK maps every
-    one to ``APIConnectionError``/``APITimeoutError``)."""
-
-    def __init__(self, transport: Any, liveness: _Liveness) -> None:
-        self._transport = transport
-        self._liveness = liveness
-
-    async def handle_async_request(self, request: Any) -> Any:
-        try:
-            response = await self._transport.handle_async_request(request)
-        except Exception as error:
-            self._liveness.failed(error)
-            raise
-        self._liveness.answered()
-        return response
-
-
-def _http_client(timeout: float, liveness: _Liveness) -> Any:
-    """The SDK's default async HTTP client (its limits, redirects), its transport (the
-    connection pool, or a proxy's) counted by ``liveness``."""
-    import openai
-
-    client = openai.DefaultAsyncHttpxClient(timeout=timeout)
-    transport_for_url = client._transport_for_url
-    client._transport_for_url = lambda url: _CountedTransport(transport_for_url(url), liveness)
-    return client
 
 
 # ---------------------------------------------------------------- the backend
@@ -250,21 +82,9 @@ class OpenAICompatBackend(Backend):
     def __init__(self, config: JudgeConfig) -> None:
         import openai
 
-        if config.provider not in PROVIDERS or config.provider == "local":
-            raise ValueError(f"provider={config.provider!r} is not an OpenAI-compatible provider")
-        settings = PROVIDERS[config.provider]
         model = config.resolved_model()
         base_url = config.resolved_base_url()
-        if not model:
-            raise ValueError(f"provider={config.provider!r} needs model=... (the judge model)")
-        if not base_url:
-            raise ValueError(f"provider={config.provider!r} needs base_url=...")
         style = config.resolved_response_format() or "none"
-        if style not in RESPONSE_FORMATS:
-            raise ValueError(
-                f"response_format={style!r} is not supported; choose one of "
-                f"{', '.join(repr(s) for s in RESPONSE_FORMATS)}"
-            )
         self.provider = config.provider
         self.model = model
         self.base_url = base_url
@@ -272,18 +92,18 @@ class OpenAICompatBackend(Backend):
         self.endpoint = endpoint_of(base_url)
         self.response_format = style
         self.constrained = style in CONSTRAINED_FORMATS
-        self.seed = SEED if settings.get("seed") else None
+        self.seed = SEED if PROVIDERS[config.provider].seed else None
         self.max_tokens_field = MAX_TOKENS_FIELD.get(config.provider, "max_tokens")
         self.max_concurrency = config.max_concurrency
         self.timeout = float(config.timeout)
         self.max_retries = config.max_retries
-        self._liveness = _Liveness()
+        self._liveness = Liveness()
         self._client = openai.AsyncOpenAI(
             api_key=config.resolved_api_key() or NO_KEY,
             base_url=base_url,
             timeout=self.timeout,
             max_retries=self.max_retries,
-            http_client=_http_client(self.timeout, self._liveness),
+            http_client=http_client(self.timeout, self._liveness),
         )
         self._semaphore: asyncio.Semaphore | None = None  # created on the loop
         self._logprobs_seen = False
@@ -376,16 +196,9 @@ class OpenAICompatBackend(Backend):
         async def write(request: JudgeRequest) -> Outcome:
             try:
                 response = await self._create(request, written)
-                text = message_text(response)
-            except Exception as exc:
+                return Outcome(value=written_label(response, labels), usage=usage_of(response))
+            except Exception as exc:  # MalformedResponse too: the model wrote no label
                 return Outcome(error=self.reason(exc))
-            label = sampled_label(text, labels)
-            if label is None:
-                return Outcome(error=self._redact(
-                    f"the judge wrote none of {', '.join(labels)}: {text[:80]!r}"),
-                    usage=usage_of(response))
-            answer = LabelAnswer({k: float(k == label) for k in labels}, "sampled", text)
-            return Outcome(value=answer, usage=usage_of(response))
 
         async def one(request: JudgeRequest) -> Outcome:
             outcome = None if self._logprobs_missing else await read(request)
@@ -420,7 +233,7 @@ class OpenAICompatBackend(Backend):
     def close(self) -> None:
         client = self._client
         try:
-            _loop().submit(client.close()).result(timeout=5)
+            event_loop().submit(client.close()).result(timeout=5)
         except Exception:  # closing is best effort
             pass
 
@@ -460,7 +273,7 @@ class OpenAICompatBackend(Backend):
                 model=self.model, messages=request.as_openai_messages(), **params
             )
         except openai.BadRequestError as exc:
-            if params.get("logprobs") and _mentions_logprobs(exc):
+            if params.get("logprobs") and mentions_logprobs(exc):
                 raise LogprobsUnavailable(
                     f"{no_logprobs_message(self.model, self.host)} (the server said: "
                     f"{self._redact(str(exc.message))})"
@@ -485,7 +298,7 @@ class OpenAICompatBackend(Backend):
         if not requests:
             return
         results: queue.SimpleQueue[Any] = queue.SimpleQueue()
-        future = _loop().submit(
+        future = event_loop().submit(
             self._batch(requests, one, results.put, probe_first, probe_until or (lambda: True)))
         future.add_done_callback(lambda _: results.put(_DONE))
         try:
@@ -581,31 +394,3 @@ class OpenAICompatBackend(Backend):
         else:
             text = f"{type(exc).__name__}: {exc}"
         return self._redact(" ".join(text.split()))
-
-
-def is_strict_compatible(schema: Any) -> bool:
-    """Whether OpenAI's strict structured outputs accept ``schema``: every object lists all its
-    properties as required and forbids additional ones, and uses no ``prefixItems`` (the
-    verdict lists' per-position item numbers), which strict mode does not take. Otherwise the
-    schema is sent with ``strict: false`` (a hint to OpenAI; vLLM constrains either way)."""
-    if not isinstance(schema, dict):
-        return True
-    if "prefixItems" in schema:
-        return False
-    types = schema.get("type")
-    is_object = types == "object" or (isinstance(types, list) and "object" in types)
-    if is_object or "properties" in schema:
-        properties = schema.get("properties") or {}
-        if schema.get("additionalProperties") is not False:
-            return False
-        if set(schema.get("required") or []) != set(properties):
-            return False
-    subschemas: list[Any] = []
-    for key in ("properties", "$defs", "definitions"):
-        subschemas.extend((schema.get(key) or {}).values())
-    for key in ("anyOf", "allOf", "oneOf", "prefixItems"):
-        subschemas.extend(schema.get(key) or [])
-    for key in ("items", "not", "if", "then", "else"):
-        if key in schema:
-            subschemas.append(schema[key])
-    return all(is_strict_compatible(sub) for sub in subschemas)
