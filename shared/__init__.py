@@ -54,6 +54,7 @@ _EXPORTS: dict[str, str] = {
     "JudgeRequest": "base.types:JudgeRequest",
     "Outcome": "base.types:Outcome",
     "YesNoAnswer": "base.types:YesNoAnswer",
+    "LabelAnswer": "base.types:LabelAnswer",
     "prompts": "engine.prompts",
     "fence": "engine.prompts:fence",
     # scoring helpers named in INTERFACE.md
@@ -64,6 +65,7 @@ _EXPORTS: dict[str, str] = {
     # LLM-guided text-generation metrics: arithmetic and shared judge steps
     "scoring": "kit.scoring",
     "steps": "kit.steps",
+    "criteria_judge": "kit.steps.criteria",
     "estimate_cost": "engine.pricing:estimate_cost",
     # embeddings, text, stats
     "embed_texts": "kit.embeddings:embed_texts",

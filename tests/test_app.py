@@ -214,6 +214,33 @@ def test_an_upload_that_never_ends_is_refused_by_its_name(tmp_path: Path) -> Non
     assert str(tmp_path) not in done.stdout
 
 
+def test_choices_are_a_dropdown_and_criteria_a_text_box() -> None:
+    """An option with declared choices is a dropdown of them; g_eval's required criteria is a
+    text box holding the example's criteria; blank, the run says criteria is required."""
+    import gradio as gr
+
+    from shared.kit.registry import METRICS
+
+    page = build_demo(["accuracy", "g_eval"])
+    mode = page.jm_panels["accuracy"].option_fields["mode"]
+    assert isinstance(mode, gr.Dropdown)
+    assert [choice for choice, _ in mode.choices] == list(
+        next(o for o in METRICS["accuracy"].options if o.name == "mode").choices)
+    assert run(page.jm_panels["accuracy"], options={"mode": "contains"})["raw"]["accuracy"] \
+        is not None
+    g_eval = page.jm_panels["g_eval"]
+    criteria = g_eval.option_fields["criteria"]
+    assert isinstance(criteria, gr.Textbox) and criteria.lines == 3
+    assert g_eval.initial[criteria] == METRICS["g_eval"].example.options["criteria"]
+    out = run(g_eval, options={"criteria": "  "})
+    assert "jm-error" in out["status"] and "criteria is required" in out["status"]
+    out = run(g_eval, pd.DataFrame({"prediction": ["Read the FAQ."]}),
+              options={"score_range": "[1, 3]", "criteria": "Is the reply polite?"})
+    assert "jm-ok" in out["status"], out["status"]
+    assert 0.0 <= float(headline(out["aggregate"], "g_eval")) <= 1.0
+    assert list(out["raw"]["details"][0]["probabilities"]) == ["1", "2", "3"]
+
+
 def test_accuracy_seed_example(demo: Any) -> None:
     out = run(demo.jm_panels["accuracy"])
     # benchwise's card: Paris/London/Tokyo vs Paris/London/Berlin -> 66.67%, 2 correct of 3

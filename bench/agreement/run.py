@@ -22,6 +22,7 @@ within ``--side-seconds``, with each side's error rate (bench/README.md).
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import datetime as dt
 import json
 import os
@@ -45,8 +46,12 @@ from shared import agreement, stats  # noqa: E402
 from shared.cli.common import add_judge_arguments, judge_options  # noqa: E402
 from shared.kit.registry import METRICS, available  # noqa: E402
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import criteria  # noqa: E402  (bench/agreement/criteria.py)
+
 EVOUNA = ("answer_equivalence_evouna_nq.jsonl", "EVOUNA NQ answer equivalence")
 SUMMEVAL = ("summeval.jsonl", "SummEval")
+SUMMEVAL_PAIRS = ("summeval.jsonl", "SummEval pairs")
 DAVIDSON = ("toxicity_davidson.jsonl", "Davidson et al. 2017 tweets")
 # Judge rows per (metric, set): a seeded permutation of the set's rows, first N taken, so a
 # smaller N is a subset of a larger one (every judge metric of a set sees the same first rows).
@@ -55,7 +60,8 @@ DAVIDSON = ("toxicity_davidson.jsonl", "Davidson et al. 2017 tweets")
 # per row, faithfulness and toxicity 2, summary_coherence and hallucination 1, on long articles
 # for SummEval) so that `make agreement` takes about 15-20 minutes.
 JUDGE_ROWS = {"l3score": 30, "answer_correctness": 6, "summary_coherence": 8,
-              "faithfulness": 6, "hallucination": 6, "toxicity": 12}
+              "faithfulness": 6, "hallucination": 6, "toxicity": 12, "g_eval": 8,
+              "pairwise": 8}
 NO_LABELLED_SET = {
     "answer_relevance": "no set here labels whether an answer addresses its question",
     "bias": "no set here labels bias",
@@ -87,6 +93,9 @@ class Job:
     aliases: bool = False  # references split into their "/" aliases (best alias counts)
     note: str = ""
     baseline: Any = None  # a function (prediction, aliases) -> score, for baselines
+    rows: Any = None  # a function (the set's rows, seed) -> the rows scored (SummEval pairs)
+    options_title: str | None = None  # shown for the options (G-Eval's long criteria texts)
+    extra: Any = None  # a function (scored rows) -> more of the note (pairwise's figures)
 
     @property
     def judge(self) -> bool:
@@ -94,7 +103,7 @@ class Job:
 
     @property
     def title(self) -> str:
-        extra = ", ".join(f"{k}={v}" for k, v in self.options.items())
+        extra = self.options_title or ", ".join(f"{k}={v}" for k, v in self.options.items())
         key = f" [{self.score_key}]" if self.score_key else ""
         return f"{self.name}{key}" + (f" ({extra})" if extra else "")
 
@@ -126,6 +135,17 @@ def jobs() -> list[Job]:
         Job("hallucination", SUMMEVAL, "consistency",
             columns={"prediction": "summary", "contexts": "source"},
             note="the article is the one context; agreement shows as a negative correlation"),
+        *[Job("g_eval", SUMMEVAL, label, columns={"prediction": "summary"}, options=texts,
+              options_title=f"G-Eval's {label} criteria and steps",
+              note="G-Eval with GPT-4: Spearman 0.514 averaged over SummEval's four dimensions "
+              "(Liu et al. 2023)")
+          for label, texts in (("coherence", criteria.GEVAL_COHERENCE),
+                               ("consistency", criteria.GEVAL_CONSISTENCY))],
+        Job("pairwise", SUMMEVAL_PAIRS, "preferred", columns={"contexts": "source"},
+            options={"criteria": criteria.PAIRWISE_CRITERIA}, options_title="summary criteria",
+            rows=criteria.summeval_pairs, extra=criteria.pairwise_note,
+            note="two summaries of one article; human preference: the higher mean expert "
+            "rating, equal ones skipped; the article is the one context"),
     ]
     davidson = [Job("toxicity", DAVIDSON, "label", columns={"prediction": "text"})]
     return evouna + summeval + davidson
@@ -175,11 +195,13 @@ def token_f1(prediction: str, aliases: list[str]) -> float:
 # ----------------------------------------------------------------------------------------- run
 
 
-def load(data: tuple[str, str], aliases: bool) -> Any:
+def load(data: tuple[str, str], aliases: bool, derive: Any = None, seed: int = 0) -> Any:
     import datasets
 
     rows = [json.loads(line) for line in (DATA / data[0]).read_text("utf-8").splitlines()
             if line.strip()]
+    if derive is not None:
+        rows = derive(rows, seed)
     if aliases:
         for row in rows:
             row["reference"] = [a.strip() for a in row["reference"].split("/") if a.strip()]
@@ -188,7 +210,7 @@ def load(data: tuple[str, str], aliases: bool) -> Any:
 
 def run_job(job: Job, judge_options: dict[str, Any], judge_rows: dict[str, int],
             seed: int) -> dict[str, Any]:
-    dataset = load(job.data, job.aliases)
+    dataset = load(job.data, job.aliases, job.rows, seed)
     rows = len(dataset)
     started = time.perf_counter()
     if job.judge:
@@ -201,11 +223,16 @@ def run_job(job: Job, judge_options: dict[str, Any], judge_rows: dict[str, int],
                                    label=job.label, threshold=0.5, threshold_source="given")
     else:
         options = judge_options if job.judge else {}
-        _, report = agreement.agree(
+        scored, report = agreement.agree(
             dataset, job.name, job.label, columns=job.columns, score_key=job.score_key,
             group=job.group, seed=seed, metric_options=job.options or None,
             show_progress=True, **options,
         )
+        if job.extra is not None:
+            extra = job.extra(scored)
+            job = dataclasses.replace(job, note=f"{job.note}; {extra}")
+            return {"job": job, "report": report, "rows": rows, "extra": extra,
+                    "seconds": time.perf_counter() - started}
     seconds = time.perf_counter() - started
     return {"job": job, "report": report, "seconds": seconds, "rows": rows}
 
@@ -404,7 +431,10 @@ def card_block(metric: str, results: list[dict[str, Any]], header: dict[str, Any
         else:
             parts = [f"Spearman {fmt_stat(rep, 'spearman')}",
                      f"Kendall tau-b {fmt_stat(rep, 'kendall_tau_b')}"]
-        options = ", ".join(f"{k}={v}" for k, v in job.options.items()) or "defaults"
+        options = job.options_title or ", ".join(
+            f"{k}={v}" for k, v in job.options.items()) or "defaults"
+        if r.get("extra"):
+            parts.append(r["extra"])
         if job.score_key:
             options += f", {job.score_key}"
         lines.append(f"| {job.data[1]} | {job.label} | {options} | {rep.n} | {rep.unmeasured} | "
@@ -466,6 +496,7 @@ class Pairing:
     columns: dict[str, str]
     ours_higher: str
     peers: dict[str, tuple[str, str] | str]  # peer -> (its metric, higher means) or why none
+    options: dict[str, Any] = field(default_factory=dict)  # our metric's options
 
     @property
     def id(self) -> str:
@@ -495,6 +526,13 @@ def pairings() -> list[Pairing]:
             "valor-lite": ("compute_summary_coherence", BETTER),
             "RAGAS": ("AspectCritic \"coherence\" (0 or 1)", BETTER),
             "DeepEval": ("GEval \"Coherence\" (G-Eval's SummEval criterion)", BETTER)}),
+        Pairing(SUMMEVAL, "coherence", "g_eval", {"prediction": "summary"}, BETTER, {
+            "valor-lite": "no metric with the user's own criteria",
+            "RAGAS": "its Rubrics/AspectCritic take no evaluation steps (AspectCritic "
+                     "\"coherence\" is the summary_coherence row)",
+            "DeepEval": ("GEval with G-Eval's coherence criteria and steps (a custom model: "
+                         "the written score, no log-probabilities)", BETTER)},
+            options=criteria.GEVAL_COHERENCE),
     ]
 
 
@@ -544,8 +582,10 @@ def run_ours_side(pairs: list[Pairing], rows: dict[str, list[dict[str, Any]]], b
             result["reached"] = i + 1
             one = agreement.map_columns(datasets.Dataset.from_list([row]), pair.columns)
             try:
-                scored, summary = score_dataset(one, [pair.metric], show_progress=False,
-                                                **options)
+                scored, summary = score_dataset(
+                    one, [pair.metric], show_progress=False,
+                    metric_options={pair.metric: pair.options} if pair.options else None,
+                    **options)
             except Exception as error:  # noqa: BLE001 - measured like a peer's
                 result["errors"][i] = f"raised {type(error).__name__}"
                 continue

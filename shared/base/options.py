@@ -27,21 +27,24 @@ from . import validation
 
 Check = Callable[[str, Any], Any]
 
-_TYPE_NAMES = {bool: "bool", int: "int", float: "float", str: "str", list: "list", object: "object"}
+_TYPE_NAMES = {bool: "bool", int: "int", float: "float", str: "str", list: "list", dict: "dict",
+               object: "object"}
 
 
 @dataclass(frozen=True)
 class Option:
     """One option of a metric (a ``compute`` keyword argument that is not a per-sample input).
 
-    type: ``bool``, ``int``, ``float``, ``str``, ``list`` (a JSON-like list, e.g. weights) or
-    ``object`` (anything, e.g. a tokenizer: not settable from the demo or the CLI).
+    type: ``bool``, ``int``, ``float``, ``str``, ``list`` (a JSON-like list, e.g. weights),
+    ``dict`` (a JSON-like mapping, e.g. a rubric; give it a ``check``) or ``object`` (anything,
+    e.g. a tokenizer: not settable from the demo or the CLI).
     choices: the allowed values of an enumeration. range: ``(low, high)`` of a number, either
     end ``None`` for unbounded. nullable: ``None`` is a valid value. check: a custom check
     ``check(name, value) -> value`` that replaces the type, range and choices checks (it sees
     every given value, ``None`` included). type_doc / default_doc: how docs show the type and
     the default when the plain rendering would not say enough. cli / metavar: the command-line
-    flag of a judge or embedding option (``None``: not on the command line).
+    flag of a judge or embedding option (``None``: not on the command line). required: the
+    option has no default (its ``check`` refuses a missing value).
     """
 
     name: str
@@ -56,6 +59,7 @@ class Option:
     default_doc: str | None = None
     cli: str | None = None
     metavar: str | None = None
+    required: bool = False  # no default: ``--metric all`` skips the metric unless it is given
 
     def validate(self, value: Any) -> Any:
         """``value`` checked (and normalised: an int given for a float becomes a float)."""
@@ -102,7 +106,7 @@ class Option:
         way to type the value into a page, e.g. a function)."""
         if self.type is object:
             return None
-        if self.type is list:
+        if self.type in (list, dict):
             return "json"
         if self.type in (bool, int, float):
             return self.type.__name__

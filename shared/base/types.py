@@ -42,6 +42,21 @@ class YesNoAnswer:
 
 
 @dataclass
+class LabelAnswer:
+    """The judge's first answer token over a set of labels (G-Eval's scores, a pairwise A/B).
+
+    ``probabilities``: each label's probability as the next token, as read, not renormalised
+    (summed over the tokens whose stripped text is the label): exact from the full
+    distribution (local), from the top-20 list (OpenAI-compatible), or 1.0 for the one label
+    a model without log-probabilities wrote (``method`` ``"sampled"``, ``text`` its answer).
+    """
+
+    probabilities: dict[str, float]
+    method: str = "logprobs"
+    text: str | None = None
+
+
+@dataclass
 class Outcome:
     """The result of one judge request, or of one judge step for one sample: a value, or an
     error saying why there is none.

@@ -231,8 +231,11 @@ def _option_field(option: Option, value: Any, elem_id: str) -> Any:
                          precision=0 if option.kind == "int" else None,
                          step=1 if option.kind == "int" else 0.01)
     placeholder = "empty: the default" if option.default is None else ""
+    # a text in the user's words (g_eval's criteria) gets room for a paragraph
+    lines = 3 if option.required or len(str(option.default or "")) > 40 else 1
     return gr.Textbox(value=field_value(option, value), label=option.name, info=info,
-                      placeholder=placeholder, elem_id=elem_id, max_lines=1)
+                      placeholder=placeholder, elem_id=elem_id, lines=lines,
+                      max_lines=max(1, 2 * lines + 2 * (lines > 1)))
 
 
 _JUDGE_HELP = (

@@ -16,10 +16,14 @@ list (top-5 in L3Score):
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+import re
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+#: top log-probabilities asked of an OpenAI-compatible server to read label probabilities
+#: (DeepEval's GEval asks for 20, the most OpenAI returns)
+LABEL_TOP_LOGPROBS = 20
 YES_TOKENS = frozenset({"yes", "yeah"})
 NO_TOKENS = frozenset({"no"})
 MIN_MISSING_PROBABILITY = 1e-8
@@ -135,3 +139,40 @@ def exact_yes_probability(p_yes: float, p_no: float) -> float:
             raise ValueError(f"{name} must be a probability in [0, 1], got {value}")
     total = p_yes + p_no
     return 0.0 if total <= 0 else float(p_yes) / total
+
+
+# ---------------------------------------------------------------- label probabilities
+
+
+def label_mass(top: Sequence[tuple[str, float]], labels: Sequence[str]) -> dict[str, float]:
+    """Each label's probability in a top-k list: the sum of ``exp(logprob)`` over the entries
+    whose stripped text is the label (``" 4"`` and ``"4"`` are both the score 4); 0.0 for a
+    label the list does not hold."""
+    mass = dict.fromkeys(labels, 0.0)
+    for token, logprob in _checked_top(top):
+        label = token.strip()
+        if label in mass:
+            mass[label] += math.exp(logprob)
+    return mass
+
+
+def renormalised(probabilities: Mapping[str, float]) -> dict[str, float] | None:
+    """The probabilities divided by their sum, so that they sum to 1 over the labels; ``None``
+    when every label has probability 0 (none of them was among the tokens read)."""
+    for label, value in probabilities.items():
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not (
+                0.0 <= value <= 1.0 + 1e-6):
+            raise ValueError(f"the probability of {label!r} must be in [0, 1], got {value!r}")
+    total = math.fsum(probabilities.values())
+    if total <= 0:
+        return None
+    return {label: float(value) / total for label, value in probabilities.items()}
+
+
+def sampled_label(text: str, labels: Collection[str]) -> str | None:
+    """The first word of a judge's written answer that is one of ``labels`` (``"Score: 4"`` ->
+    ``"4"``), or ``None``."""
+    for word in re.findall(r"[A-Za-z0-9]+", text):
+        if word in labels:
+            return word
+    return None

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import hashlib
 import string
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from ..base.types import JudgeRequest
@@ -265,3 +266,70 @@ SUMMARY_COHERENCE = PromptTemplate(
     ),
     examples=(REASON_PLACEHOLDER, _V1_REASON),
 )
+
+
+# --- your own criteria: G-Eval (Liu et al. 2023) and pairwise preference -----------------------
+# The criteria, evaluation steps and rubric are the metric user's instructions, so they are not
+# fenced; every text being judged (and what it is judged against) is. The answer is one token:
+# a score of the scale, or A/B, read from the judge's next-token probabilities.
+
+G_EVAL_ID = "g_eval@1"
+G_EVAL_REASON_ID = "g_eval_reason@1"
+PAIRWISE_ID = "pairwise@1"
+# the material a request may show, in this order, with its heading
+MATERIAL_HEADINGS = {"question": "Question", "source": "Source text",
+                     "reference": "Reference answer", "contexts": "Contexts (JSON list)"}
+
+
+def _materials(materials: Mapping[str, str | None]) -> str:
+    return "".join(f"{heading}:\n{fence(name, materials[name])}\n\n"
+                   for name, heading in MATERIAL_HEADINGS.items()
+                   if materials.get(name) is not None)
+
+
+def _g_eval_text(criteria: str, steps: Sequence[str], rubric: Mapping[int, str], low: int,
+                 high: int, prediction: str, materials: Mapping[str, str | None]) -> str:
+    parts = [f"You will rate a text on the criteria below, with a score from {low} to {high}. "
+             + FENCE_NOTE, f"Criteria:\n{criteria}"]
+    if steps:
+        parts.append("Evaluation steps:\n" + "\n".join(
+            f"{n}. {step}" for n, step in enumerate(steps, start=1)))
+    if rubric:
+        parts.append("Scores:\n" + "\n".join(f"{k}: {v}" for k, v in sorted(rubric.items())))
+    parts.append(_materials(materials) + "Text to rate:\n" + fence("text", prediction))
+    return "\n\n".join(parts)
+
+
+def g_eval_request(criteria: str, steps: Sequence[str], rubric: Mapping[int, str], low: int,
+                   high: int, prediction: str, **materials: str | None) -> JudgeRequest:
+    """G-Eval: rate ``prediction`` on the criteria; the answer is one score token."""
+    text = (_g_eval_text(criteria, steps, rubric, low, high, prediction, materials)
+            + f"\n\nRate the text from {low} (worst) to {high} (best) under the criteria. "
+            "Answer with the score only: one number.")
+    return JudgeRequest(messages=(("user", text),), prompt_id=G_EVAL_ID)
+
+
+def g_eval_reason_request(score: float, criteria: str, steps: Sequence[str],
+                          rubric: Mapping[int, str], low: int, high: int, prediction: str,
+                          **materials: str | None) -> JudgeRequest:
+    """G-Eval's ``explain``: why the text got ``score``, as ``{"reason": ...}``."""
+    text = (_g_eval_text(criteria, steps, rubric, low, high, prediction, materials)
+            + f"\n\nThe text was rated {score:.1f} from {low} to {high} under the criteria. "
+            "In one sentence, say why, naming what in the text earns or loses points. "
+            + _JSON_ONLY + ' {"reason": "' + REASON_PLACEHOLDER + '"}')
+    return JudgeRequest(messages=(("user", text),), prompt_id=G_EVAL_REASON_ID)
+
+
+G_EVAL_REASON_EXAMPLES = (REASON_PLACEHOLDER, _V1_REASON)
+
+
+def pairwise_request(criteria: str, first: str, second: str,
+                     **materials: str | None) -> JudgeRequest:
+    """Which of two answers is better under the criteria; the answer is one letter, A or B
+    (``first`` is shown as A)."""
+    text = ("Compare two answers and decide which one is better under the criteria. "
+            + FENCE_NOTE + f"\n\nCriteria:\n{criteria}\n\n" + _materials(materials)
+            + "Answer A:\n" + fence("answer_a", first) + "\n\nAnswer B:\n"
+            + fence("answer_b", second) + "\n\nWhich answer is better under the criteria? "
+            "Answer with one letter: A or B.")
+    return JudgeRequest(messages=(("user", text),), prompt_id=PAIRWISE_ID)

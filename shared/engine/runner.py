@@ -22,11 +22,11 @@ from __future__ import annotations
 import math
 import threading
 import warnings
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from ..base.types import JudgeRequest, Outcome, TokenUsage, YesNoAnswer
+from ..base.types import JudgeRequest, LabelAnswer, Outcome, TokenUsage, YesNoAnswer
 from .answers import AnswerSchema, answer_schemas
 from .cache import CallCache, call_key, open_cache
 from .call_batch import CallBatch
@@ -84,6 +84,15 @@ def decode_yes_no(payload: dict[str, Any]) -> YesNoAnswer:
         p_yes=_float_in(payload.get("p_yes")),
         p_no=_float_in(payload.get("p_no")),
     )
+
+
+def encode_labels(answer: LabelAnswer) -> dict[str, Any]:
+    return {"probabilities": answer.probabilities, "method": answer.method, "text": answer.text}
+
+
+def decode_labels(payload: dict[str, Any]) -> LabelAnswer:
+    return LabelAnswer({str(k): float(v) for k, v in payload["probabilities"].items()},
+                       str(payload["method"]), payload.get("text"))
 
 
 # ---------------------------------------------------------------- the judge
@@ -226,31 +235,56 @@ class Judge:
             raise ValueError(f"top_k must be an int >= 1, got {top_k!r}")
         if not requests:
             return []
-        extra = {"top_k": top_k}
+        return self._next_token(
+            "yes_no", requests, {"top_k": top_k}, desc, YesNoAnswer, encode_yes_no,
+            decode_yes_no, lambda reqs, on_result: self.backend.yes_no(reqs, top_k, on_result))
+
+    def label_probabilities(self, requests: Iterable[JudgeRequest], labels: Sequence[str],
+                            desc: str | None = None) -> list[Outcome]:
+        """Each label's probability as each request's first answer token (``Outcome.value``:
+        :class:`~shared.base.types.LabelAnswer`, not renormalised): exact from the full
+        distribution on the local judge, from the top-20 log-probabilities on an
+        OpenAI-compatible one, the written label (``method`` "sampled") from a model without
+        log-probabilities. Cached, de-duplicated and counted as :meth:`yes_no` is."""
+        requests = _check_requests(requests)
+        labels = list(labels)
+        if not labels or len(set(labels)) != len(labels) or not all(
+                isinstance(label, str) and label.strip() == label and label for label in labels):
+            raise ValueError(f"labels must be distinct non-empty stripped strings, got {labels!r}")
+        return self._next_token(
+            "labels", requests, {"labels": labels}, desc, LabelAnswer, encode_labels,
+            decode_labels,
+            lambda reqs, on_result: self.backend.label_probabilities(reqs, labels, on_result))
+
+    def _next_token(self, operation: str, requests: list[JudgeRequest], extra: dict[str, Any],
+                    desc: str | None, answer_type: type, encode: Callable[[Any], Any],
+                    decode: Callable[[Any], Any],
+                    call: Callable[[list[JudgeRequest], Callable[[int, Outcome], None]], None],
+                    ) -> list[Outcome]:
+        """A one-token operation (``yes_no``, ``labels``): dry-run plan, cache, de-duplication,
+        sending the rest through ``call``, caching each ``answer_type`` answer as it arrives."""
+        if not requests:
+            return []
         if self.config.dry_run:
-            return self._plan_requests("yes_no", requests, extra, 1)
-        backend = self.backend
-        sampling = backend.sampling_params("yes_no")
-        keys = [self.call_key("yes_no", request, sampling, extra) for request in requests]
+            return self._plan_requests(operation, requests, extra, 1)
+        sampling = self.backend.sampling_params(operation)
+        keys = [self.call_key(operation, request, sampling, extra) for request in requests]
         batch = CallBatch(self, requests, keys, desc)
         try:
-            missing = batch.serve_known(decode_yes_no)
+            missing = batch.serve_known(decode)
 
             def handle(key: str, outcome: Outcome) -> None:
-                if outcome.ok and isinstance(outcome.value, YesNoAnswer):
-                    batch.deliver(key, outcome, encode_yes_no(outcome.value))
+                if outcome.ok and isinstance(outcome.value, answer_type):
+                    batch.deliver(key, outcome, encode(outcome.value))
                 elif outcome.ok:
                     batch.deliver(key, Outcome(
                         error=f"the backend answered {type(outcome.value).__name__}, "
-                        "not a YesNoAnswer", usage=outcome.usage))
+                        f"not a {answer_type.__name__}", usage=outcome.usage))
                 else:
                     batch.deliver(key, outcome)
 
             if missing:
-                error = batch.send(
-                    lambda reqs, on_result: backend.yes_no(reqs, top_k, on_result),
-                    [(key, batch.first(key)) for key in missing], handle,
-                )
+                error = batch.send(call, [(key, batch.first(key)) for key in missing], handle)
                 batch.fail_unanswered(missing, error)
         finally:
             outcomes = batch.finish()

@@ -95,8 +95,12 @@ class JudgeMetric(ValidatedMetric):
         config, options = split_judge_options(arguments)  # the rest: declared, checked options
         judge = get_judge(config)
         results = list(self.score(judge, **inputs, **options))
-        headline = {self.HEADLINE[0]: mean_measured(r.score for r in results)}
-        return build_output(headline, results, judge)
+        return build_output(self.aggregates(results, **options), results, judge)
+
+    def aggregates(self, results: list[SampleResult], **options: Any) -> dict[str, Any]:
+        """The output's values over every sample, before ``scores``, ``details``...: the mean
+        score under ``HEADLINE[0]``; a metric with more (pairwise's counts) adds them."""
+        return {self.HEADLINE[0]: mean_measured(r.score for r in results)}
 
 
 # evaluate.load instantiates the first non-abstract EvaluationModule subclass in a metric script's

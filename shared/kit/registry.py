@@ -31,7 +31,7 @@ METRICS_DIR = Path(__file__).resolve().parents[2] / "metrics"
 NAMES = (
     "l3score", "semantic_list_contains", "accuracy", "answer_correctness", "answer_relevance",
     "bias", "toxicity", "context_precision", "context_recall", "context_relevance",
-    "faithfulness", "hallucination", "summary_coherence", "rouge", "bleu",
+    "faithfulness", "hallucination", "summary_coherence", "rouge", "bleu", "g_eval", "pairwise",
 )
 
 

@@ -8,7 +8,9 @@ correctness). Keeping the arithmetic here makes each formula testable on verdict
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
 
 Verdicts = Sequence[bool | int]
 
@@ -120,3 +122,66 @@ def best(scores: Sequence[float]) -> float:
     if not scores:
         raise ValueError("best() needs at least one score")
     return max(scores)
+
+
+# --- G-Eval and pairwise: label probabilities in, scores out ---------------------------------
+
+def expected_score(distribution: Mapping[str, float]) -> float:
+    """G-Eval's score: the probability-weighted mean of the integer scores, ``sum(s * p(s))``
+    over a distribution renormalised over the scale (``{"1": p1, ..., "5": p5}``)."""
+    return math.fsum(int(label) * p for label, p in distribution.items())
+
+
+def rescaled(raw: float, low: int, high: int) -> float:
+    """A score on the scale ``low..high`` mapped onto 0-1 (``low`` -> 0, ``high`` -> 1)."""
+    return (raw - low) / (high - low)
+
+
+@dataclass(frozen=True)
+class Preference:
+    """One pairwise sample: P(the prediction is better) read in each order.
+
+    ``shown_first``: with the prediction shown as A; ``shown_second``: shown as B."""
+
+    shown_first: float
+    shown_second: float
+
+    @property
+    def score(self) -> float:
+        """P(prediction preferred), the mean over both orders (0.5: no preference)."""
+        return (self.shown_first + self.shown_second) / 2
+
+    @property
+    def first_wins(self) -> float:
+        """P(the answer shown first wins), averaged over the two orders."""
+        return (self.shown_first + (1.0 - self.shown_second)) / 2
+
+    @property
+    def consistent(self) -> bool:
+        """Both orders pick the same answer (an exact 0.5 picks none)."""
+        return (self.shown_first - 0.5) * (self.shown_second - 0.5) > 0
+
+
+def outcome(score: float, tie_band: float) -> str:
+    """``"win"``, ``"tie"`` or ``"loss"`` of a pairwise score: a tie within ``tie_band`` of
+    0.5 (inclusive)."""
+    if score > 0.5 + tie_band:
+        return "win"
+    if score < 0.5 - tie_band:
+        return "loss"
+    return "tie"
+
+
+def pairwise_summary(preferences: Sequence[Preference], tie_band: float) -> dict[str, Any]:
+    """``wins``/``ties``/``losses``, ``position_consistency`` (share of samples whose two
+    orders pick the same answer) and ``position_bias`` (mean P(first shown wins) - 0.5);
+    ``None`` rates without samples."""
+    outcomes = [outcome(p.score, tie_band) for p in preferences]
+    n = len(preferences)
+    return {
+        "wins": outcomes.count("win"),
+        "ties": outcomes.count("tie"),
+        "losses": outcomes.count("loss"),
+        "position_consistency": sum(p.consistent for p in preferences) / n if n else None,
+        "position_bias": math.fsum(p.first_wins for p in preferences) / n - 0.5 if n else None,
+    }

@@ -52,12 +52,14 @@ def check_metric_names(names: Iterable[str]) -> None:
 
 
 def select_metrics(
-    requested: str | Sequence[str], column_names: Iterable[str]
+    requested: str | Sequence[str], column_names: Iterable[str],
+    metric_options: Mapping[str, Mapping[str, Any]] | None = None,
 ) -> tuple[list[str], dict[str, str]]:
     """The metrics to run, in registry order, and the skipped ones with the reason.
 
-    ``"all"`` means every available metric whose input columns are present; a metric named
-    explicitly must exist and have its columns, else :class:`BatchInputError`.
+    ``"all"`` means every available metric whose input columns are present and whose required
+    options (g_eval's ``criteria``) ``metric_options`` gives; a metric named explicitly must
+    exist and have its columns, else :class:`BatchInputError`.
     """
     names = [requested] if isinstance(requested, str) else list(requested)
     if not names:
@@ -70,8 +72,11 @@ def select_metrics(
         if name == "all":
             for candidate in installed:
                 missing = _missing_columns(METRICS[candidate], present)
+                unset = _unset_options(candidate, metric_options)
                 if missing:
                     skipped[candidate] = f"needs column(s) {', '.join(missing)}"
+                elif unset:
+                    skipped[candidate] = f"needs {unset}"
                 else:
                     wanted.add(candidate)
             continue
@@ -82,10 +87,20 @@ def select_metrics(
                 f"metric {name!r} needs column(s) {', '.join(repr(c) for c in missing)}, which "
                 f"the input does not have (its columns: {', '.join(sorted(present)) or 'none'})"
             )
+        unset = _unset_options(name, metric_options)
+        if unset:
+            raise BatchInputError(f"metric {name!r} needs {unset} (no default)")
         wanted.add(name)
     for name in wanted:
         skipped.pop(name, None)
     return [n for n in METRICS if n in wanted], skipped
+
+
+def _unset_options(name: str, metric_options: Mapping[str, Mapping[str, Any]] | None) -> str:
+    """``--option NAME.X=...`` for each required option of metric ``name`` not given; ""."""
+    given = (metric_options or {}).get(name, {})
+    return ", ".join(f"--option {name}.{option.name}=..." for option in METRICS[name].options
+                     if option.required and option.name not in given)
 
 
 def _missing_columns(spec: MetricSpec, present: set[str]) -> list[str]:
@@ -128,7 +143,7 @@ def score_dataset(
     metric_options = dict(metric_options or {})
 
     names, skipped = select_metrics(
-        metrics, dataset.columns() if ray_input else dataset.column_names)
+        metrics, dataset.columns() if ray_input else dataset.column_names, metric_options)
     for name in metric_options:
         if name not in names:
             raise BatchInputError(f"metric_options names {name!r}, which is not being run")

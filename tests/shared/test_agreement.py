@@ -370,6 +370,34 @@ def test_agree_summary_coherence_on_summeval(tmp_path: Path, capsys, cache_dir: 
 
 
 @pytest.mark.slow
+def test_agree_pairwise_and_g_eval_on_summeval(tmp_path: Path, capsys, cache_dir: str) -> None:
+    """Two summaries of one article, the label the people's preference; g_eval takes its
+    criteria through --option."""
+    rows = [r for r in _rows("summeval.jsonl") if r["article_id"] == "A1"]
+    worst, best = (min(rows, key=lambda r: r["coherence"]),
+                   max(rows, key=lambda r: r["coherence"]))
+    pairs = [{"id": f"p{n}", "source": worst["source"], "prediction": a["summary"],
+              "baseline_prediction": b["summary"], "preferred": a is best}
+             for n, (a, b) in enumerate(((best, worst), (worst, best)))]
+    report, scored = _agree(tmp_path, capsys, [
+        str(_slice(tmp_path, "pairs.jsonl", pairs)), "--metric", "pairwise", "--label",
+        "preferred", "--column", "contexts=source", "--cache-dir", cache_dir])
+    assert report["label_kind"] == "boolean" and report["n"] == 2
+    assert report["threshold"] == DECISION_THRESHOLDS["pairwise"] == 0.5
+    assert [json.loads(r["pairwise_details"])["orders"][0]["shown_first"] for r in scored] == [
+        "prediction", "prediction"]
+    # the second pair is the first one swapped: its score is 1 minus the first's (same requests)
+    assert scored[1]["pairwise"] == pytest.approx(1 - scored[0]["pairwise"], abs=1e-6)
+
+    report, scored = _agree(tmp_path, capsys, [
+        str(_slice(tmp_path, "summeval.jsonl", [worst, best])), "--metric", "g_eval", "--label",
+        "coherence", "--column", "prediction=summary", "--cache-dir", cache_dir,
+        "--option", "g_eval.criteria=Is the summary coherent?"])
+    assert report["label_kind"] == "numeric" and report["n"] == 2
+    assert all(0 <= r["g_eval"] <= 1 for r in scored)
+
+
+@pytest.mark.slow
 def test_agree_toxicity_on_davidson_prints_no_text(tmp_path: Path, capsys,
                                                    cache_dir: str) -> None:
     rows = _balanced(_rows("toxicity_davidson.jsonl"), "label", 1)

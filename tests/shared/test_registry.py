@@ -38,6 +38,11 @@ INTERFACE = {
     "summary_coherence": ({"sources": "source", "predictions": "prediction"}, {}),
     "rouge": ({"predictions": "prediction", "references": "reference"}, {}),
     "bleu": ({"predictions": "prediction", "references": "reference"}, {}),
+    "g_eval": ({"predictions": "prediction"},
+               {"questions": "question", "references": "reference", "contexts": "contexts",
+                "sources": "source"}),
+    "pairwise": ({"predictions": "prediction", "baseline_predictions": "baseline_prediction"},
+                 {"questions": "question", "references": "reference", "contexts": "contexts"}),
 }
 NON_JUDGE = {"semantic_list_contains", "accuracy", "rouge", "bleu"}
 EMBEDS = {"semantic_list_contains", "answer_correctness"}
@@ -68,7 +73,8 @@ def test_headlines_are_the_seed_keys() -> None:
     assert headline["accuracy"] == ("accuracy",)
     assert headline["semantic_list_contains"] == ("score",)
     assert headline["rouge"] == ("rouge1", "rouge2", "rougeL", "rougeLsum")
-    for name in INTERFACE.keys() - {"l3score", "semantic_list_contains", "rouge"}:
+    assert headline["pairwise"] == ("win_rate",)
+    for name in INTERFACE.keys() - {"l3score", "semantic_list_contains", "rouge", "pairwise"}:
         assert headline[name] == (name,)
 
 

@@ -43,7 +43,8 @@ class Backend(ABC):
 
     @abstractmethod
     def sampling_params(self, operation: str) -> dict[str, Any]:
-        """Every sampling parameter sent for ``operation`` ("yes_no" or "structured").
+        """Every sampling parameter sent for ``operation`` ("yes_no", "labels" or
+        "structured").
 
         Part of the call-cache key."""
 
@@ -60,6 +61,12 @@ class Backend(ABC):
         """For each request, the judge's answer text, constrained to ``json_schema`` where the
         backend can (``Outcome.value`` is the raw text; the runner validates it).
         ``Outcome.constrained`` says whether that answer's decoding enforced the schema."""
+
+    def label_probabilities(self, requests: Sequence[JudgeRequest], labels: Sequence[str],
+                            on_result: ResultCallback) -> None:
+        """For each request, every label's probability as the first answer token
+        (``Outcome.value`` is a :class:`shared.base.types.LabelAnswer`)."""
+        raise NotImplementedError(f"{type(self).__name__} cannot read label probabilities")
 
     def close(self) -> None:  # noqa: B027 - optional hook
         """Release connections or memory."""

@@ -284,7 +284,7 @@ class LocalBackend(Backend):
 
     def sampling_params(self, operation: str) -> dict[str, Any]:
         weights = weights_identity(self.spec)
-        if operation == "yes_no":
+        if operation in ("yes_no", "labels"):
             return {"decoding": "next-token distribution", "weights": weights}
         if operation == "structured":
             return {"decoding": "greedy", "grammar": "xgrammar json_schema", "weights": weights}
@@ -304,13 +304,7 @@ class LocalBackend(Backend):
         for chunk, prompts in self._chunks(lm, requests, on_result):
             try:
                 with lm.lock, torch.inference_mode():
-                    input_ids, attention_mask = _left_pad(prompts, lm.pad_id, lm.device)
-                    position_ids = (attention_mask.cumsum(-1) - 1).clamp(min=0)
-                    logits = lm.model(
-                        input_ids=input_ids, attention_mask=attention_mask,
-                        position_ids=position_ids, use_cache=False,
-                    ).logits[:, -1, :]
-                    logprobs = torch.log_softmax(logits.float(), dim=-1)
+                    logprobs = next_token_logprobs(lm, prompts)
                     top = torch.topk(logprobs, k, dim=-1)
                     p_yes = logprobs[:, lm.yes_ids].exp().sum(-1).clamp(0.0, 1.0)
                     p_no = logprobs[:, lm.no_ids].exp().sum(-1).clamp(0.0, 1.0)
@@ -325,6 +319,15 @@ class LocalBackend(Backend):
                 ]
                 answer = YesNoAnswer(top=pairs, p_yes=float(p_yes[row]), p_no=float(p_no[row]))
                 on_result(index, Outcome(value=answer, usage=TokenUsage(len(prompt), 1)))
+
+    def label_probabilities(self, requests: Sequence[JudgeRequest], labels: Sequence[str],
+                            on_result: ResultCallback) -> None:
+        """Exact: each label's probability in the full next-token distribution."""
+        from .local_labels import label_probabilities
+
+        lm = self.loaded
+        label_probabilities(lm, self._chunks(lm, requests, on_result), labels, on_result,
+                            lambda prompts: next_token_logprobs(lm, prompts))
 
     def structured(self, requests: Sequence[JudgeRequest], json_schema: dict[str, Any],
                    max_tokens: int, on_result: ResultCallback) -> None:
@@ -396,6 +399,21 @@ class LocalBackend(Backend):
             (order[start:start + size], [prompts[i] for i in order[start:start + size]])
             for start in range(0, len(order), size)
         ]
+
+
+def next_token_logprobs(lm: LoadedModel, prompts: list[list[int]]) -> Any:
+    """One batched forward pass (left padding): the log-softmax of the next token after each
+    prompt, a ``(len(prompts), vocab_size)`` tensor. The caller holds ``lm.lock`` and
+    ``torch.inference_mode()``."""
+    import torch
+
+    input_ids, attention_mask = _left_pad(prompts, lm.pad_id, lm.device)
+    position_ids = (attention_mask.cumsum(-1) - 1).clamp(min=0)
+    logits = lm.model(
+        input_ids=input_ids, attention_mask=attention_mask,
+        position_ids=position_ids, use_cache=False,
+    ).logits[:, -1, :]
+    return torch.log_softmax(logits.float(), dim=-1)
 
 
 def _left_pad(prompts: list[list[int]], pad_id: int, device: str) -> tuple[Any, Any]:

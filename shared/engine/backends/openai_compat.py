@@ -25,8 +25,9 @@ from typing import Any
 from urllib.parse import urlparse
 
 from ...base.redaction import redact
-from ...base.types import JudgeRequest, Outcome, YesNoAnswer
+from ...base.types import JudgeRequest, LabelAnswer, Outcome, TokenUsage, YesNoAnswer
 from ..config import PROVIDERS, JudgeConfig, endpoint_of
+from ..logprobs import LABEL_TOP_LOGPROBS, label_mass
 from .base import Backend, LogprobsUnavailable, ResultCallback
 from .openai_responses import (
     MalformedResponse,
@@ -36,6 +37,7 @@ from .openai_responses import (
     message_text,
     no_logprobs_message,
     usage_of,
+    written_label,
 )
 from .openai_transport import DEAD_AFTER, Liveness, event_loop, http_client
 
@@ -53,6 +55,8 @@ NO_KEY = "not-needed"  # the SDK needs some key; servers without authentication 
 #: Requests sent one at a time before a log-probability batch, until one answer tells whether
 #: the model returns log-probabilities.
 MAX_PROBES = 3
+#: Answer tokens of a label request to a model without log-probabilities ("Score: 4").
+SAMPLED_MAX_TOKENS = 16
 
 
 def host_of(url: str | None) -> str:
@@ -103,6 +107,7 @@ class OpenAICompatBackend(Backend):
         )
         self._semaphore: asyncio.Semaphore | None = None  # created on the loop
         self._logprobs_seen = False
+        self._logprobs_missing = False  # label requests: the model gave none, write the label
 
     def __repr__(self) -> str:
         return (
@@ -124,6 +129,9 @@ class OpenAICompatBackend(Backend):
             params["seed"] = self.seed
         if operation == "yes_no":
             params.update({"logprobs": True, self.max_tokens_field: 1})
+        elif operation == "labels":
+            params.update({"logprobs": True, self.max_tokens_field: 1,
+                           "top_logprobs": LABEL_TOP_LOGPROBS})
         elif operation == "structured":
             params["response_format"] = self.response_format
         else:
@@ -158,28 +166,46 @@ class OpenAICompatBackend(Backend):
         params["top_logprobs"] = top_k
 
         async def one(request: JudgeRequest) -> Outcome:
-            response = None
-            try:
-                response = await self._create(request, params)
-                top = first_token_top_logprobs(response, self.model, self.host)
-            except LogprobsUnavailable as exc:
-                if not self._logprobs_seen:  # the model never gave them: a configuration error
-                    raise
-                # it gave them before: this one answer is the fault, not the model
-                return Outcome(error=self._redact(
-                    f"no log-probabilities in this answer from {self.host} (the model returned "
-                    f"them for earlier requests); not scored: {str(exc).split(';')[0]}"),
-                    usage=usage_of(response))
-            except MalformedResponse as exc:
-                return Outcome(error=self._redact(f"unusable answer from {self.host}: {exc}"),
-                               usage=usage_of(response))
-            except Exception as exc:
-                return Outcome(error=self.reason(exc))
-            self._logprobs_seen = True
-            return Outcome(value=YesNoAnswer(top=top), usage=usage_of(response))
+            read = await self._top_logprobs(request, params)
+            if isinstance(read, Outcome):
+                return read
+            return Outcome(value=YesNoAnswer(top=read[0]), usage=read[1])
 
         self._run(requests, one, on_result, probe_first=not self._logprobs_seen,
                   probe_until=lambda: self._logprobs_seen)
+
+    def label_probabilities(self, requests: Sequence[JudgeRequest], labels: Sequence[str],
+                            on_result: ResultCallback) -> None:
+        """Each label's probability in the first token's top-20 list; from a model that has
+        never returned log-probabilities, the label its short written answer names (1.0,
+        ``method`` "sampled"): never silently, each answer says which it is."""
+        params = self.sampling_params("labels")
+        written = {k: v for k, v in params.items() if k not in ("logprobs", "top_logprobs")}
+        written[self.max_tokens_field] = SAMPLED_MAX_TOKENS
+
+        async def read(request: JudgeRequest) -> Outcome | None:
+            try:
+                got = await self._top_logprobs(request, params)
+            except LogprobsUnavailable:  # the model never gave them: it writes its label
+                self._logprobs_missing = True
+                return None
+            if isinstance(got, Outcome):
+                return got
+            return Outcome(value=LabelAnswer(label_mass(got[0], labels)), usage=got[1])
+
+        async def write(request: JudgeRequest) -> Outcome:
+            try:
+                response = await self._create(request, written)
+                return Outcome(value=written_label(response, labels), usage=usage_of(response))
+            except Exception as exc:  # MalformedResponse too: the model wrote no label
+                return Outcome(error=self.reason(exc))
+
+        async def one(request: JudgeRequest) -> Outcome:
+            outcome = None if self._logprobs_missing else await read(request)
+            return outcome if outcome is not None else await write(request)
+
+        self._run(requests, one, on_result, probe_first=not self._logprobs_seen,
+                  probe_until=lambda: self._logprobs_seen or self._logprobs_missing)
 
     def structured(self, requests: Sequence[JudgeRequest], json_schema: dict[str, Any],
                    max_tokens: int, on_result: ResultCallback) -> None:
@@ -210,6 +236,32 @@ class OpenAICompatBackend(Backend):
             event_loop().submit(client.close()).result(timeout=5)
         except Exception:  # closing is best effort
             pass
+
+    # -- plumbing
+
+    async def _top_logprobs(self, request: JudgeRequest, params: dict[str, Any]
+                            ) -> tuple[list[tuple[str, float]], TokenUsage] | Outcome:
+        """The first answer token's top log-probabilities and the usage, or the failed
+        ``Outcome``. Raises :class:`LogprobsUnavailable` while the model has never given them."""
+        response = None
+        try:
+            response = await self._create(request, params)
+            top = first_token_top_logprobs(response, self.model, self.host)
+        except LogprobsUnavailable as exc:
+            if not self._logprobs_seen:  # the model never gave them: a configuration error
+                raise
+            # it gave them before: this one answer is the fault, not the model
+            return Outcome(error=self._redact(
+                f"no log-probabilities in this answer from {self.host} (the model returned "
+                f"them for earlier requests); not scored: {str(exc).split(';')[0]}"),
+                usage=usage_of(response))
+        except MalformedResponse as exc:
+            return Outcome(error=self._redact(f"unusable answer from {self.host}: {exc}"),
+                           usage=usage_of(response))
+        except Exception as exc:
+            return Outcome(error=self.reason(exc))
+        self._logprobs_seen = True
+        return top, usage_of(response)
 
     # -- plumbing
 

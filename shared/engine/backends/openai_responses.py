@@ -7,7 +7,8 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from ...base.types import TokenUsage
+from ...base.types import LabelAnswer, TokenUsage
+from ..logprobs import sampled_label
 from .base import LogprobsUnavailable
 
 
@@ -113,3 +114,13 @@ def is_strict_compatible(schema: Any) -> bool:
         if key in schema:
             subschemas.append(schema[key])
     return all(is_strict_compatible(sub) for sub in subschemas)
+
+
+def written_label(response: Any, labels: list[str] | tuple[str, ...]) -> LabelAnswer:
+    """The label a model without log-probabilities wrote (probability 1.0, ``method``
+    "sampled"); :class:`MalformedResponse` when its answer names none of ``labels``."""
+    text = message_text(response)
+    label = sampled_label(text, labels)
+    if label is None:
+        raise MalformedResponse(f"the judge wrote none of {', '.join(labels)}: {text[:80]!r}")
+    return LabelAnswer({k: float(k == label) for k in labels}, "sampled", text)
