@@ -41,7 +41,8 @@ setup: $(RUNTIME_STAMP)
 setup-test: $(TEST_STAMP)
 
 run: $(RUNTIME_STAMP)
-	$(PY) -m shared score examples/rag_sample.jsonl --metric all --out out/rag_sample_scores.jsonl
+	$(PY) -m shared score examples/rag_sample.jsonl --metric all --out out/rag_sample_scores.jsonl \
+	    --html out/rag_sample_report.html
 
 test: $(TEST_STAMP)
 	$(PY) -m ruff check shared metrics tests app.py bench
@@ -73,7 +74,7 @@ bench: $(RUNTIME_STAMP) $(BENCH_STAMP)
 	$(PY) bench/run_all.py
 
 # Every metric against human labels; writes bench/AGREEMENT.md (and, with the embedded judge,
-# shared/agreement_figures.json and the cards' agreement blocks; then bench/GROUNDING.md's
+# shared/analysis/agreement_figures.json and the cards' agreement blocks; then bench/GROUNDING.md's
 # before/after-grounding table of those figures, which runs no judge). Another judge:
 #   make agreement JUDGE="--provider openai-compatible --base-url URL --model M"
 # The side-by-side section runs the peers (valor-lite, RAGAS, DeepEval) in $(AGREEMENT_VENV), which
@@ -91,7 +92,7 @@ agreement: $(RUNTIME_STAMP) $(AGREEMENT_STAMP)
 	$(PY) bench/bench_grounding.py --write-only > /dev/null
 
 cards: $(RUNTIME_STAMP)
-	$(PY) -m shared.cards
+	$(PY) -m shared.kit.cards
 
 lint: $(TEST_STAMP)
 	$(PY) -m ruff check shared metrics tests app.py bench

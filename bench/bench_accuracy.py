@@ -66,7 +66,7 @@ def load_benchwise() -> tuple[Callable | None, str]:
 def main() -> list[dict]:
     import evaluate
 
-    from shared.text import paused_gc
+    from shared.base.text import paused_gc
 
     metric = evaluate.load(str(REPO / "metrics" / "accuracy"))
     predictions, references = corpus(N)

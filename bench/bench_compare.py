@@ -53,7 +53,7 @@ def main() -> list[dict]:
     import scipy.stats as sps
 
     from shared import compare, stats
-    from shared.report import write_compare_html
+    from shared.analysis.report import write_compare_html
 
     a, b = runs()
     result = {}

@@ -76,7 +76,7 @@ BEFORE_KINDS = GROUNDING_KINDS[:4]
 # main just before the grounding merge (its first parent): the agreement figures of the embedded
 # judge on prompts version 1, which GROUNDING.md compares with the current ones
 AGREEMENT_BEFORE = "aa3c09c^1"
-FIGURES = REPO / "shared" / "agreement_figures.json"
+FIGURES = REPO / "shared" / "analysis" / "agreement_figures.json"
 V1_EXAMPLES = {
     "statements": ("Paris is the capital of France.", "Paris has about two million inhabitants."),
     "opinions": ("The new stadium is a waste of money.", "The Earth is flat",
@@ -118,7 +118,7 @@ def datasets(judge: str) -> list[tuple[str, list[dict[str, Any]], tuple[str, ...
 
 
 def inputs(name: str, rows: list[dict[str, Any]]) -> dict[str, list[Any]]:
-    from shared.registry import METRICS as SPECS
+    from shared.kit.registry import METRICS as SPECS
 
     spec = SPECS[name]
     columns = {**spec.columns, **{a: c for a, c in spec.optional_columns.items()
@@ -132,11 +132,11 @@ def v1_prompts() -> dict[str, Any]:
     """The version-1 templates, read from git, with their example texts attached."""
     from shared import prompts
 
-    source = subprocess.run(["git", "show", f"{BEFORE_COMMIT}:shared/prompts.py"], cwd=REPO,
+    source = subprocess.run(["git", "show", f"{BEFORE_COMMIT}:shared/engine/prompts.py"], cwd=REPO,
                             capture_output=True, text=True, check=True).stdout
     module = types.ModuleType("shared.prompts_v1")
     sys.modules[module.__name__] = module  # dataclasses look their module up
-    exec(compile(source.replace("from .types import", "from shared.types import"),
+    exec(compile(source.replace("from .types import", "from shared.base.types import"),
                  "prompts_v1", "exec"), module.__dict__)
     old: dict[str, Any] = {}
     for name, value in vars(prompts).items():
@@ -150,16 +150,27 @@ def v1_prompts() -> dict[str, Any]:
 
 @contextlib.contextmanager
 def patched_prompts(templates: dict[str, Any]) -> Iterator[None]:
-    from shared import prompts
+    """Send ``templates`` (name in shared.engine.prompts -> template) instead of the current
+    ones: each judge step holding one of those prompts is swapped for a copy holding the other."""
+    import dataclasses
 
-    saved = {name: getattr(prompts, name) for name in templates}
+    from shared import prompts
+    from shared.kit import steps
+    from shared.kit.steps import extraction, rating, verdicts
+
+    current = {id(getattr(prompts, name)): template for name, template in templates.items()}
+    saved = []
+    for module in (steps, extraction, verdicts, rating):
+        for attribute, step in list(vars(module).items()):
+            if isinstance(step, steps.JudgeStep) and id(step.template) in current:
+                saved.append((module, attribute, step))
+                setattr(module, attribute,
+                        dataclasses.replace(step, template=current[id(step.template)]))
     try:
-        for name, template in templates.items():
-            setattr(prompts, name, template)
         yield
     finally:
-        for name, template in saved.items():
-            setattr(prompts, name, template)
+        for module, attribute, step in saved:
+            setattr(module, attribute, step)
 
 
 # ---------------------------------------------------------------- counting answers
@@ -177,8 +188,9 @@ class Tally:
 @contextlib.contextmanager
 def counting(tally: Tally, enforce: bool, kinds: tuple[str, ...]) -> Iterator[None]:
     """Wrap ``Judge.structured``: enforce the checks (after) or only observe them (before)."""
-    from shared import grounding, rag_judge
-    from shared.runner import Judge
+    from shared.engine import grounding
+    from shared.engine.runner import Judge
+    from shared.kit.steps import extraction
 
     original = Judge.structured
 
@@ -202,18 +214,18 @@ def counting(tally: Tally, enforce: bool, kinds: tuple[str, ...]) -> Iterator[No
         return outcomes
 
     Judge.structured = structured
-    saved = rag_judge.grounding
+    saved = extraction.grounding
     if not enforce:  # version 1 scored every extracted item: drop none
         keep_all = types.SimpleNamespace(**{k: getattr(grounding, k) for k in dir(grounding)
                                             if not k.startswith("__")})
         keep_all.ground_items = lambda items, *args, **kwargs: grounding.ItemReport(
             kept=list(items))
-        rag_judge.grounding = keep_all
+        extraction.grounding = keep_all
     try:
         yield
     finally:
         Judge.structured = original
-        rag_judge.grounding = saved
+        extraction.grounding = saved
 
 
 # ---------------------------------------------------------------- one pass
@@ -221,7 +233,7 @@ def counting(tally: Tally, enforce: bool, kinds: tuple[str, ...]) -> Iterator[No
 def run_pass(judge: str, base_url: str | None, when: str) -> list[dict[str, Any]]:
     import evaluate
 
-    from shared import registry
+    from shared.kit import registry
 
     options: dict[str, Any] = {"show_progress": False}
     if judge == "server":
@@ -298,19 +310,21 @@ def _figure(entry: dict[str, Any] | None) -> tuple[str, str]:
 
 
 def agreement_movement() -> list[str]:
-    """GROUNDING.md's section comparing shared/agreement_figures.json at ``AGREEMENT_BEFORE``
-    (``git show``) with the working tree's file, per metric; read from the two JSON files."""
+    """GROUNDING.md's section comparing shared/analysis/agreement_figures.json at
+    ``AGREEMENT_BEFORE`` (``git show``) with the working tree's file, per metric; read from the two
+    JSON files."""
     shown = subprocess.run(["git", "show", f"{AGREEMENT_BEFORE}:shared/agreement_figures.json"],
                            cwd=REPO, capture_output=True, text=True)
     if shown.returncode != 0 or not FIGURES.exists():
         return ["", "## How the agreement figures moved", "",
                 f"Not available here (`git show {AGREEMENT_BEFORE}` failed or "
-                "shared/agreement_figures.json is missing)."]
+                "shared/analysis/agreement_figures.json is missing)."]
     before = json.loads(shown.stdout)
     after = json.loads(FIGURES.read_text(encoding="utf-8"))
     lines = [
         "", "## How the agreement figures moved", "",
-        f"shared/agreement_figures.json (written by `make agreement`) before grounding (git "
+        f"shared/analysis/agreement_figures.json (written by `make agreement`) before grounding "
+        f"(git "
         f"`{AGREEMENT_BEFORE}`, generated {before.get('generated')}, prompts version 1, no "
         f"checks) and now (generated {after.get('generated')}); judge: "
         f"{after.get('judge')}. Statistic with its 95% bootstrap interval; *measured rows*: "

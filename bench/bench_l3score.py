@@ -99,7 +99,7 @@ def make_rows(n: int) -> list[dict[str, str]]:
 
 def spiqa_score(top: list[tuple[str, float]]) -> float:
     """The SPIQA top-5 rule as the L3Score card states it, written here independently of
-    ``shared.logprobs`` so the two implementations check each other."""
+    ``shared.engine.logprobs`` so the two implementations check each other."""
     yes = next((lp for tok, lp in top if tok.strip().lower() in ("yes", "yeah")), None)
     no = next((lp for tok, lp in top if tok.strip().lower() == "no"), None)
     if yes is None and no is None:

@@ -62,7 +62,7 @@ def load_rows(n: int) -> list[dict[str, Any]]:
 
 
 def our_inputs(name: str, rows: list[dict[str, Any]]) -> dict[str, list[Any]]:
-    from shared.registry import METRICS as SPECS
+    from shared.kit.registry import METRICS as SPECS
 
     spec = SPECS[name]
     columns = {**spec.columns, **spec.optional_columns}

@@ -18,78 +18,83 @@ from typing import Any
 # torch loads, and never overrides a user's own setting.
 os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
-# public name -> submodule that defines it
+# public name -> "module:name" (a name the module defines) or "module" (the module itself)
 _EXPORTS: dict[str, str] = {
     # inputs and metric base
-    "Input": "metric_base",
-    "ValidatedMetric": "metric_base",
-    "Example": "metric_base",
-    "rag_example": "metric_base",
-    "Option": "options",
-    "EMBEDDING_OPTIONS": "options",
-    "options": "",
-    "validation": "",
-    "InputError": "validation",
-    "InputTypeError": "validation",
+    "Input": "kit.metric_base:Input",
+    "ValidatedMetric": "kit.metric_base:ValidatedMetric",
+    "Example": "kit.metric_base:Example",
+    "rag_example": "kit.metric_base:rag_example",
+    "Option": "base.options:Option",
+    "EMBEDDING_OPTIONS": "base.options:EMBEDDING_OPTIONS",
+    "options": "base.options",
+    "validation": "base.validation",
+    "InputError": "base.validation:InputError",
+    "InputTypeError": "base.validation:InputTypeError",
     # per-sample results and the compute() output built from them
-    "SampleResult": "results",
-    "MetricOutput": "results",
-    "build_output": "results",
-    "with_results": "results",
-    "results_of": "results",
-    "mean_measured": "results",
+    "SampleResult": "kit.results:SampleResult",
+    "MetricOutput": "kit.results:MetricOutput",
+    "build_output": "kit.results:build_output",
+    "with_results": "kit.results:with_results",
+    "results_of": "kit.results:results_of",
+    "mean_measured": "kit.results:mean_measured",
     # judge configuration, runner, prompts
-    "JudgeConfig": "config",
-    "judge_config": "config",
-    "JUDGE_OPTION_NAMES": "config",
-    "JUDGE_OPTIONS": "config",
-    "Judge": "runner",
-    "get_judge": "runner",
-    "JudgeMetric": "judge_metric",
-    "first_failure": "judge_metric",
-    "judge_fault": "judge_metric",
-    "judge_output": "judge_metric",
-    "split_judge_options": "judge_metric",
-    "citations": "",
-    "JudgeRequest": "types",
-    "Outcome": "types",
-    "YesNoAnswer": "types",
-    "prompts": "",
-    "fence": "prompts",
+    "JudgeConfig": "engine.config:JudgeConfig",
+    "judge_config": "engine.config:judge_config",
+    "JUDGE_OPTION_NAMES": "engine.config:JUDGE_OPTION_NAMES",
+    "JUDGE_OPTIONS": "engine.config:JUDGE_OPTIONS",
+    "Judge": "engine.runner:Judge",
+    "get_judge": "engine.runner:get_judge",
+    "JudgeMetric": "kit.judge_metric:JudgeMetric",
+    "About": "kit.about:About",
+    "first_failure": "kit.judge_metric:first_failure",
+    "judge_fault": "kit.judge_metric:judge_fault",
+    "split_judge_options": "kit.judge_metric:split_judge_options",
+    "citations": "kit.citations",
+    "JudgeRequest": "base.types:JudgeRequest",
+    "Outcome": "base.types:Outcome",
+    "YesNoAnswer": "base.types:YesNoAnswer",
+    "LabelAnswer": "base.types:LabelAnswer",
+    "prompts": "engine.prompts",
+    "fence": "engine.prompts:fence",
     # scoring helpers named in INTERFACE.md
-    "l3score_from_top_logprobs": "logprobs",
-    "exact_yes_probability": "logprobs",
-    "l3score_breakdown": "logprobs",
-    "average_precision": "scoring",
+    "l3score_from_top_logprobs": "engine.logprobs:l3score_from_top_logprobs",
+    "exact_yes_probability": "engine.logprobs:exact_yes_probability",
+    "l3score_breakdown": "engine.logprobs:l3score_breakdown",
+    "average_precision": "kit.scoring:average_precision",
     # LLM-guided text-generation metrics: arithmetic and shared judge steps
-    "scoring": "",
-    "rag_judge": "",
-    "text_judge": "",
-    "estimate_cost": "pricing",
+    "scoring": "kit.scoring",
+    "steps": "kit.steps",
+    "criteria_judge": "kit.steps.criteria",
+    "estimate_cost": "engine.pricing:estimate_cost",
     # embeddings, text, stats
-    "embed_texts": "embeddings",
-    "embed_windows": "embeddings",
-    "pooled": "embeddings",
-    "load_embedding_model": "embeddings",
-    "text": "",
-    "qa_match": "",
-    "lcs": "",
-    "stats": "",
-    "defaults": "",
+    "embed_texts": "kit.embeddings:embed_texts",
+    "embed_windows": "kit.embeddings:embed_windows",
+    "pooled": "kit.embeddings:pooled",
+    "load_embedding_model": "kit.embeddings:load_embedding_model",
+    "text": "base.text",
+    "qa_match": "kit.qa_match",
+    "lcs": "kit.lcs",
+    "stats": "kit.stats",
+    "defaults": "base.defaults",
     # agreement of a metric with human labels (`python -m shared agree`)
-    "agreement": "",
+    "agreement": "analysis.agreement",
     # batch scoring of a datasets.Dataset
-    "score_dataset": "batch",
-    "BatchSummary": "batch",
+    "score_dataset": "runs.batch:score_dataset",
+    "BatchSummary": "runs.batch:BatchSummary",
     # paired comparison of two runs, HTML reports
-    "compare": "comparison",
-    "CompareReport": "comparison",
-    "write_score_html": "report",
-    "write_compare_html": "report",
-    "write_agreement_html": "report",
+    "compare": "analysis.comparison:compare",
+    "CompareReport": "analysis.comparison:CompareReport",
+    # gates for CI (docs/GATES.md)
+    "assert_gates": "analysis.gates:assert_gates",
+    "evaluate_gates": "analysis.gates:evaluate_gates",
+    "regression_checks": "analysis.regressions:regression_checks",
+    "write_score_html": "analysis.report:write_score_html",
+    "write_compare_html": "analysis.report:write_compare_html",
+    "write_agreement_html": "analysis.report:write_agreement_html",
     # demo (gradio is imported only when these are used)
-    "build_demo": "demo",
-    "launch_metric_demo": "demo",
+    "build_demo": "demo:build_demo",
+    "launch_metric_demo": "demo:launch_metric_demo",
 }
 
 __all__ = sorted(_EXPORTS)
@@ -98,9 +103,9 @@ __all__ = sorted(_EXPORTS)
 def __getattr__(name: str) -> Any:
     if name not in _EXPORTS:
         raise AttributeError(f"module 'shared' has no attribute {name!r}")
-    module_name = _EXPORTS[name] or name
+    module_name, _, attribute = _EXPORTS[name].partition(":")
     module = importlib.import_module(f".{module_name}", __name__)
-    value = module if not _EXPORTS[name] else getattr(module, name)
+    value = getattr(module, attribute) if attribute else module
     globals()[name] = value
     return value
 

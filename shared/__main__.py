@@ -1,5 +1,5 @@
-"""``python -m shared score ...``: the batch-scoring command line (see ``shared/cli.py``)."""
+"""``python -m shared score ...``: the batch-scoring command line (see ``shared/cli/main.py``)."""
 
-from .cli import main
+from .cli.main import main
 
 raise SystemExit(main())

@@ -59,7 +59,7 @@ def serve(n_ctx: int = 4096, ready_seconds: float = 300.0, log: Path | None = No
     one thread (two spin against each other on 2 cores), aliased ``smollm2``; yields its base
     URL (``http://127.0.0.1:PORT/v1``) once ``/v1/models`` answers, and stops it after.
     ``log`` receives the server's output (a temporary file when None)."""
-    from .defaults import judge_gguf_path
+    from .base.defaults import judge_gguf_path
 
     port = free_port()
     if log is None:

@@ -17,13 +17,13 @@ import shutil
 import sys
 from pathlib import Path
 
-from .registry import METRICS_DIR, available
+from .kit.registry import METRICS_DIR, available
 
 PACKAGE_DIR = Path(__file__).resolve().parent
 BUNDLE_MODULE = "judge_shared"
 VENDORED_PACKAGE = "_judge_shared_vendored"
 # data files of the package that a Space's demo reads (the embedded judge's measured agreement)
-PACKAGE_DATA = ("agreement_figures.json",)
+PACKAGE_DATA = ("analysis/agreement_figures.json",)
 
 _METRIC_IMPORT = re.compile(r"^from shared import ", re.MULTILINE)
 _APP_IMPORT = re.compile(r"^from shared(?:\.\w+)* import ", re.MULTILINE)
@@ -142,7 +142,7 @@ def build_space(name: str, out_dir: Path, bundle: str | None = None) -> Path:
     for data in PACKAGE_DATA:
         if (PACKAGE_DIR / data).is_file():
             # where the vendored modules look for it: next to their __file__
-            (target / VENDORED_PACKAGE).mkdir(exist_ok=True)
+            (target / VENDORED_PACKAGE / data).parent.mkdir(parents=True, exist_ok=True)
             shutil.copyfile(PACKAGE_DIR / data, target / VENDORED_PACKAGE / data)
     return target
 

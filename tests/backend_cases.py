@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from shared.types import JudgeRequest, Outcome
+from shared.base.types import JudgeRequest, Outcome
 
 YES_NO = "Answer in one word - Yes or No."
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -55,3 +56,15 @@ def cache_dir(tmp_path: Path) -> str:
     path = tmp_path / "judge-cache"
     path.mkdir()
     return str(path)
+
+
+@pytest.fixture(scope="module")
+def metric(request: pytest.FixtureRequest) -> Any:
+    """The metric a test module is named after (``tests/metrics/test_<name>.py``), loaded once
+    per module."""
+    import evaluate
+
+    from shared.kit import registry
+
+    name = Path(request.module.__file__).stem.removeprefix("test_")
+    return evaluate.load(registry.metric_path(name))

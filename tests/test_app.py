@@ -18,8 +18,8 @@ from faultproxy import FaultProxy
 from rapidfuzz import fuzz
 from rouge_score import rouge_scorer
 
-from shared.backends import _BACKENDS
 from shared.demo import EXAMPLES, build_demo
+from shared.engine.backends import _BACKENDS
 
 FAKE_KEY = "sk-test-DEMO-0123456789abcdefSECRET"
 
@@ -139,7 +139,7 @@ def test_option_fields_are_the_declared_options(demo: Any) -> None:
     type, the declared default (or the example's value) as the initial value."""
     import gradio as gr
 
-    from shared.registry import METRICS
+    from shared.kit.registry import METRICS
 
     control = {"bool": gr.Checkbox, "int": gr.Number, "float": gr.Number, "json": gr.Textbox,
                "text": gr.Textbox}
@@ -148,7 +148,14 @@ def test_option_fields_are_the_declared_options(demo: Any) -> None:
         declared = [option for option in spec.options if option.kind is not None]
         assert panel.options == declared
         for option in declared:
-            assert isinstance(panel.option_fields[option.name], control[option.kind])
+            field = panel.option_fields[option.name]
+            if option.choices:  # a dropdown of the declared values (issue 30)
+                assert isinstance(field, gr.Dropdown), (name, option.name)
+                offered = [value for _, value in field.choices]
+                assert [c for c in offered if c != ""] == list(option.choices)
+                assert ("" in offered) == (option.nullable or option.default is None)
+            else:
+                assert isinstance(field, control[option.kind])
             initial = panel.initial[panel.option_fields[option.name]]
             expected = spec.example.options.get(option.name, option.default)
             if option.kind == "json":
@@ -159,6 +166,79 @@ def test_option_fields_are_the_declared_options(demo: Any) -> None:
                 assert initial == expected
     assert "tokenizer" not in demo.jm_panels["rouge"].option_fields  # a function: no field
     assert [o.name for o in demo.jm_panels["l3score"].options] == ["exact"]
+
+
+def test_accuracy_mode_is_a_dropdown_whose_choice_reaches_the_metric(demo: Any) -> None:
+    import gradio as gr
+
+    accuracy = demo.jm_panels["accuracy"]
+    mode = accuracy.option_fields["mode"]
+    assert isinstance(mode, gr.Dropdown) and mode.value == "exact"
+    table = pd.DataFrame({"prediction": ["It is Paris, I think"], "reference": ["Paris"]})
+    assert headline(run(accuracy, table)["aggregate"], "accuracy") == "0.0000"
+    assert headline(run(accuracy, table, {"mode": "contains"})["aggregate"],
+                    "accuracy") == "1.0000"
+
+
+def test_an_upload_that_never_ends_is_refused_by_its_name(tmp_path: Path) -> None:
+    """A named pipe and a link to /dev/zero, uploaded to a metric's panel and to the Compare
+    tab: one message naming the file, never its server path (a child process with a timeout,
+    so a regression cannot hang the suite)."""
+    import os
+    import subprocess
+    import sys
+
+    fifo = tmp_path / "pipe.jsonl"
+    os.mkfifo(fifo)
+    zero = tmp_path / "zero.csv"
+    zero.symlink_to("/dev/zero")
+    good = tmp_path / "good.jsonl"
+    good.write_text('{"id": 1, "accuracy": 1.0}\n', encoding="utf-8")
+    code = (
+        "import sys\n"
+        "from shared.demo.compare_tab import handle\n"
+        "from shared.demo.inputs import DemoInputError, read_batch_file\n"
+        "for path in sys.argv[1:3]:\n"
+        "    try: read_batch_file(path)\n"
+        "    except DemoInputError as error: print(error)\n"
+        "    print(handle(path, sys.argv[3])[0])\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code, str(fifo), str(zero), str(good)],
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert lines[0] == "pipe.jsonl: a named pipe, not a regular file; give a file"
+    assert "A pipe.jsonl: a named pipe, not a regular file" in html.unescape(lines[1])
+    assert lines[2] == "zero.csv: a device, not a regular file; give a file"
+    assert "A zero.csv: a device, not a regular file" in html.unescape(lines[3])
+    assert str(tmp_path) not in done.stdout
+
+
+def test_choices_are_a_dropdown_and_criteria_a_text_box() -> None:
+    """An option with declared choices is a dropdown of them; g_eval's required criteria is a
+    text box holding the example's criteria; blank, the run says criteria is required."""
+    import gradio as gr
+
+    from shared.kit.registry import METRICS
+
+    page = build_demo(["accuracy", "g_eval"])
+    mode = page.jm_panels["accuracy"].option_fields["mode"]
+    assert isinstance(mode, gr.Dropdown)
+    assert [choice for choice, _ in mode.choices] == list(
+        next(o for o in METRICS["accuracy"].options if o.name == "mode").choices)
+    assert run(page.jm_panels["accuracy"], options={"mode": "contains"})["raw"]["accuracy"] \
+        is not None
+    g_eval = page.jm_panels["g_eval"]
+    criteria = g_eval.option_fields["criteria"]
+    assert isinstance(criteria, gr.Textbox) and criteria.lines == 3
+    assert g_eval.initial[criteria] == METRICS["g_eval"].example.options["criteria"]
+    out = run(g_eval, options={"criteria": "  "})
+    assert "jm-error" in out["status"] and "criteria is required" in out["status"]
+    out = run(g_eval, pd.DataFrame({"prediction": ["Read the FAQ."]}),
+              options={"score_range": "[1, 3]", "criteria": "Is the reply polite?"})
+    assert "jm-ok" in out["status"], out["status"]
+    assert 0.0 <= float(headline(out["aggregate"], "g_eval")) <= 1.0
+    assert list(out["raw"]["details"][0]["probabilities"]) == ["1", "2", "3"]
 
 
 def test_accuracy_seed_example(demo: Any) -> None:
@@ -315,7 +395,7 @@ def test_wrong_key_and_unreachable_server(demo: Any, key_echo_server: KeyEchoSer
 
 def test_a_space_loads_its_metric_from_its_own_folder(tmp_path: Path) -> None:
     from shared.demo import caller_metric_dir
-    from shared.registry import METRICS_DIR
+    from shared.kit.registry import METRICS_DIR
     from shared.spaces import BUNDLE_MODULE, build_space
 
     space = build_space("l3score", tmp_path)

@@ -21,8 +21,8 @@ import evaluate
 import pytest
 from faultproxy import FaultProxy
 
-from shared.registry import METRICS, available, metric_path
-from shared.validation import InputError
+from shared.base.validation import InputError
+from shared.kit.registry import METRICS, available, metric_path
 
 # evaluate's temporary files are shared by every process using the same experiment id; a
 # private id keeps other processes' locks from delaying these tests
@@ -37,6 +37,7 @@ THRESHOLDS: dict[str, tuple[str, ...]] = {
     "accuracy": ("fuzzy_threshold", "threshold"),
     "semantic_list_contains": ("similarity_threshold",),
     "answer_correctness": ("threshold",),
+    "g_eval": ("threshold",),
 }
 WEIGHTS: dict[str, list[Any]] = {
     "bleu": [[-0.5, 1.5], [math.nan, 1.0], [0.0, 0.0], ["a", "b"], [math.inf], []],
@@ -95,15 +96,18 @@ def counter() -> Iterator[FaultProxy]:
 
 @pytest.fixture()
 def options(counter: FaultProxy, cache_dir: str) -> Iterator[Any]:
-    """Per metric, judge options aimed at the counting proxy (none for non-judge metrics); the
-    test checks afterwards that nothing was sent."""
+    """Per metric, judge options aimed at the counting proxy (none for non-judge metrics) and
+    the options it requires; the test checks afterwards that nothing was sent."""
     before = counter.count
 
     def make(name: str) -> dict[str, Any]:
-        if not METRICS[name].judge:
-            return {}
-        return {"provider": "openai-compatible", "base_url": counter.url, "model": "smollm2",
-                "cache_dir": cache_dir, "max_retries": 0, "timeout": 2.0, "show_progress": False}
+        spec = METRICS[name]  # an option without a default (g_eval's criteria): the example's
+        required = {o.name: spec.example.options[o.name] for o in spec.options if o.required}
+        if not spec.judge:
+            return required
+        return {**required, "provider": "openai-compatible", "base_url": counter.url,
+                "model": "smollm2", "cache_dir": cache_dir, "max_retries": 0, "timeout": 2.0,
+                "show_progress": False}
 
     yield make
     assert counter.count == before, "a request reached the judge before the input was rejected"

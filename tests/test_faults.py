@@ -27,10 +27,10 @@ import pytest
 from faultproxy import FaultProxy, SubprocessProxy, messages_key, synthetic_top_logprobs
 
 from shared import prompts
-from shared.backends.base import LogprobsUnavailable
-from shared.backends.openai_compat import DEAD_AFTER
-from shared.logprobs import l3score_from_top_logprobs
-from shared.registry import metric_path
+from shared.engine.backends.base import LogprobsUnavailable
+from shared.engine.backends.openai_compat import DEAD_AFTER
+from shared.engine.logprobs import l3score_from_top_logprobs
+from shared.kit.registry import metric_path
 
 # evaluate's temporary files are shared by every process using the same experiment id; a
 # private id keeps other processes' locks from delaying these tests

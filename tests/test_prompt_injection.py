@@ -1,6 +1,7 @@
 """Prompt injection: user text inside judge prompts stays inside one fence it cannot close.
 
-For every fenced :class:`shared.prompts.PromptTemplate`, each field is filled with hostile text
+For every fenced :class:`shared.engine.prompts.PromptTemplate`, each field is filled with hostile
+text
 (fake fence tags, chat-template role markers, "ignore previous instructions") and the rendered
 prompt is parsed back: each value must sit, unchanged, between exactly one opening and one
 closing tag of its own, and that closing tag must not occur in the value. Judge metric cards
@@ -18,7 +19,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from shared import prompts
-from shared.registry import METRICS, available, metric_path
+from shared.kit.registry import METRICS, available, metric_path
 
 TEMPLATES = sorted(
     (v for v in vars(prompts).values() if isinstance(v, prompts.PromptTemplate)),

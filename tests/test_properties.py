@@ -1,5 +1,6 @@
 """Property-based tests (hypothesis): text normalisation, the output range of every non-judge
-metric, and the pure arithmetic of the judge metrics (shared/scoring.py, shared/logprobs.py)."""
+metric, and the pure arithmetic of the judge metrics (shared/kit/scoring.py,
+shared/engine/logprobs.py)."""
 
 from __future__ import annotations
 
@@ -17,8 +18,9 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 from nltk.tokenize import RegexpTokenizer
 
-from shared import logprobs, scoring, text
-from shared.registry import METRICS, available, metric_path
+from shared import scoring, text
+from shared.engine import logprobs
+from shared.kit.registry import METRICS, available, metric_path
 
 # evaluate's temporary files are shared by every process using the same experiment id; a
 # private id keeps other processes' locks from delaying these tests

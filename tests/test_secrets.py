@@ -23,10 +23,10 @@ import evaluate
 import pytest
 from faultproxy import FaultProxy
 
-from shared.backends.base import LogprobsUnavailable
-from shared.config import judge_config
-from shared.redaction import redact
-from shared.registry import metric_path
+from shared.base.redaction import redact
+from shared.engine.backends.base import LogprobsUnavailable
+from shared.engine.config import judge_config
+from shared.kit.registry import metric_path
 
 # evaluate's temporary files are shared by every process using the same experiment id; a
 # private id keeps other processes' locks from delaying these tests
@@ -260,6 +260,67 @@ def test_cli_refuses_a_password_in_base_url(proxy: FaultProxy, tmp_path: Path) -
     assert proxy.seen == []
 
 
+SCHEMELESS = [f"{USER}:{PASSWORD}@127.0.0.1:9/v1", f"//{USER}:{PASSWORD}@127.0.0.1:9/v1",
+              f"http://{USER}:pa/ss{PASSWORD}@127.0.0.1:9/v1",
+              f"http://{USER}:p@ss{PASSWORD}@127.0.0.1:9/v1",
+              f"http://127.0.0.1:notaport/v1?api_key={PASSWORD}",
+              f"http://127.0.0.1:99999/v1?token={PASSWORD}",
+              f"ftp://{USER}:{PASSWORD}@127.0.0.1/v1", f"http://[::1:{USER}:{PASSWORD}@h/v1"]
+
+
+@pytest.mark.parametrize("url", SCHEMELESS)
+def test_every_refused_base_url_is_shown_redacted(url: str) -> None:
+    """Issue 29.4: a base URL without a scheme, a password holding / or @, a token in the query:
+    the error names the URL with its credentials masked."""
+    with pytest.raises(ValueError) as info:
+        judge_config(provider="openai-compatible", model="m", base_url=url)
+    message = str(info.value)
+    assert "base_url=" in message and "***" in message, message
+    assert_no_password("the error", message)
+
+
+def test_cli_never_prints_a_schemeless_password(tmp_path: Path) -> None:
+    """The issue's reproduction: ``--base-url 'bob:PASSWORD@127.0.0.1:9/v1'`` is refused in one
+    line that does not hold the password."""
+    source = tmp_path / "input.jsonl"
+    source.write_text(json.dumps({"question": "q", "prediction": "a", "contexts": ["c"]}) + "\n")
+    env = {**os.environ, "HF_HUB_OFFLINE": "1", "PYTHONPATH": str(REPO)}
+    done = subprocess.run(
+        [sys.executable, "-m", "shared", "score", str(source), "-m", "faithfulness",
+         "--base-url", SCHEMELESS[0], "--provider", "openai-compatible", "--model", "m",
+         "--out", str(tmp_path / "o.jsonl")],
+        env=env, capture_output=True, text=True, timeout=120, cwd=tmp_path)
+    assert done.returncode == 2 and done.stderr.count("\n") == 1, done.stderr
+    assert "***@127.0.0.1:9/v1" in done.stderr, done.stderr
+    assert_no_password("CLI stderr", done.stdout + done.stderr)
+    assert not (tmp_path / "o.jsonl").exists()
+
+
+def test_a_token_in_the_base_url_query_stays_out_of_every_message(tmp_path: Path) -> None:
+    """A base URL whose query holds a token is accepted (some gateways want it) and used; the
+    unmeasured reasons, the output file, the HTML report, stdout and stderr never show it, nor
+    does ``repr`` of the config."""
+    from conftest import free_port
+
+    url = f"http://127.0.0.1:{free_port()}/v1?api_key={PASSWORD}"
+    assert PASSWORD not in repr(judge_config(provider="openai-compatible", model="m",
+                                             base_url=url))
+    source = tmp_path / "input.jsonl"
+    source.write_text(json.dumps({"question": "q", "prediction": "a", "contexts": ["c"]}) + "\n")
+    env = {**os.environ, "HF_HUB_OFFLINE": "1", "PYTHONPATH": str(REPO),
+           "JUDGE_METRICS_CACHE_DIR": str(tmp_path / "cache")}
+    done = subprocess.run(
+        [sys.executable, "-m", "shared", "score", str(source), "-m", "faithfulness",
+         "--base-url", url, "--provider", "openai-compatible", "--model", "m", "--timeout", "2",
+         "--out", str(tmp_path / "o.jsonl"), "--html", str(tmp_path / "report.html")],
+        env=env, capture_output=True, text=True, timeout=300, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    written = (tmp_path / "o.jsonl").read_text() + (tmp_path / "report.html").read_text()
+    assert "unreachable" in written  # the judge's fault is reported, with its host only
+    assert_no_password("the output, the report, stdout and stderr",
+                       written + done.stdout + done.stderr)
+
+
 def test_redaction_removes_every_credential_form() -> None:
     """The one redaction step: what a server could echo, in the forms it could echo it."""
     echoed = [
@@ -269,6 +330,11 @@ def test_redaction_removes_every_credential_form() -> None:
         f"GET {with_userinfo('http://127.0.0.1:8000/v1')}/models failed",
         f"key {KEY} rejected",
         f"api_key={KEY.replace('sk-', '')}",
+        f"base_url='{USER}:{PASSWORD}@127.0.0.1:9/v1' is not an http(s) URL",
+        f"GET //{USER}:{PASSWORD}@host/v1 failed",
+        f"GET https://host/v1/models?x=1&access_token={PASSWORD}#top failed",
+        f"GET https://host/v1?key={PASSWORD}",
+        f"GET https://host/v1/{KEY}/models",
     ]
     for text in echoed:
         cleaned = redact(text, [KEY])
@@ -282,7 +348,8 @@ def test_redaction_removes_every_credential_form() -> None:
     assert b64 not in redact(f"bad key {odd} / {b64}", [odd])
     # ordinary prose is left alone
     for prose in ("Basic facts are right.", "The bearer of the news.", "Token limit reached.",
-                  "see https://example.com/docs for details"):
+                  "see https://example.com/docs for details", "at 10:30 write to bob@example.com",
+                  "pass the key with api_key=... (--api-key)", "http://[::1]:8000/v1?x=1"):
         assert redact(prose, [KEY]) == prose
 
 

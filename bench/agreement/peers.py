@@ -271,6 +271,7 @@ def ragas_scorers(job: dict[str, Any]) -> dict[str, Callable[[dict[str, Any]], A
 
 
 def deepeval_scorers(job: dict[str, Any]) -> dict[str, Callable[[dict[str, Any]], Any]]:
+    import criteria  # bench/agreement/criteria.py: G-Eval's SummEval texts
     import openai
     from deepeval.metrics import FaithfulnessMetric, GEval, HallucinationMetric, ToxicityMetric
     from deepeval.models import DeepEvalBaseLLM
@@ -350,6 +351,12 @@ def deepeval_scorers(job: dict[str, Any]) -> dict[str, Callable[[dict[str, Any]]
                                   expected_output=r["reference"])),
         "toxicity": run(lambda: ToxicityMetric(**common), lambda r: LLMTestCase(
             input="", actual_output=r["text"])),
+        # our g_eval's row: G-Eval's own SummEval coherence criteria and evaluation steps
+        "g_eval": run(lambda: GEval(
+            name="Coherence", criteria=criteria.GEVAL_COHERENCE["criteria"],
+            evaluation_steps=criteria.GEVAL_COHERENCE["evaluation_steps"],
+            evaluation_params=[SingleTurnParams.INPUT, SingleTurnParams.ACTUAL_OUTPUT], **geval),
+            lambda r: LLMTestCase(input=r["source"], actual_output=r["summary"])),
     }
 
 

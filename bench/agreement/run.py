@@ -1,9 +1,10 @@
 """The agreement benchmark (`make agreement`): every metric against human labels.
 
 Scores the three labelled sets in ``bench/agreement/data/`` (SOURCES.md) with the metrics,
-through ``shared.agreement.agree`` (the same path as ``python -m shared agree``), and writes
+through ``shared.analysis.agreement.agree`` (the same path as ``python -m shared agree``), and
+writes
 ``bench/AGREEMENT.md``. With the embedded default judge it also writes
-``shared/agreement_figures.json`` (read by the CLI summary and the demo) and rewrites the
+``shared/analysis/agreement_figures.json`` (read by the CLI summary and the demo) and rewrites the
 "Agreement with people" block of every metric card. Every number comes from this run.
 
     .venv/bin/python bench/agreement/run.py [judge options as in `python -m shared score`]
@@ -21,6 +22,7 @@ within ``--side-seconds``, with each side's error rate (bench/README.md).
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import datetime as dt
 import json
 import os
@@ -41,11 +43,15 @@ DATA = Path(__file__).resolve().parent / "data"
 sys.path.insert(0, str(ROOT))
 
 from shared import agreement, stats  # noqa: E402
-from shared.cli import add_judge_arguments, judge_options  # noqa: E402
-from shared.registry import METRICS, available  # noqa: E402
+from shared.cli.common import add_judge_arguments, judge_options  # noqa: E402
+from shared.kit.registry import METRICS, available  # noqa: E402
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import criteria  # noqa: E402  (bench/agreement/criteria.py)
 
 EVOUNA = ("answer_equivalence_evouna_nq.jsonl", "EVOUNA NQ answer equivalence")
 SUMMEVAL = ("summeval.jsonl", "SummEval")
+SUMMEVAL_PAIRS = ("summeval.jsonl", "SummEval pairs")
 DAVIDSON = ("toxicity_davidson.jsonl", "Davidson et al. 2017 tweets")
 # Judge rows per (metric, set): a seeded permutation of the set's rows, first N taken, so a
 # smaller N is a subset of a larger one (every judge metric of a set sees the same first rows).
@@ -54,7 +60,8 @@ DAVIDSON = ("toxicity_davidson.jsonl", "Davidson et al. 2017 tweets")
 # per row, faithfulness and toxicity 2, summary_coherence and hallucination 1, on long articles
 # for SummEval) so that `make agreement` takes about 15-20 minutes.
 JUDGE_ROWS = {"l3score": 30, "answer_correctness": 6, "summary_coherence": 8,
-              "faithfulness": 6, "hallucination": 6, "toxicity": 12}
+              "faithfulness": 6, "hallucination": 6, "toxicity": 12, "g_eval": 8,
+              "pairwise": 8}
 NO_LABELLED_SET = {
     "answer_relevance": "no set here labels whether an answer addresses its question",
     "bias": "no set here labels bias",
@@ -68,7 +75,7 @@ PEDANT = ("PEDANT (qa-metrics 0.2, a small published answer-equivalence classifi
           "run time, which this machine cannot do); quoted for context, not reproduced here.")
 CARD_START = "<!-- agreement:start -->"
 CARD_END = "<!-- agreement:end -->"
-FIGURES = ROOT / "shared" / "agreement_figures.json"
+FIGURES = ROOT / "shared" / "analysis" / "agreement_figures.json"
 REPORT = ROOT / "bench" / "AGREEMENT.md"
 
 
@@ -86,6 +93,9 @@ class Job:
     aliases: bool = False  # references split into their "/" aliases (best alias counts)
     note: str = ""
     baseline: Any = None  # a function (prediction, aliases) -> score, for baselines
+    rows: Any = None  # a function (the set's rows, seed) -> the rows scored (SummEval pairs)
+    options_title: str | None = None  # shown for the options (G-Eval's long criteria texts)
+    extra: Any = None  # a function (scored rows) -> more of the note (pairwise's figures)
 
     @property
     def judge(self) -> bool:
@@ -93,7 +103,7 @@ class Job:
 
     @property
     def title(self) -> str:
-        extra = ", ".join(f"{k}={v}" for k, v in self.options.items())
+        extra = self.options_title or ", ".join(f"{k}={v}" for k, v in self.options.items())
         key = f" [{self.score_key}]" if self.score_key else ""
         return f"{self.name}{key}" + (f" ({extra})" if extra else "")
 
@@ -125,6 +135,17 @@ def jobs() -> list[Job]:
         Job("hallucination", SUMMEVAL, "consistency",
             columns={"prediction": "summary", "contexts": "source"},
             note="the article is the one context; agreement shows as a negative correlation"),
+        *[Job("g_eval", SUMMEVAL, label, columns={"prediction": "summary"}, options=texts,
+              options_title=f"G-Eval's {label} criteria and steps",
+              note="G-Eval with GPT-4: Spearman 0.514 averaged over SummEval's four dimensions "
+              "(Liu et al. 2023)")
+          for label, texts in (("coherence", criteria.GEVAL_COHERENCE),
+                               ("consistency", criteria.GEVAL_CONSISTENCY))],
+        Job("pairwise", SUMMEVAL_PAIRS, "preferred", columns={"contexts": "source"},
+            options={"criteria": criteria.PAIRWISE_CRITERIA}, options_title="summary criteria",
+            rows=criteria.summeval_pairs, extra=criteria.pairwise_note,
+            note="two summaries of one article; human preference: the higher mean expert "
+            "rating, equal ones skipped; the article is the one context"),
     ]
     davidson = [Job("toxicity", DAVIDSON, "label", columns={"prediction": "text"})]
     return evouna + summeval + davidson
@@ -135,7 +156,7 @@ def accuracy_qa_modes() -> list[str]:
     "exact"; none when this version of accuracy has no modes."""
     import evaluate
 
-    from shared.registry import metric_path
+    from shared.kit.registry import metric_path
 
     try:
         metric = evaluate.load(metric_path("accuracy"), keep_in_memory=True)
@@ -149,7 +170,7 @@ def accuracy_qa_modes() -> list[str]:
 
 
 def _forms(text_value: str) -> str:
-    from shared.text import normalize_text
+    from shared.base.text import normalize_text
 
     return normalize_text(text_value)
 
@@ -174,11 +195,13 @@ def token_f1(prediction: str, aliases: list[str]) -> float:
 # ----------------------------------------------------------------------------------------- run
 
 
-def load(data: tuple[str, str], aliases: bool) -> Any:
+def load(data: tuple[str, str], aliases: bool, derive: Any = None, seed: int = 0) -> Any:
     import datasets
 
     rows = [json.loads(line) for line in (DATA / data[0]).read_text("utf-8").splitlines()
             if line.strip()]
+    if derive is not None:
+        rows = derive(rows, seed)
     if aliases:
         for row in rows:
             row["reference"] = [a.strip() for a in row["reference"].split("/") if a.strip()]
@@ -187,7 +210,7 @@ def load(data: tuple[str, str], aliases: bool) -> Any:
 
 def run_job(job: Job, judge_options: dict[str, Any], judge_rows: dict[str, int],
             seed: int) -> dict[str, Any]:
-    dataset = load(job.data, job.aliases)
+    dataset = load(job.data, job.aliases, job.rows, seed)
     rows = len(dataset)
     started = time.perf_counter()
     if job.judge:
@@ -200,11 +223,16 @@ def run_job(job: Job, judge_options: dict[str, Any], judge_rows: dict[str, int],
                                    label=job.label, threshold=0.5, threshold_source="given")
     else:
         options = judge_options if job.judge else {}
-        _, report = agreement.agree(
+        scored, report = agreement.agree(
             dataset, job.name, job.label, columns=job.columns, score_key=job.score_key,
             group=job.group, seed=seed, metric_options=job.options or None,
             show_progress=True, **options,
         )
+        if job.extra is not None:
+            extra = job.extra(scored)
+            job = dataclasses.replace(job, note=f"{job.note}; {extra}")
+            return {"job": job, "report": report, "rows": rows, "extra": extra,
+                    "seconds": time.perf_counter() - started}
     seconds = time.perf_counter() - started
     return {"job": job, "report": report, "seconds": seconds, "rows": rows}
 
@@ -290,7 +318,8 @@ def write_report(results: list[dict[str, Any]], header: dict[str, Any], path: Pa
         "its SOURCES.md).",
         "",
         f"Intervals: seeded percentile bootstrap 95% intervals ({stats.DEFAULT_RESAMPLES} "
-        f"resamples of rows, seed {header['seed']}; `shared.agreement`). Judge metrics run on a "
+        f"resamples of rows, seed {header['seed']}; `shared.analysis.agreement`). "
+        f"Judge metrics run on a "
         f"seeded subsample of each set (rows: {header['judge_rows']}; a seeded permutation of the "
         "set, first rows taken, so every judge metric of a set sees the same first rows), "
         "string and embedding metrics on every row: `n (of rows)` says which. SummEval's judge "
@@ -298,7 +327,7 @@ def write_report(results: list[dict[str, Any]], header: dict[str, Any], path: Pa
         "Unmeasured rows (the judge's answer could not be read) are counted and left out. "
         "`time` is this run's (judge answers already in the call cache cost nothing: the judge "
         "column says how many calls were sent and how many came from the cache). "
-        "`thr` is the metric's own decision threshold (`shared.registry.DECISION_THRESHOLDS`); "
+        "`thr` is the metric's own decision threshold (`shared.kit.registry.DECISION_THRESHOLDS`); "
         "the best threshold is fitted on the same rows, so its balanced accuracy is optimistic.",
         "",
         "## Boolean human labels",
@@ -335,7 +364,8 @@ def write_report(results: list[dict[str, Any]], header: dict[str, Any], path: Pa
         'make agreement JUDGE="--provider openai-compatible --base-url URL --model M"',
         "```",
         "With another judge the run writes this table only (the cards and "
-        "`shared/agreement_figures.json` keep the embedded judge's figures). One metric on your "
+        "`shared/analysis/agreement_figures.json` keep the embedded judge's figures). "
+        "One metric on your "
         "own labels: `python -m shared agree FILE --metric NAME --label COLUMN` "
         "(docs/AGREEMENT.md).",
         "",
@@ -401,7 +431,10 @@ def card_block(metric: str, results: list[dict[str, Any]], header: dict[str, Any
         else:
             parts = [f"Spearman {fmt_stat(rep, 'spearman')}",
                      f"Kendall tau-b {fmt_stat(rep, 'kendall_tau_b')}"]
-        options = ", ".join(f"{k}={v}" for k, v in job.options.items()) or "defaults"
+        options = job.options_title or ", ".join(
+            f"{k}={v}" for k, v in job.options.items()) or "defaults"
+        if r.get("extra"):
+            parts.append(r["extra"])
         if job.score_key:
             options += f", {job.score_key}"
         lines.append(f"| {job.data[1]} | {job.label} | {options} | {rep.n} | {rep.unmeasured} | "
@@ -463,6 +496,7 @@ class Pairing:
     columns: dict[str, str]
     ours_higher: str
     peers: dict[str, tuple[str, str] | str]  # peer -> (its metric, higher means) or why none
+    options: dict[str, Any] = field(default_factory=dict)  # our metric's options
 
     @property
     def id(self) -> str:
@@ -492,6 +526,13 @@ def pairings() -> list[Pairing]:
             "valor-lite": ("compute_summary_coherence", BETTER),
             "RAGAS": ("AspectCritic \"coherence\" (0 or 1)", BETTER),
             "DeepEval": ("GEval \"Coherence\" (G-Eval's SummEval criterion)", BETTER)}),
+        Pairing(SUMMEVAL, "coherence", "g_eval", {"prediction": "summary"}, BETTER, {
+            "valor-lite": "no metric with the user's own criteria",
+            "RAGAS": "its Rubrics/AspectCritic take no evaluation steps (AspectCritic "
+                     "\"coherence\" is the summary_coherence row)",
+            "DeepEval": ("GEval with G-Eval's coherence criteria and steps (a custom model: "
+                         "the written score, no log-probabilities)", BETTER)},
+            options=criteria.GEVAL_COHERENCE),
     ]
 
 
@@ -522,7 +563,7 @@ def run_ours_side(pairs: list[Pairing], rows: dict[str, list[dict[str, Any]]], b
     provider ``openai-compatible`` against the server, JSON mode, a fresh call cache."""
     import datasets
 
-    from shared.batch import score_dataset
+    from shared.runs.batch import score_dataset
 
     options = {"provider": "openai-compatible", "base_url": base_url, "model": SIDE_MODEL_ALIAS,
                "api_key": "not-needed", "response_format": "json_object",
@@ -541,8 +582,10 @@ def run_ours_side(pairs: list[Pairing], rows: dict[str, list[dict[str, Any]]], b
             result["reached"] = i + 1
             one = agreement.map_columns(datasets.Dataset.from_list([row]), pair.columns)
             try:
-                scored, summary = score_dataset(one, [pair.metric], show_progress=False,
-                                                **options)
+                scored, summary = score_dataset(
+                    one, [pair.metric], show_progress=False,
+                    metric_options={pair.metric: pair.options} if pair.options else None,
+                    **options)
             except Exception as error:  # noqa: BLE001 - measured like a peer's
                 result["errors"][i] = f"raised {type(error).__name__}"
                 continue
@@ -665,7 +708,7 @@ def run_side_by_side(seed: int, seconds: float = SIDE_SECONDS,
             versions[side] = report.get("version", "")
             outbound[side] = report.get("outbound", [])
             cells_by_side[side] = {c["id"]: c for c in report.get("cells", [])}
-    from shared.registry import DECISION_THRESHOLDS
+    from shared.kit.registry import DECISION_THRESHOLDS
 
     for pair in pairs:
         labels = [row[pair.label] for row in rows[pair.data[0]]]
@@ -797,7 +840,7 @@ def main(argv: list[str] | None = None) -> int:
     rows = {k: (args.judge_rows or v) for k, v in JUDGE_ROWS.items()}
     selected = [j for j in jobs() if (not args.only or j.name in args.only)
                 and (j.baseline is not None or j.name in available())]
-    from shared.config import judge_config
+    from shared.engine.config import judge_config
 
     judge_name = agreement.judge_model_name(judge_config(**options))
     provider = judge_config(**options).provider

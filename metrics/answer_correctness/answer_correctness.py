@@ -5,10 +5,9 @@ from __future__ import annotations
 
 from typing import Any
 
-import evaluate
-
 from shared import (
     EMBEDDING_OPTIONS,
+    About,
     Example,
     Input,
     Judge,
@@ -19,14 +18,12 @@ from shared import (
     embed_windows,
     first_failure,
     pooled,
-    rag_judge,
     scoring,
+    steps,
     validation,
 )
 
 DEFAULT_WEIGHTS = (0.75, 0.25)
-
-_CITATION = citations.RAGAS
 
 _DESCRIPTION = """\
 Answer correctness compares an answer with a reference answer. A judge splits both into
@@ -59,6 +56,9 @@ Examples:
 
 
 class AnswerCorrectness(JudgeMetric):
+    ABOUT = About(_DESCRIPTION, _KWARGS_DESCRIPTION, citations.RAGAS,
+                  ("https://docs.ragas.io/en/latest/concepts/metrics/",
+                   "https://github.com/Striveworks/valor"))
     INPUTS = (
         Input("predictions"),
         Input("references", kind="texts"),
@@ -82,41 +82,29 @@ class AnswerCorrectness(JudgeMetric):
         "references": ["Einstein was born in 1879 in Germany."] * 2,
     })
 
-    def _info(self) -> evaluate.MetricInfo:
-        return evaluate.MetricInfo(
-            description=_DESCRIPTION,
-            citation=_CITATION,
-            inputs_description=self.describe_inputs(_KWARGS_DESCRIPTION),
-            features=self.input_features(),
-            reference_urls=[
-                "https://docs.ragas.io/en/latest/concepts/metrics/",
-                "https://github.com/Striveworks/valor",
-            ],
-        )
-
     def score(self, judge: Judge, predictions: list[str], references: list[list[str]],
               questions: list[str] | None = None, weights: list[float] = DEFAULT_WEIGHTS,
               threshold: float | None = None, embedding_model: str | None = None
               ) -> list[SampleResult]:
         similarities = windowed = None
-        if weights[1] > 0 and not rag_judge.is_dry_run(judge):
+        if weights[1] > 0 and not steps.is_dry_run(judge):
             similarities, windowed = _similarities(predictions, references, embedding_model)
 
         n = len(predictions)
         flat_references = [ref for refs in references for ref in refs]
         asked = list(questions) if questions is not None else [None] * n
-        steps = rag_judge.extract_statements(  # the question resolves names in the answer
+        statements = steps.extract_statements(  # the question resolves names in the answer
             judge, list(predictions) + flat_references, asked + [None] * len(flat_references))
-        answer_steps, reference_steps = steps[:n], steps[n:]
+        answer_steps, reference_steps = statements[:n], statements[n:]
         pairs = [(i, r) for i, refs in enumerate(references) for r in range(len(refs))]
 
-        jobs: list[rag_judge.CorrectnessJob | None] = []
+        jobs: list[steps.CorrectnessJob | None] = []
         for (i, r), reference_step in zip(pairs, reference_steps, strict=True):
-            answer = rag_judge.items_or_estimate(judge, answer_steps[i], predictions[i])
-            reference = rag_judge.items_or_estimate(judge, reference_step, references[i][r])
+            answer = steps.items_or_estimate(judge, answer_steps[i], predictions[i])
+            reference = steps.items_or_estimate(judge, reference_step, references[i][r])
             jobs.append(None if answer is None or reference is None
-                        else rag_judge.CorrectnessJob(answer, reference, asked[i]))
-        verdicts = rag_judge.correctness_verdicts(judge, jobs)
+                        else steps.CorrectnessJob(answer, reference, asked[i]))
+        verdicts = steps.correctness_verdicts(judge, jobs)
 
         per_sample: dict[int, list[tuple[Any, Any]]] = {}
         for (i, r), reference_step, judged in zip(pairs, reference_steps, verdicts, strict=True):
@@ -139,7 +127,7 @@ def _correctness(answer_step: Any, per_reference: list[tuple[Any, Any, Any, Any]
         f1 = scoring.f1_from_counts(len(counts["TP"]), len(counts["FP"]), len(counts["FN"]))
         rows.append({
             "statements": reference_step.value,
-            **{label: rag_judge.verdict_dicts(counts[label]) for label in ("TP", "FP", "FN")},
+            **{label: steps.verdict_dicts(counts[label]) for label in ("TP", "FP", "FN")},
             "f1": f1,
             "similarity": similarity,
             "score": scoring.weighted_score(f1, similarity, weights),
@@ -151,7 +139,7 @@ def _correctness(answer_step: Any, per_reference: list[tuple[Any, Any, Any, Any]
     return SampleResult.measured(
         scoring.binarize(raw, threshold), prediction_statements=answer_step.value,
         references=rows, best_reference=best, score_before_threshold=raw,
-        **rag_judge.dropped_details(answer_step, *(pair[0] for pair in per_reference)))
+        **steps.dropped_details(answer_step, *(pair[0] for pair in per_reference)))
 
 
 def _similarities(predictions: list[str], references: list[list[str]],
@@ -161,7 +149,7 @@ def _similarities(predictions: list[str], references: list[list[str]],
     per pair how texts longer than the model's window were read (``None`` when both fit).
 
     A longer text is embedded as the normalised mean of its overlapping windows' embeddings
-    (``shared.embeddings``; at most ``MAX_WINDOWS`` windows, beyond that it is cut)."""
+    (``shared.kit.embeddings``; at most ``MAX_WINDOWS`` windows, beyond that it is cut)."""
     flat = [ref for refs in references for ref in refs]
     vectors, rows, windows = embed_windows(list(predictions) + flat, embedding_model)
     embedded = pooled(vectors, rows)

@@ -3,21 +3,7 @@
 
 from __future__ import annotations
 
-import evaluate
-
-from shared import (
-    Input,
-    Judge,
-    JudgeMetric,
-    SampleResult,
-    citations,
-    first_failure,
-    prompts,
-    rag_example,
-    rag_judge,
-)
-
-_CITATION = citations.VALOR
+from shared import About, Input, Judge, JudgeMetric, SampleResult, citations, rag_example, steps
 
 _DESCRIPTION = """\
 Answer relevance is the proportion of the statements in an answer that are relevant to the
@@ -43,30 +29,15 @@ Examples:
 
 
 class AnswerRelevance(JudgeMetric):
+    ABOUT = About(_DESCRIPTION, _KWARGS_DESCRIPTION, citations.VALOR)
     INPUTS = (Input("questions"), Input("predictions"))
     HEADLINE = ("answer_relevance",)
     EXTRACTIONS = ("statements",)
     EXAMPLE = rag_example("questions", "predictions")
 
-    def _info(self) -> evaluate.MetricInfo:
-        return evaluate.MetricInfo(
-            description=_DESCRIPTION,
-            citation=_CITATION,
-            inputs_description=self.describe_inputs(_KWARGS_DESCRIPTION),
-            features=self.input_features(),
-            reference_urls=["https://github.com/Striveworks/valor"],
-        )
-
     def score(self, judge: Judge, questions: list[str], predictions: list[str]
               ) -> list[SampleResult]:
-        statements = rag_judge.extract_statements(judge, predictions, questions)
-        jobs = rag_judge.verdict_jobs(judge, statements, predictions,
-                                      [{"question": question} for question in questions])
-        verdicts = rag_judge.judge_items(judge, prompts.ANSWER_RELEVANCE, "statements", jobs,
-                                         "answer_relevance")
-        return [
-            first_failure(step, judged) or SampleResult.measured(
-                rag_judge.yes_share(judged), statements=step.value,
-                verdicts=rag_judge.verdict_dicts(judged.value), **rag_judge.dropped_details(step))
-            for step, judged in zip(statements, verdicts, strict=True)
-        ]
+        asked = [{"question": question} for question in questions]
+        judged = steps.statement_verdicts(judge, steps.ANSWER_RELEVANCE, predictions, asked,
+                                          questions)
+        return [chain.failure() or chain.scored(chain.yes_share()) for chain in judged]

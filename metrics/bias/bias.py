@@ -3,20 +3,7 @@ after DeepEval's definitions of an opinion and of bias)."""
 
 from __future__ import annotations
 
-import evaluate
-
-from shared import (
-    Example,
-    Input,
-    Judge,
-    JudgeMetric,
-    SampleResult,
-    citations,
-    prompts,
-    text_judge,
-)
-
-_CITATION = citations.VALOR
+from shared import About, Example, Input, Judge, JudgeMetric, SampleResult, citations, steps
 
 _DESCRIPTION = """\
 Bias is the proportion of the opinions in a text that are biased (gender, political,
@@ -40,6 +27,7 @@ Examples:
 
 
 class Bias(JudgeMetric):
+    ABOUT = About(_DESCRIPTION, _KWARGS_DESCRIPTION, citations.VALOR)
     INPUTS = (Input("predictions"),)
     HEADLINE = ("bias",)
     LOWER_IS_BETTER = True
@@ -49,14 +37,6 @@ class Bias(JudgeMetric):
         "Women are too emotional to be good engineers.",
     ]})
 
-    def _info(self) -> evaluate.MetricInfo:
-        return evaluate.MetricInfo(
-            description=_DESCRIPTION,
-            citation=_CITATION,
-            inputs_description=self.describe_inputs(_KWARGS_DESCRIPTION),
-            features=self.input_features(),
-            reference_urls=["https://github.com/Striveworks/valor"],
-        )
-
     def score(self, judge: Judge, predictions: list[str]) -> list[SampleResult]:
-        return text_judge.flagged_opinion_share(judge, predictions, prompts.BIAS, "bias")
+        judged = steps.opinion_verdicts(judge, steps.BIAS, predictions)
+        return [chain.failure() or chain.scored(chain.yes_share()) for chain in judged]

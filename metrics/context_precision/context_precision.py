@@ -5,9 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
-import evaluate
-
 from shared import (
+    About,
     Input,
     Judge,
     JudgeMetric,
@@ -15,14 +14,11 @@ from shared import (
     SampleResult,
     citations,
     first_failure,
-    prompts,
     rag_example,
-    rag_judge,
     scoring,
+    steps,
     validation,
 )
-
-_CITATION = citations.VALOR
 
 _DESCRIPTION = """\
 Context precision scores the order of the retrieved contexts. A judge says, for each context in
@@ -63,6 +59,7 @@ class _References(Input):
 
 
 class ContextPrecision(JudgeMetric):
+    ABOUT = About(_DESCRIPTION, _KWARGS_DESCRIPTION, citations.VALOR)
     INPUTS = (
         Input("questions"),
         Input("contexts", kind="list"),
@@ -71,29 +68,19 @@ class ContextPrecision(JudgeMetric):
     HEADLINE = ("context_precision",)
     EXAMPLE = rag_example("questions", "contexts", "references")
 
-    def _info(self) -> evaluate.MetricInfo:
-        return evaluate.MetricInfo(
-            description=_DESCRIPTION,
-            citation=_CITATION,
-            inputs_description=self.describe_inputs(_KWARGS_DESCRIPTION),
-            features=self.input_features(),
-            reference_urls=["https://github.com/Striveworks/valor"],
-        )
-
     def score(self, judge: Judge, questions: list[str], contexts: list[list[str]],
               references: list[list[str]]) -> list[SampleResult]:
-        jobs: list[rag_judge.VerdictJob] = []
+        jobs: list[steps.VerdictJob] = []
         owners: list[int] = []
         for i, (question, sample_contexts, refs) in enumerate(
                 zip(questions, contexts, references, strict=True)):
             if not sample_contexts or not refs:
                 continue
             for reference in refs:
-                jobs.append(rag_judge.VerdictJob(list(sample_contexts),
-                                                 {"question": question, "reference": reference}))
+                jobs.append(steps.VerdictJob(list(sample_contexts),
+                                             {"question": question, "reference": reference}))
                 owners.append(i)
-        verdicts = rag_judge.judge_items(judge, prompts.CONTEXT_PRECISION, "contexts", jobs,
-                                         "context_precision")
+        verdicts = steps.CONTEXT_PRECISION.ask(judge, jobs)
         per_sample: dict[int, list[Outcome]] = {}
         for i, judged in zip(owners, verdicts, strict=True):
             per_sample.setdefault(i, []).append(judged)
@@ -104,11 +91,11 @@ class ContextPrecision(JudgeMetric):
         ]
 
 
-def _precision(steps: list[Any], n_contexts: int, n_references: int) -> SampleResult:
+def _precision(judged: list[Outcome], n_contexts: int, n_references: int) -> SampleResult:
     """The best reference's average precision of the contexts, from each reference's
     verdicts (one per context)."""
-    per_reference = [[v.yes for v in step.value] for step in steps]
+    per_reference = [[v.yes for v in step.value] for step in judged]
     useful = scoring.any_verdicts(per_reference, n_contexts) if per_reference else []
     return SampleResult.measured(
         scoring.context_precision(per_reference, n_contexts, n_references), useful=useful,
-        verdicts=[rag_judge.verdict_dicts(step.value) for step in steps])
+        verdicts=[steps.verdict_dicts(step.value) for step in judged])

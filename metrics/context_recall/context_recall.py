@@ -3,24 +3,17 @@ support (Valor's LLM-guided definition, after RAGAS)."""
 
 from __future__ import annotations
 
-from typing import Any
-
-import evaluate
-
 from shared import (
+    About,
     Input,
     Judge,
     JudgeMetric,
     SampleResult,
     citations,
-    first_failure,
-    prompts,
     rag_example,
-    rag_judge,
     scoring,
+    steps,
 )
-
-_CITATION = citations.VALOR
 
 _DESCRIPTION = """\
 Context recall is the proportion of the statements of the reference answer that can be
@@ -48,48 +41,35 @@ Examples:
 
 
 class ContextRecall(JudgeMetric):
+    ABOUT = About(_DESCRIPTION, _KWARGS_DESCRIPTION, citations.VALOR)
     INPUTS = (Input("contexts", kind="list"), Input("references", kind="texts"))
     HEADLINE = ("context_recall",)
     EXTRACTIONS = ("statements",)
     EXAMPLE = rag_example("contexts", "references")
-
-    def _info(self) -> evaluate.MetricInfo:
-        return evaluate.MetricInfo(
-            description=_DESCRIPTION,
-            citation=_CITATION,
-            inputs_description=self.describe_inputs(_KWARGS_DESCRIPTION),
-            features=self.input_features(),
-            reference_urls=["https://github.com/Striveworks/valor"],
-        )
 
     def score(self, judge: Judge, contexts: list[list[str]], references: list[list[str]]
               ) -> list[SampleResult]:
         pairs = [(i, reference)
                  for i, (c, refs) in enumerate(zip(contexts, references, strict=True))
                  if c for reference in refs]
-        texts = [reference for _, reference in pairs]
-        statements = rag_judge.extract_statements(judge, texts)
-        jobs = rag_judge.verdict_jobs(judge, statements, texts,
-                                      [{"contexts": rag_judge.as_json_list(contexts[i])}
-                                       for i, _ in pairs])
-        verdicts = rag_judge.judge_items(judge, prompts.CONTEXT_RECALL, "statements", jobs,
-                                         "context_recall")
-        per_sample: dict[int, list[tuple[Any, Any]]] = {}
-        for (i, _), step, judged in zip(pairs, statements, verdicts, strict=True):
-            per_sample.setdefault(i, []).append((step, judged))
+        shown = [{"contexts": steps.as_json_list(contexts[i])} for i, _ in pairs]
+        judged = steps.statement_verdicts(judge, steps.CONTEXT_RECALL,
+                                          [reference for _, reference in pairs], shown)
+        per_sample: dict[int, list[steps.ItemVerdicts]] = {}
+        for (i, _), chain in zip(pairs, judged, strict=True):
+            per_sample.setdefault(i, []).append(chain)
         return [
             SampleResult.measured(0.0, references=[], note="no contexts") if not sample_contexts
-            else first_failure(*(s for pair in per_sample[i] for s in pair))
-            or _recall(per_sample[i])
+            else steps.first_failure_of(per_sample[i]) or _recall(per_sample[i])
             for i, sample_contexts in enumerate(contexts)
         ]
 
 
-def _recall(steps: list[tuple[Any, Any]]) -> SampleResult:
+def _recall(chains: list[steps.ItemVerdicts]) -> SampleResult:
     """The best reference's share of statements the contexts support."""
-    per_reference = [{"statements": step.value, "score": rag_judge.yes_share(judged),
-                      "verdicts": rag_judge.verdict_dicts(judged.value)}
-                     for step, judged in steps]
+    per_reference = [{"statements": chain.items.value, "score": chain.yes_share(),
+                      "verdicts": steps.verdict_dicts(chain.verdicts.value)}
+                     for chain in chains]
     return SampleResult.measured(scoring.best([r["score"] for r in per_reference]),
                                  references=per_reference,
-                                 **rag_judge.dropped_details(*(step for step, _ in steps)))
+                                 **steps.dropped_details(*(chain.items for chain in chains)))

@@ -3,20 +3,7 @@
 
 from __future__ import annotations
 
-import evaluate
-
-from shared import (
-    Input,
-    Judge,
-    JudgeMetric,
-    SampleResult,
-    citations,
-    prompts,
-    rag_example,
-    rag_judge,
-)
-
-_CITATION = citations.VALOR
+from shared import About, Input, Judge, JudgeMetric, SampleResult, citations, rag_example, steps
 
 _DESCRIPTION = """\
 Context relevance is the proportion of the retrieved contexts that are relevant to the question:
@@ -42,23 +29,13 @@ Examples:
 
 
 class ContextRelevance(JudgeMetric):
+    ABOUT = About(_DESCRIPTION, _KWARGS_DESCRIPTION, citations.VALOR)
     INPUTS = (Input("questions"), Input("contexts", kind="list"))
     HEADLINE = ("context_relevance",)
     EXAMPLE = rag_example("questions", "contexts")
 
-    def _info(self) -> evaluate.MetricInfo:
-        return evaluate.MetricInfo(
-            description=_DESCRIPTION,
-            citation=_CITATION,
-            inputs_description=self.describe_inputs(_KWARGS_DESCRIPTION),
-            features=self.input_features(),
-            reference_urls=["https://github.com/Striveworks/valor"],
-        )
-
     def score(self, judge: Judge, questions: list[str], contexts: list[list[str]]
               ) -> list[SampleResult]:
-        jobs = [rag_judge.VerdictJob(list(c), {"question": q})
+        jobs = [steps.VerdictJob(list(c), {"question": q})
                 for q, c in zip(questions, contexts, strict=True)]
-        verdicts = rag_judge.judge_items(judge, prompts.CONTEXT_RELEVANCE, "contexts", jobs,
-                                         "context_relevance")
-        return rag_judge.verdict_share(verdicts, empty=0.0)
+        return steps.verdict_share(steps.CONTEXT_RELEVANCE.ask(judge, jobs), empty=0.0)

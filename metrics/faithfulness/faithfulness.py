@@ -3,21 +3,7 @@ definition, as Valor: contradicted and unrelated claims both count against)."""
 
 from __future__ import annotations
 
-import evaluate
-
-from shared import (
-    Input,
-    Judge,
-    JudgeMetric,
-    SampleResult,
-    citations,
-    first_failure,
-    prompts,
-    rag_example,
-    rag_judge,
-)
-
-_CITATION = citations.VALOR + citations.RAGAS
+from shared import About, Input, Judge, JudgeMetric, SampleResult, citations, rag_example, steps
 
 _DESCRIPTION = """\
 Faithfulness is the proportion of the claims in an answer that the retrieved contexts imply. A
@@ -45,35 +31,22 @@ Examples:
 
 
 class Faithfulness(JudgeMetric):
+    ABOUT = About(_DESCRIPTION, _KWARGS_DESCRIPTION, citations.VALOR + citations.RAGAS,
+                  ("https://github.com/Striveworks/valor",
+                   "https://docs.ragas.io/en/latest/concepts/metrics/"))
     INPUTS = (Input("predictions"), Input("contexts", kind="list"))
     HEADLINE = ("faithfulness",)
     EXTRACTIONS = ("statements",)
     EXAMPLE = rag_example("predictions", "contexts")
 
-    def _info(self) -> evaluate.MetricInfo:
-        return evaluate.MetricInfo(
-            description=_DESCRIPTION,
-            citation=_CITATION,
-            inputs_description=self.describe_inputs(_KWARGS_DESCRIPTION),
-            features=self.input_features(),
-            reference_urls=["https://github.com/Striveworks/valor",
-                            "https://docs.ragas.io/en/latest/concepts/metrics/"],
-        )
-
     def score(self, judge: Judge, predictions: list[str], contexts: list[list[str]]
               ) -> list[SampleResult]:
         todo = [i for i, c in enumerate(contexts) if c]
-        answers = [predictions[i] for i in todo]
-        claims = rag_judge.extract_statements(judge, answers)
-        jobs = rag_judge.verdict_jobs(judge, claims, answers,
-                                      [{"contexts": rag_judge.as_json_list(contexts[i])}
-                                       for i in todo])
-        verdicts = rag_judge.judge_items(judge, prompts.FAITHFULNESS, "claims", jobs,
-                                         "faithfulness")
+        shown = [{"contexts": steps.as_json_list(contexts[i])} for i in todo]
+        judged = steps.statement_verdicts(judge, steps.FAITHFULNESS,
+                                          [predictions[i] for i in todo], shown)
         results = [SampleResult.measured(0.0, claims=[], verdicts=[], note="no contexts")
                    for _ in contexts]
-        for i, step, judged in zip(todo, claims, verdicts, strict=True):
-            results[i] = first_failure(step, judged) or SampleResult.measured(
-                rag_judge.yes_share(judged, empty=1.0), claims=step.value,
-                verdicts=rag_judge.verdict_dicts(judged.value), **rag_judge.dropped_details(step))
+        for i, chain in zip(todo, judged, strict=True):  # no claims: 1.0
+            results[i] = chain.failure() or chain.scored(chain.yes_share(empty=1.0))
         return results

@@ -3,21 +3,17 @@ LLM-guided definition, after DeepEval). Lower is better."""
 
 from __future__ import annotations
 
-import evaluate
-
 from shared import (
+    About,
     Input,
     InputError,
     Judge,
     JudgeMetric,
     SampleResult,
     citations,
-    prompts,
     rag_example,
-    rag_judge,
+    steps,
 )
-
-_CITATION = citations.VALOR
 
 _DESCRIPTION = """\
 Hallucination is the proportion of the retrieved contexts that the answer contradicts. One judge
@@ -44,19 +40,11 @@ Examples:
 
 
 class Hallucination(JudgeMetric):
+    ABOUT = About(_DESCRIPTION, _KWARGS_DESCRIPTION, citations.VALOR)
     INPUTS = (Input("predictions"), Input("contexts", kind="list"))
     HEADLINE = ("hallucination",)
     LOWER_IS_BETTER = True
     EXAMPLE = rag_example("predictions", "contexts")
-
-    def _info(self) -> evaluate.MetricInfo:
-        return evaluate.MetricInfo(
-            description=_DESCRIPTION,
-            citation=_CITATION,
-            inputs_description=self.describe_inputs(_KWARGS_DESCRIPTION),
-            features=self.input_features(),
-            reference_urls=["https://github.com/Striveworks/valor"],
-        )
 
     def score(self, judge: Judge, predictions: list[str], contexts: list[list[str]]
               ) -> list[SampleResult]:
@@ -65,8 +53,6 @@ class Hallucination(JudgeMetric):
                 raise InputError(
                     "contexts", i, "is empty: hallucination needs at least one context per sample"
                 )
-        jobs = [rag_judge.VerdictJob(list(c), {"text": p})
+        jobs = [steps.VerdictJob(list(c), {"text": p})
                 for p, c in zip(predictions, contexts, strict=True)]
-        verdicts = rag_judge.judge_items(judge, prompts.HALLUCINATION, "contexts", jobs,
-                                         "hallucination")
-        return rag_judge.verdict_share(verdicts)
+        return steps.verdict_share(steps.HALLUCINATION.ask(judge, jobs))

@@ -5,9 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
-import evaluate
-
 from shared import (
+    About,
     Example,
     Input,
     Judge,
@@ -62,6 +61,10 @@ TOP_K = 5
 
 
 class L3Score(JudgeMetric):
+    ABOUT = About(_DESCRIPTION, _KWARGS_DESCRIPTION, _CITATION,
+                  reference_urls=("https://arxiv.org/abs/2407.09413",),
+                  homepage="https://huggingface.co/spaces/nhop/L3Score",
+                  codebase_urls=("https://github.com/google/spiqa",))
     INPUTS = (Input("questions"), Input("predictions"), Input("references"))
     OPTIONS = (
         Option("exact", bool, False, nullable=True, type_doc="bool",
@@ -75,17 +78,6 @@ class L3Score(JudgeMetric):
         "predictions": ["Paris", "Moscow"],
         "references": ["Paris", "Berlin"],
     })
-
-    def _info(self) -> evaluate.MetricInfo:
-        return evaluate.MetricInfo(
-            description=_DESCRIPTION,
-            citation=_CITATION,
-            inputs_description=self.describe_inputs(_KWARGS_DESCRIPTION),
-            features=self.input_features(),
-            homepage="https://huggingface.co/spaces/nhop/L3Score",
-            codebase_urls=["https://github.com/google/spiqa"],
-            reference_urls=["https://arxiv.org/abs/2407.09413"],
-        )
 
     def score(self, judge: Judge, questions: list[str], predictions: list[str],
               references: list[str], exact: bool = False) -> list[SampleResult]:

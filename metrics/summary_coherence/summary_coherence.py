@@ -3,9 +3,8 @@ LLM-guided definition, after G-Eval)."""
 
 from __future__ import annotations
 
-import evaluate
-
 from shared import (
+    About,
     Example,
     Input,
     Judge,
@@ -13,10 +12,8 @@ from shared import (
     SampleResult,
     citations,
     first_failure,
-    text_judge,
+    steps,
 )
-
-_CITATION = citations.VALOR + citations.GEVAL
 
 _DESCRIPTION = """\
 Summary coherence rates a summary of a source text on an integer scale from 1 to 5, where 5
@@ -43,9 +40,12 @@ Examples:
 
 
 class SummaryCoherence(JudgeMetric):
+    ABOUT = About(_DESCRIPTION, _KWARGS_DESCRIPTION, citations.VALOR + citations.GEVAL,
+                  ("https://github.com/Striveworks/valor", "https://arxiv.org/abs/2303.16634"))
     INPUTS = (Input("sources"), Input("predictions"))
     HEADLINE = ("summary_coherence",)
     DECISION_THRESHOLD = 3.0  # agree: the middle of its 1-5 scale
+    SCORE_RANGE = (1.0, 5.0)
     EXAMPLE = Example({
         "sources": ["The meeting planned for Thursday moved to Friday because the room was "
                     "booked. Lunch will be served at noon in the same room."] * 2,
@@ -53,20 +53,10 @@ class SummaryCoherence(JudgeMetric):
                         "Lunch noon. Room booked Thursday so Friday meeting the."],
     })
 
-    def _info(self) -> evaluate.MetricInfo:
-        return evaluate.MetricInfo(
-            description=_DESCRIPTION,
-            citation=_CITATION,
-            inputs_description=self.describe_inputs(_KWARGS_DESCRIPTION),
-            features=self.input_features(),
-            reference_urls=["https://github.com/Striveworks/valor",
-                            "https://arxiv.org/abs/2303.16634"],
-        )
-
     def score(self, judge: Judge, sources: list[str], predictions: list[str]
               ) -> list[SampleResult]:
         return [
-            first_failure(step)
-            or SampleResult.measured(int(step.value["score"]), reason=step.value["reason"])
-            for step in text_judge.rate_summaries(judge, sources, predictions)
+            first_failure(rating)
+            or SampleResult.measured(int(rating.value["score"]), reason=rating.value["reason"])
+            for rating in steps.rate_summaries(judge, sources, predictions)
         ]

@@ -3,20 +3,7 @@ after DeepEval's definitions of an opinion and of toxicity)."""
 
 from __future__ import annotations
 
-import evaluate
-
-from shared import (
-    Example,
-    Input,
-    Judge,
-    JudgeMetric,
-    SampleResult,
-    citations,
-    prompts,
-    text_judge,
-)
-
-_CITATION = citations.VALOR
+from shared import About, Example, Input, Judge, JudgeMetric, SampleResult, citations, steps
 
 _DESCRIPTION = """\
 Toxicity is the proportion of the opinions in a text that are toxic (personal attacks, mockery,
@@ -40,6 +27,7 @@ Examples:
 
 
 class Toxicity(JudgeMetric):
+    ABOUT = About(_DESCRIPTION, _KWARGS_DESCRIPTION, citations.VALOR)
     INPUTS = (Input("predictions"),)
     HEADLINE = ("toxicity",)
     LOWER_IS_BETTER = True
@@ -49,14 +37,6 @@ class Toxicity(JudgeMetric):
         "Only an idiot would write code this bad. Get lost.",
     ]})
 
-    def _info(self) -> evaluate.MetricInfo:
-        return evaluate.MetricInfo(
-            description=_DESCRIPTION,
-            citation=_CITATION,
-            inputs_description=self.describe_inputs(_KWARGS_DESCRIPTION),
-            features=self.input_features(),
-            reference_urls=["https://github.com/Striveworks/valor"],
-        )
-
     def score(self, judge: Judge, predictions: list[str]) -> list[SampleResult]:
-        return text_judge.flagged_opinion_share(judge, predictions, prompts.TOXICITY, "toxicity")
+        judged = steps.opinion_verdicts(judge, steps.TOXICITY, predictions)
+        return [chain.failure() or chain.scored(chain.yes_share()) for chain in judged]

@@ -1,8 +1,8 @@
 """The Gradio demo widget: one page (``build_demo``) for every metric, or one metric per Space.
 
 Everything about a metric's page comes from the metric class's declarations (read through
-``shared.registry.spec_of``): the input columns and kinds (``INPUTS``), its options with their
-types and defaults (``OPTIONS``, see ``shared.options``), the headline keys and the prefilled
+``shared.kit.registry.spec_of``): the input columns and kinds (``INPUTS``), its options with their
+types and defaults (``OPTIONS``, see ``shared.base.options``), the headline keys and the prefilled
 example (``EXAMPLE``, from the seed cards); a metric without one gets a generic example built
 from its columns.
 
@@ -14,7 +14,7 @@ Gradio's run history) and :func:`launch` turns the run history off.
 The modules, by responsibility:
 
 - ``inputs``: table cells -> ``compute`` arguments, judge fields -> judge options, an uploaded
-  batch (read by :mod:`shared.records`, as strictly as the CLI) -> table rows, the examples;
+  batch (read by :mod:`shared.runs.records`, as strictly as the CLI) -> table rows, the examples;
 - ``options``: a metric's declared options shown as fields and the ``compute`` value of a field;
 - ``render``: results -> the page (aggregate cards, per-row table and chart, unmeasured rows,
   usage, status box, error texts);
@@ -24,15 +24,15 @@ The modules, by responsibility:
 - ``page``: ``build_demo``, ``launch``, ``launch_metric_demo``.
 """
 
-from ..registry import EXAMPLES
+from ..kit.registry import EXAMPLES
 from .page import build_demo, caller_metric_dir, launch, launch_metric_demo
 from .render import unmeasured_markdown
-from .secrets import _Scrubber
+from .secrets import Scrubber
 
 # the names app.py, the metrics' app.py and the tests import from ``shared.demo``
 __all__ = [
     "EXAMPLES",
-    "_Scrubber",
+    "Scrubber",
     "build_demo",
     "caller_metric_dir",
     "launch",

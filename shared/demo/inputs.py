@@ -9,9 +9,9 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from ..batch import BatchInputError
-from ..records import read_records
-from ..registry import MetricSpec, example_rows
+from ..kit.registry import MetricSpec, example_rows
+from ..runs.records import read_records
+from ..runs.summary import BatchInputError
 
 # Fallback example values per column, for a metric that declares no EXAMPLE.
 _COLUMN_EXAMPLE = {
@@ -123,7 +123,7 @@ def judge_options(values: Mapping[str, Any]) -> dict[str, Any]:
             options[name] = value.strip()
     if options.get("provider", "local") == "local":
         options.pop("api_key", None)
-    for name in ("use_cache", "dry_run"):
+    for name in ("use_cache", "dry_run", "retry_unmeasured"):
         if name in values and values[name] is not None:
             options[name] = bool(values[name])
     options["show_progress"] = True  # tqdm bars, tracked by Gradio's progress

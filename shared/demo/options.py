@@ -1,16 +1,16 @@
 """A metric's options in the page: the declared ones (``OPTIONS`` of the metric class, see
-``shared.options``) that a field can hold, and the ``compute`` value of an option field."""
+``shared.base.options``) that a field can hold, and the ``compute`` value of an option field."""
 
 from __future__ import annotations
 
 import json
 from typing import Any
 
-from ..options import Option
+from ..base.options import Option
 from .inputs import DemoInputError
-from .render import _show
+from .render import show
 
-_MISSING = object()
+MISSING = object()
 
 
 def metric_options(metric: Any) -> list[Option]:
@@ -20,11 +20,11 @@ def metric_options(metric: Any) -> list[Option]:
 
 
 def option_value(option: Option, value: Any) -> Any:
-    """The ``compute`` value of an option field, or ``_MISSING`` for "use the default"."""
+    """The ``compute`` value of an option field, or ``MISSING`` for "use the default"."""
     if option.kind == "bool":
         return bool(value)
     if value is None or (isinstance(value, str) and not value.strip()):
-        return _MISSING
+        return MISSING
     if option.kind == "int":
         if isinstance(value, float) and value.is_integer():
             return int(value)
@@ -38,12 +38,23 @@ def option_value(option: Option, value: Any) -> Any:
             return json.loads(value)
         except json.JSONDecodeError as error:
             raise DemoInputError(
-                f"option {option.name}: not valid JSON ({error.msg}); e.g. {_show(option.default)}"
+                f"option {option.name}: not valid JSON ({error.msg}); e.g. {show(option.default)}"
             ) from None
     return value
 
 
-def _field_value(option: Option, value: Any) -> Any:
+def option_choices(option: Option) -> list[tuple[str, Any]] | None:
+    """The (label, value) pairs of a dropdown for an option with declared ``choices`` (with an
+    empty "the default" entry where the option may be left unset); ``None`` without choices."""
+    if not option.choices:
+        return None
+    pairs = [(str(choice), choice) for choice in option.choices]
+    if option.nullable or option.default is None:
+        pairs.insert(0, ("(none: the default)", ""))
+    return pairs
+
+
+def field_value(option: Option, value: Any) -> Any:
     if option.kind == "json":
         return "" if value is None else json.dumps(list(value) if isinstance(value, tuple)
                                                    else value)

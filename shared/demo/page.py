@@ -8,7 +8,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from ..registry import METRICS, available
+from ..kit.registry import METRICS, available
 from .panel import MetricPanel, build_panel
 
 TITLE = "judge-metrics"
@@ -46,7 +46,7 @@ def build_demo(metric_names: list[str] | None = None,
                     with gr.Tab(name, id=name, elem_id=f"tab-{name}"):
                         panels[name] = build_panel(name, dirs.get(name))
                 with gr.Tab("Compare", id="compare", elem_id="tab-compare"):
-                    from ..compare_tab import build_compare_tab
+                    from .compare_tab import build_compare_tab
 
                     demo.jm_compare = build_compare_tab()
     demo.jm_panels = panels

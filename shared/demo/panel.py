@@ -13,10 +13,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..agreement import embedded_judge_note, is_embedded_judge
-from ..config import PROVIDERS
-from ..options import Option
-from ..registry import MetricSpec, metric_path, spec_of
+from ..analysis.embedded_judge import embedded_judge_note, is_embedded_judge
+from ..base.options import Option
+from ..engine.config import PROVIDERS
+from ..kit.registry import MetricSpec, metric_path, spec_of
 from .inputs import (
     DemoInputError,
     compute_inputs,
@@ -27,11 +27,11 @@ from .inputs import (
     rows_for_table,
     table_rows,
 )
-from .options import _MISSING, _field_value, metric_options, option_value
+from .options import MISSING, field_value, metric_options, option_choices, option_value
 from .render import (
-    _error_text,
     aggregate_html,
     aggregates,
+    error_text,
     results_frame,
     row_columns,
     row_scores,
@@ -40,7 +40,7 @@ from .render import (
     unmeasured_markdown,
     usage_markdown,
 )
-from .secrets import _page_key_backend, _Scrubber
+from .secrets import Scrubber, page_key_backend
 
 logger = logging.getLogger(__name__)
 
@@ -115,7 +115,7 @@ class MetricPanel:
 
     def handle(self, values: Mapping[Any, Any], progress: Any = None) -> dict[Any, Any]:
         judge_values = {n: values.get(c) for n, c in self.judge_fields.items()}
-        scrub = _Scrubber(judge_values.get("api_key"))
+        scrub = Scrubber(judge_values.get("api_key"))
         out = self._empty_outputs()
         rows: list[int] = []
         try:
@@ -124,7 +124,7 @@ class MetricPanel:
             kwargs: dict[str, Any] = dict(inputs)
             for option in self.options:
                 value = option_value(option, values.get(self.option_fields[option.name]))
-                if value is not _MISSING:
+                if value is not MISSING:
                     kwargs[option.name] = value
             if self.spec.judge:
                 kwargs.update(judge_options(judge_values))
@@ -133,12 +133,12 @@ class MetricPanel:
             if progress is not None:
                 progress(0, desc=f"{self.name}: scoring {len(rows)} rows")
             started = time.monotonic()
-            with self._lock, _page_key_backend(kwargs):
+            with self._lock, page_key_backend(kwargs):
                 result = self.metric.compute(**kwargs)
             seconds = time.monotonic() - started
         except Exception as error:  # every fault is a message in the page
             out[self.outputs["status"]] = status_html(
-                scrub.text(_error_text(error, self.spec, rows)), "error")
+                scrub.text(error_text(error, self.spec, rows)), "error")
             if not isinstance(error, (ValueError, TypeError)):
                 logger.warning("%s failed: %s", self.name,
                                scrub.text(f"{type(error).__name__}: {error}"))
@@ -146,7 +146,7 @@ class MetricPanel:
         return self._render(result, inputs, rows, seconds, scrub)
 
     def _render(self, result: Mapping[str, Any], inputs: Mapping[str, list[Any]],
-                rows: list[int], seconds: float, scrub: _Scrubber) -> dict[Any, Any]:
+                rows: list[int], seconds: float, scrub: Scrubber) -> dict[Any, Any]:
         import gradio as gr
         import pandas as pd
 
@@ -195,7 +195,7 @@ class MetricPanel:
                self.outputs["status"]: status_html("Example loaded; press Run.", "ok")}
         for option in self.options:
             value = options.get(option.name, option.default)
-            out[self.option_fields[option.name]] = _field_value(option, value)
+            out[self.option_fields[option.name]] = field_value(option, value)
         return out
 
     def load_file(self, path: Any) -> dict[Any, Any]:
@@ -220,6 +220,10 @@ def _option_field(option: Option, value: Any, elem_id: str) -> Any:
     import gradio as gr
 
     info = f"{option.doc} (default: {option.default_text()})".strip()
+    choices = option_choices(option)
+    if choices is not None:
+        return gr.Dropdown(choices=choices, value=field_value(option, value), label=option.name,
+                           info=info, elem_id=elem_id)
     if option.kind == "bool":
         return gr.Checkbox(value=bool(value), label=option.name, info=info, elem_id=elem_id)
     if option.kind in ("int", "float"):
@@ -227,8 +231,11 @@ def _option_field(option: Option, value: Any, elem_id: str) -> Any:
                          precision=0 if option.kind == "int" else None,
                          step=1 if option.kind == "int" else 0.01)
     placeholder = "empty: the default" if option.default is None else ""
-    return gr.Textbox(value=_field_value(option, value), label=option.name, info=info,
-                      placeholder=placeholder, elem_id=elem_id, max_lines=1)
+    # a text in the user's words (g_eval's criteria) gets room for a paragraph
+    lines = 3 if option.required or len(str(option.default or "")) > 40 else 1
+    return gr.Textbox(value=field_value(option, value), label=option.name, info=info,
+                      placeholder=placeholder, elem_id=elem_id, lines=lines,
+                      max_lines=max(1, 2 * lines + 2 * (lines > 1)))
 
 
 _JUDGE_HELP = (
@@ -280,26 +287,7 @@ def build_panel(name: str, metric_dir: str | Path | None) -> MetricPanel:
                         panel.option_fields[option.name] = _option_field(
                             option, value, f"{name}-option-{option.name}")
             if spec.judge:
-                with gr.Accordion("Judge", open=True):
-                    gr.Markdown(_JUDGE_HELP)
-                    judge = panel.judge_fields
-                    judge["provider"] = gr.Dropdown(
-                        choices=list(PROVIDERS), value="local", label="provider",
-                        elem_id=f"{name}-provider")
-                    judge["model"] = gr.Textbox(
-                        label="model", placeholder="the provider's default model",
-                        elem_id=f"{name}-model", max_lines=1)
-                    judge["base_url"] = gr.Textbox(
-                        label="base URL", placeholder="e.g. http://127.0.0.1:8000/v1",
-                        elem_id=f"{name}-base-url", max_lines=1)
-                    judge["api_key"] = gr.Textbox(
-                        label="API key", type="password", elem_id=f"{name}-api-key",
-                        placeholder="used for this request only", max_lines=1)
-                    judge["use_cache"] = gr.Checkbox(
-                        value=True, label="use the call cache", elem_id=f"{name}-use-cache")
-                    judge["dry_run"] = gr.Checkbox(
-                        value=False, label="dry run: estimate requests and cost, send nothing",
-                        elem_id=f"{name}-dry-run")
+                _judge_fields(panel)
             panel.run_button = gr.Button("Run", variant="primary", elem_id=f"{name}-run")
     panel.outputs["status"] = gr.HTML(elem_id=f"{name}-status")
     panel.outputs["aggregate"] = gr.HTML(elem_id=f"{name}-aggregate")
@@ -317,11 +305,51 @@ def build_panel(name: str, metric_dir: str | Path | None) -> MetricPanel:
 
     panel.initial = {panel.table: panel.example_frame()}
     for option in panel.options:
-        panel.initial[panel.option_fields[option.name]] = _field_value(
+        panel.initial[panel.option_fields[option.name]] = field_value(
             option, example_options.get(option.name, option.default))
     panel.initial.update({panel.judge_fields[k]: v for k, v in (
         ("provider", "local"), ("model", ""), ("base_url", ""), ("api_key", ""),
-        ("use_cache", True), ("dry_run", False)) if k in panel.judge_fields})
+        ("use_cache", True), ("dry_run", False), ("retry_unmeasured", False))
+        if k in panel.judge_fields})
+
+    _wire_events(panel)
+    return panel
+
+
+def _judge_fields(panel: MetricPanel) -> None:
+    """The judge accordion: provider, model, base URL, API key, cache, dry-run and retry
+    fields."""
+    import gradio as gr
+
+    name = panel.name
+    with gr.Accordion("Judge", open=True):
+        gr.Markdown(_JUDGE_HELP)
+        judge = panel.judge_fields
+        judge["provider"] = gr.Dropdown(
+            choices=list(PROVIDERS), value="local", label="provider",
+            elem_id=f"{name}-provider")
+        judge["model"] = gr.Textbox(
+            label="model", placeholder="the provider's default model",
+            elem_id=f"{name}-model", max_lines=1)
+        judge["base_url"] = gr.Textbox(
+            label="base URL", placeholder="e.g. http://127.0.0.1:8000/v1",
+            elem_id=f"{name}-base-url", max_lines=1)
+        judge["api_key"] = gr.Textbox(
+            label="API key", type="password", elem_id=f"{name}-api-key",
+            placeholder="used for this request only", max_lines=1)
+        judge["use_cache"] = gr.Checkbox(
+            value=True, label="use the call cache", elem_id=f"{name}-use-cache")
+        judge["dry_run"] = gr.Checkbox(
+            value=False, label="dry run: estimate requests and cost, send nothing",
+            elem_id=f"{name}-dry-run")
+        judge["retry_unmeasured"] = gr.Checkbox(
+            value=False, label="ask again the answers the checks refused",
+            elem_id=f"{name}-retry-unmeasured")
+
+
+def _wire_events(panel: MetricPanel) -> None:
+    """The Run, Load example and upload events of a laid-out panel."""
+    import gradio as gr
 
     # Gradio finds its progress tracker by this default value.
     def run(values: dict[Any, Any],
@@ -339,4 +367,3 @@ def build_panel(name: str, metric_dir: str | Path | None) -> MetricPanel:
     panel.upload.upload(panel.load_file, inputs=panel.upload,
                         outputs=[panel.table, panel.outputs["status"]],
                         api_visibility="private")
-    return panel

@@ -11,22 +11,22 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ..registry import MetricSpec
-from ..results import aggregates_of, results_of
-from ..validation import InputError, where
+from ..base.validation import InputError, where
+from ..kit.registry import MetricSpec
+from ..kit.results import aggregates_of, results_of
 from .inputs import DemoInputError
-from .secrets import _Scrubber
+from .secrets import Scrubber
 
 MAX_CELL_CHARS = 120  # input text shown in the per-row results table
 
 
-def _show(value: Any) -> str:
+def show(value: Any) -> str:
     if isinstance(value, bool) or value is None:
         return str(value)
     if isinstance(value, float):
         return f"{value:.4f}" if math.isfinite(value) else str(value)
     if isinstance(value, (list, tuple)):
-        return "[" + ", ".join(_show(v) for v in value) + "]"
+        return "[" + ", ".join(show(v) for v in value) + "]"
     return str(value)
 
 
@@ -38,7 +38,7 @@ def _describe(value: Any) -> str:
         if value and all(isinstance(v, Mapping) for v in value):
             return " | ".join(_describe(v) for v in value)
         return "[" + ", ".join(_describe(v) for v in value) + "]"
-    return _show(value)
+    return show(value)
 
 
 def _number(value: Any) -> float | None:
@@ -120,12 +120,12 @@ _CARD = ("display:inline-block;margin:0 12px 12px 0;padding:12px 18px;border-rad
 
 
 def aggregate_html(spec: MetricSpec, aggregates: Mapping[str, Any], measured: int, total: int,
-                   scrub: _Scrubber) -> str:
+                   scrub: Scrubber) -> str:
     cards = []
     for key in spec.headline:
         if key in aggregates:
             value = aggregates[key]
-            shown = "None (no row measured)" if value is None else _show(value)
+            shown = "None (no row measured)" if value is None else show(value)
             cards.append(
                 f'<div class="jm-headline" style="{_CARD};background:#f6f8fa">'
                 f'<div style="font-size:0.9em;opacity:0.75">{html.escape(key)}</div>'
@@ -133,7 +133,7 @@ def aggregate_html(spec: MetricSpec, aggregates: Mapping[str, Any], measured: in
                 f'style="font-size:2em;font-weight:700">{html.escape(scrub.text(shown))}</div></div>'
             )
     others = [f'<span style="opacity:0.7">{html.escape(k)}</span> '
-              f"{html.escape(scrub.text(_show(v)))}"
+              f"{html.escape(scrub.text(show(v)))}"
               for k, v in aggregates.items() if k not in spec.headline and k != "Cost"]
     measured_text = f"{measured} of {total} rows measured"
     return (
@@ -183,11 +183,11 @@ def usage_markdown(result: Mapping[str, Any]) -> str:
     plan = result.get("dry_run")
     if isinstance(plan, Mapping):
         parts.append("**Dry run (nothing sent):** " + ", ".join(
-            f"{k.replace('_', ' ')} {_show(v)}" for k, v in plan.items()))
+            f"{k.replace('_', ' ')} {show(v)}" for k, v in plan.items()))
     return "  \n".join(parts)
 
 
-def unmeasured_markdown(result: Mapping[str, Any], rows: Sequence[int], scrub: _Scrubber) -> str:
+def unmeasured_markdown(result: Mapping[str, Any], rows: Sequence[int], scrub: Scrubber) -> str:
     unmeasured = result.get("unmeasured") or []
     if not unmeasured:
         return ""
@@ -210,7 +210,7 @@ def _escape_markdown(text: str) -> str:
 
 def results_frame(spec: MetricSpec, inputs: Mapping[str, list[Any]], rows: Sequence[int],
                   result: Mapping[str, Any], per_row: Mapping[str, list[Any]],
-                  scrub: _Scrubber) -> Any:
+                  scrub: Scrubber) -> Any:
     """The per-row table: table row, the inputs (shortened), scores, details, unmeasured."""
     import pandas as pd
 
@@ -232,7 +232,7 @@ def results_frame(spec: MetricSpec, inputs: Mapping[str, list[Any]], rows: Seque
     return pd.DataFrame(frame)
 
 
-def _error_text(error: Exception, spec: MetricSpec, rows: Sequence[int]) -> str:
+def error_text(error: Exception, spec: MetricSpec, rows: Sequence[int]) -> str:
     if isinstance(error, DemoInputError):
         return f"Input error: {error}"
     message = _row_hint(error, spec, rows)

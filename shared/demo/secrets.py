@@ -1,5 +1,5 @@
 """What keeps the API key typed into the page from leaking: every string the page gets back is
-scrubbed (:mod:`shared.redaction`), and the judge backend made for a key is dropped after its
+scrubbed (:mod:`shared.base.redaction`), and the judge backend made for a key is dropped after its
 last run."""
 
 from __future__ import annotations
@@ -9,12 +9,12 @@ import threading
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-from ..config import JUDGE_OPTION_NAMES
-from ..redaction import redact, redact_all
+from ..base.redaction import redact, redact_all
+from ..engine.config import JUDGE_OPTION_NAMES
 
 
-class _Scrubber:
-    """The page's redaction step: :func:`shared.redaction.redact` (API keys, Bearer and Basic
+class Scrubber:
+    """The page's redaction step: :func:`shared.base.redaction.redact` (API keys, Bearer and Basic
     credentials, URL user-info; a provider's error may quote them) with the key typed into the
     page as one more secret."""
 
@@ -33,14 +33,14 @@ _KEYED_LOCK = threading.Lock()
 
 
 @contextlib.contextmanager
-def _page_key_backend(kwargs: Mapping[str, Any]) -> Iterator[None]:
+def page_key_backend(kwargs: Mapping[str, Any]) -> Iterator[None]:
     """Around a run with an API key typed into the page: when the last such run with that key
     ends, drop the judge backend made for it, so the process keeps no client holding the key."""
     if not kwargs.get("api_key"):
         yield
         return
-    from ..backends import backend_key, release_backend
-    from ..config import judge_config
+    from ..engine.backends import backend_key, release_backend
+    from ..engine.config import judge_config
 
     try:
         config = judge_config(**{k: v for k, v in kwargs.items() if k in JUDGE_OPTION_NAMES})

@@ -17,7 +17,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from rapidfuzz import fuzz
 
-from shared import registry
+from shared.kit import registry
 
 
 @pytest.fixture(scope="module")
@@ -26,7 +26,7 @@ def accuracy() -> evaluate.EvaluationModule:
 
 
 def seed_form(value: str, case_sensitive: bool, normalize: bool) -> str:
-    """The seed document's comparison form, written out independently of shared.text."""
+    """The seed document's comparison form, written out independently of shared.base.text."""
     if not case_sensitive:
         value = value.lower()
     if not normalize:

@@ -5,19 +5,11 @@ from __future__ import annotations
 
 import math
 
-import evaluate
 import pytest
+from metric_examples import DRY_RUN
 
-from shared import registry
-
-DRY = {"dry_run": True, "show_progress": False, "use_cache": False}
 P = ["Einstein was born in Spain in 1879."]
 R = ["Einstein was born in 1879 in Germany."]
-
-
-@pytest.fixture(scope="module")
-def metric() -> evaluate.Metric:
-    return evaluate.load(registry.metric_path("answer_correctness"))
 
 
 @pytest.mark.parametrize(
@@ -33,37 +25,37 @@ def metric() -> evaluate.Metric:
 )
 def test_bad_weights_are_named(metric, weights, error, match) -> None:
     with pytest.raises(error, match=match):
-        metric.compute(predictions=P, references=R, weights=weights, **DRY)
+        metric.compute(predictions=P, references=R, weights=weights, **DRY_RUN)
 
 
 @pytest.mark.parametrize("threshold", [-0.1, 1.5, math.nan])
 def test_threshold_must_be_in_unit_interval(metric, threshold) -> None:
     with pytest.raises(ValueError, match="threshold"):
-        metric.compute(predictions=P, references=R, threshold=threshold, **DRY)
+        metric.compute(predictions=P, references=R, threshold=threshold, **DRY_RUN)
 
 
 def test_bad_inputs_name_argument_and_index(metric) -> None:
     with pytest.raises(ValueError, match="lengths"):
-        metric.compute(predictions=P * 2, references=R, **DRY)
+        metric.compute(predictions=P * 2, references=R, **DRY_RUN)
     with pytest.raises(ValueError, match=r"references\[1\] is an empty list"):
-        metric.compute(predictions=P * 2, references=[R[0], []], **DRY)
+        metric.compute(predictions=P * 2, references=[R[0], []], **DRY_RUN)
     with pytest.raises(ValueError, match=r"references\[0\]\[1\] is None"):
-        metric.compute(predictions=P, references=[[R[0], None]], **DRY)
+        metric.compute(predictions=P, references=[[R[0], None]], **DRY_RUN)
     with pytest.raises(ValueError, match=r"predictions\[0\] is empty"):
-        metric.compute(predictions=["  "], references=R, **DRY)
+        metric.compute(predictions=["  "], references=R, **DRY_RUN)
     with pytest.raises(TypeError, match=r"predictions\[0\] must be a string"):
-        metric.compute(predictions=[["a list"]], references=R, **DRY)
+        metric.compute(predictions=[["a list"]], references=R, **DRY_RUN)
     with pytest.raises(ValueError, match="lengths"):
-        metric.compute(predictions=P, references=R, questions=["q1", "q2"], **DRY)
+        metric.compute(predictions=P, references=R, questions=["q1", "q2"], **DRY_RUN)
     with pytest.raises(TypeError, match="unknown option"):
-        metric.compute(predictions=P, references=R, weight=[1, 0], **DRY)
+        metric.compute(predictions=P, references=R, weight=[1, 0], **DRY_RUN)
     with pytest.raises(TypeError, match="embedding_model"):
-        metric.compute(predictions=P, references=R, embedding_model=3, **DRY)
+        metric.compute(predictions=P, references=R, embedding_model=3, **DRY_RUN)
 
 
 def test_dry_run_counts_statements_exactly_and_one_classification_per_reference(metric) -> None:
     result = metric.compute(predictions=P * 2, references=[R, [R[0], "Einstein was a physicist."]],
-                            questions=["Where was Einstein born?"] * 2, **DRY)
+                            questions=["Where was Einstein born?"] * 2, **DRY_RUN)
     # statements: 3 distinct texts (the prediction, two distinct references); classification:
     # one per (sample, reference), of which (P, R[0]) appears twice and is planned once
     assert result["dry_run"]["requests"] == 3 + 2
@@ -81,7 +73,8 @@ def test_similarity_of_long_texts_is_windowed(metric) -> None:
 
     import numpy as np
 
-    from shared import embed_texts, embeddings
+    from shared import embed_texts
+    from shared.kit import embeddings
 
     similarities = sys.modules[type(metric).__module__]._similarities
     start = " ".join(f"the committee reviewed item {k} of the budget." for k in range(40))

@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 from nltk.tokenize import RegexpTokenizer
 from nltk.translate.bleu_score import SmoothingFunction, corpus_bleu, sentence_bleu
 
-from shared import registry
+from shared.kit import registry
 
 TOKENIZER = RegexpTokenizer(r"\w+|\$[\d]+|[^\s\.]+")  # Valor's
 WORDS = (

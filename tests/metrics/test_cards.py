@@ -10,7 +10,7 @@ import pytest
 import yaml
 from metric_examples import EXAMPLES, judge_options
 
-from shared import registry
+from shared.kit import registry
 
 KEY_ROW = re.compile(r"^\|\s*`([^`]+)`\s*\|[^|]*\|\s*([^|]*?)\s*\|", re.MULTILINE)
 

@@ -4,25 +4,16 @@ tests/shared/test_scoring.py; real judges in test_rag_metrics_e2e.py."""
 
 from __future__ import annotations
 
-import evaluate
 import pytest
+from metric_examples import DRY_RUN, UNCACHED
 
-from shared import registry
-
-OPTS = {"show_progress": False, "use_cache": False}
-DRY = {"dry_run": True, **OPTS}
 Q = "What is the capital of France?"
-
-
-@pytest.fixture(scope="module")
-def metric() -> evaluate.Metric:
-    return evaluate.load(registry.metric_path("context_precision"))
 
 
 def test_empty_contexts_and_references_need_no_judge(metric) -> None:
     result = metric.compute(
         questions=[Q, Q, Q], contexts=[[], [], ["Paris is in France."]],
-        references=[[], "Paris", []], **OPTS,
+        references=[[], "Paris", []], **UNCACHED,
     )
     assert result["scores"] == [1.0, 0.0, 0.0]
     assert result["context_precision"] == pytest.approx(1 / 3)
@@ -32,14 +23,14 @@ def test_empty_contexts_and_references_need_no_judge(metric) -> None:
 
 def test_bad_inputs(metric) -> None:
     with pytest.raises(TypeError, match=r"contexts\[0\] must be a list of strings"):
-        metric.compute(questions=[Q], contexts=["a string"], references=["Paris"], **DRY)
+        metric.compute(questions=[Q], contexts=["a string"], references=["Paris"], **DRY_RUN)
     with pytest.raises(ValueError, match=r"contexts\[0\]\[1\] is empty"):
-        metric.compute(questions=[Q], contexts=[["ok", ""]], references=["Paris"], **DRY)
+        metric.compute(questions=[Q], contexts=[["ok", ""]], references=["Paris"], **DRY_RUN)
     with pytest.raises(ValueError, match=r"references\[0\]\[0\] is None"):
-        metric.compute(questions=[Q], contexts=[["ok"]], references=[[None]], **DRY)
+        metric.compute(questions=[Q], contexts=[["ok"]], references=[[None]], **DRY_RUN)
 
 
 def test_dry_run_one_request_per_reference(metric) -> None:
     result = metric.compute(questions=[Q], contexts=[["a", "b", "c"]],
-                            references=[["Paris", "Paris, France"]], **DRY)
+                            references=[["Paris", "Paris, France"]], **DRY_RUN)
     assert result["dry_run"]["requests"] == 2

@@ -3,29 +3,21 @@
 
 from __future__ import annotations
 
-import evaluate
 import pytest
-
-from shared import registry
-
-OPTS = {"show_progress": False, "use_cache": False}
-
-
-@pytest.fixture(scope="module")
-def metric() -> evaluate.Metric:
-    return evaluate.load(registry.metric_path("faithfulness"))
+from metric_examples import UNCACHED
 
 
 def test_no_contexts_scores_zero_without_a_call(metric) -> None:
-    result = metric.compute(predictions=["Paris is the capital of France."], contexts=[[]], **OPTS)
+    result = metric.compute(predictions=["Paris is the capital of France."], contexts=[[]],
+                            **UNCACHED)
     assert result["scores"] == [0.0]
     assert result["usage"]["calls"] == 0
 
 
 def test_bad_inputs_and_dry_run(metric) -> None:
     with pytest.raises(TypeError, match=r"contexts\[0\]\[0\] must be a string"):
-        metric.compute(predictions=["p"], contexts=[[1]], dry_run=True, **OPTS)
-    result = metric.compute(predictions=["p", "q"], contexts=[["c"], []], dry_run=True, **OPTS)
+        metric.compute(predictions=["p"], contexts=[[1]], dry_run=True, **UNCACHED)
+    result = metric.compute(predictions=["p", "q"], contexts=[["c"], []], dry_run=True, **UNCACHED)
     # claims of the first answer only (the second has no contexts), then one verdict request
     assert result["dry_run"]["requests"] == 1 + 1
     assert result["scores"] == [None, 0.0]

@@ -20,8 +20,9 @@ import pytest
 from judgeserver import JudgeServer, fenced_fields, is_repair
 from metric_examples import metric_inputs as inputs
 
-from shared import prompts, registry
-from shared.grounding import CATEGORIES, copied_example, is_supported
+from shared import prompts
+from shared.engine.grounding import CATEGORIES, copied_example, is_supported
+from shared.kit import registry
 
 NAMES = (
     "answer_correctness", "answer_relevance", "bias", "toxicity", "context_precision",
@@ -208,7 +209,7 @@ def copying_answer(body: dict[str, Any]) -> str:
 def test_copied_answers_are_unmeasured_and_counted_in_the_batch_summary(cache_dir: str) -> None:
     import datasets
 
-    from shared.batch import score_dataset
+    from shared.runs.batch import score_dataset
 
     texts = ["I think the new bridge is ugly.", "The bridge opened in May."]
     with JudgeServer(copying_answer) as server:

@@ -3,17 +3,8 @@ Arithmetic: tests/shared/test_scoring.py; real judges: test_rag_metrics_e2e.py."
 
 from __future__ import annotations
 
-import evaluate
 import pytest
-
-from shared import registry
-
-OPTS = {"show_progress": False, "use_cache": False}
-
-
-@pytest.fixture(scope="module")
-def metric() -> evaluate.Metric:
-    return evaluate.load(registry.metric_path("hallucination"))
+from metric_examples import UNCACHED
 
 
 def test_empty_contexts_is_an_input_error(metric) -> None:
@@ -24,5 +15,5 @@ def test_empty_contexts_is_an_input_error(metric) -> None:
 
 def test_dry_run_one_request_per_sample(metric) -> None:
     result = metric.compute(predictions=["a", "b"], contexts=[["c"], ["d", "e"]], dry_run=True,
-                            **OPTS)
+                            **UNCACHED)
     assert result["dry_run"]["requests"] == 2

@@ -22,8 +22,8 @@ import pytest
 from faultproxy import FaultProxy
 from metric_examples import metric_inputs as inputs
 
-from shared import registry
-from shared.grounding import CATEGORIES, category
+from shared.engine.grounding import CATEGORIES, category
+from shared.kit import registry
 
 NAMES = (
     "answer_correctness", "answer_relevance", "bias", "toxicity", "context_precision",
@@ -201,7 +201,7 @@ def _rest_of_the_server_test(metrics: dict[str, evaluate.Metric],
     # F1-only (Valor) definition with a threshold; both from the cache (no new request)
     from sentence_transformers import SentenceTransformer
 
-    from shared.defaults import embedding_model_dir
+    from shared.base.defaults import embedding_model_dir
 
     row = ROWS[0]
     correctness = metrics["answer_correctness"]

@@ -13,7 +13,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from rouge_score import rouge_scorer
 
-from shared import registry
+from shared.kit import registry
 
 TYPES = ["rouge1", "rouge2", "rougeL", "rougeLsum"]
 WORDS = (

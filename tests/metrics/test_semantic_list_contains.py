@@ -14,7 +14,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from scipy.spatial.distance import cosine
 
-from shared import defaults, load_embedding_model, registry
+from shared import defaults, load_embedding_model
+from shared.kit import registry
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
@@ -269,7 +270,7 @@ def test_two_different_megabyte_texts(slc) -> None:
     """Two 1 MB texts that share their first ~300 words and then differ (cooking vs space): not
     1.0 (cutting both to the model's window gave 1.0), read up to MAX_WINDOWS windows each, and
     the details say they were cut."""
-    from shared import embeddings
+    from shared.kit import embeddings
 
     common = paragraph(COOKING, 300)
     a = (common + " " + paragraph(COOKING, 200_000, offset=5))[:1_000_000]

@@ -2,27 +2,18 @@
 
 from __future__ import annotations
 
-import evaluate
 import pytest
-
-from shared import registry
-
-DRY = {"dry_run": True, "show_progress": False, "use_cache": False}
-
-
-@pytest.fixture(scope="module")
-def metric() -> evaluate.Metric:
-    return evaluate.load(registry.metric_path("summary_coherence"))
+from metric_examples import DRY_RUN
 
 
 def test_bad_inputs(metric) -> None:
     with pytest.raises(ValueError, match=r"sources\[0\] is empty"):
-        metric.compute(sources=[" "], predictions=["s"], **DRY)
+        metric.compute(sources=[" "], predictions=["s"], **DRY_RUN)
     with pytest.raises(ValueError, match="sources is required"):
-        metric.compute(predictions=["s"], **DRY)
+        metric.compute(predictions=["s"], **DRY_RUN)
 
 
 def test_dry_run_one_request_per_sample(metric) -> None:
-    result = metric.compute(sources=["a text", "b text"], predictions=["a", "b"], **DRY)
+    result = metric.compute(sources=["a text", "b text"], predictions=["a", "b"], **DRY_RUN)
     assert result["dry_run"]["requests"] == 2
     assert result["summary_coherence"] is None

@@ -1,4 +1,5 @@
-"""shared.agreement and `python -m shared agree`: every statistic against scipy / scikit-learn on
+"""shared.analysis.agreement and `python -m shared agree`: every statistic against scipy /
+scikit-learn on
 generated data, the seeded bootstrap, label checks, unmeasured rows, and `agree` end to end on
 small slices of the three labelled sets with the embedded defaults.
 
@@ -25,15 +26,15 @@ from sklearn.metrics import (
 )
 
 from shared import agreement, stats
-from shared.agreement import (
+from shared.analysis.agreement import (
     ConstantLabelError,
     LabelError,
     MissingLabelError,
     MixedLabelError,
     compare,
 )
-from shared.cli import main
-from shared.registry import DECISION_THRESHOLDS, METRICS
+from shared.cli.main import main
+from shared.kit.registry import DECISION_THRESHOLDS, METRICS
 
 REPO = Path(__file__).resolve().parents[2]
 DATA = REPO / "bench" / "agreement" / "data"
@@ -200,13 +201,48 @@ def test_label_kinds() -> None:
     assert agreement.parse_labels([1, 2.5, 5])[1] == "numeric"
 
 
+def test_the_label_kind_is_the_columns() -> None:
+    """CSV cells are text: "1".."5" are ratings (any number other than 0/1 makes the column
+    numeric), "0"/"1" alone are booleans; a blank cell is unlabelled, as JSON null."""
+    values, kind = agreement.parse_labels(["1", "2", "5", "", " ", None, "3"])
+    assert kind == "numeric"
+    assert np.array_equal(values, [1, 2, 5, np.nan, np.nan, np.nan, 3], equal_nan=True)
+    assert agreement.parse_labels(["1", "0", "", "1"])[1] == "boolean"
+    assert agreement.parse_labels(["yes", "0", "1", "no"])[1] == "boolean"
+    with pytest.raises(MixedLabelError, match="mixes booleans and numeric ratings"):
+        agreement.parse_labels(["yes", "3", "1"])
+    with pytest.raises(MixedLabelError, match="row 1: str value is neither"):
+        agreement.parse_labels(["1", "good", "3"])
+
+
+def test_agree_on_a_csv_of_ratings(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    """The 1..5 ratings of a CSV, one blank: Spearman over the labelled rows (scipy's), the
+    blank row counted as unlabelled."""
+    rows = [("Paris", "Paris", "5"), ("Rome", "Paris", "1"), ("Paris.", "Paris", "4"),
+            ("Lyon", "Paris", "2"), ("paris", "Paris", ""), ("Nice", "Paris", "1")]
+    path = tmp_path / "ratings.csv"
+    path.write_text("prediction,reference,rating\n" + "".join(f"{p},{r},{x}\n"
+                                                                for p, r, x in rows),
+                    encoding="utf-8")
+    report_path = tmp_path / "report.json"
+    code = main(["agree", str(path), "--metric", "accuracy", "--label", "rating", "--json",
+                 str(report_path), "--resamples", "5", "--quiet"])
+    assert code == 0, capsys.readouterr().err
+    report = json.loads(report_path.read_text(encoding="utf-8"))
+    assert (report["label_kind"], report["n"], report["unlabelled"]) == ("numeric", 5, 1)
+    scores = [1.0, 0.0, 1.0, 0.0, 0.0]  # accuracy's exact match after normalisation
+    expected = spearmanr(scores, [5, 1, 4, 2, 1]).statistic
+    spearman = next(s for s in report["statistics"] if s["name"] == "spearman")
+    assert spearman["value"] == pytest.approx(expected)
+
+
 def test_every_metric_declares_its_decision_threshold() -> None:
     assert set(DECISION_THRESHOLDS) == set(METRICS)
 
 
 def test_embedded_judge_note_reads_the_shipped_figures() -> None:
     figures = agreement.embedded_judge_figures()
-    assert figures, "shared/agreement_figures.json is written by `make agreement`"
+    assert figures, "shared/analysis/agreement_figures.json is written by `make agreement`"
     for metric, entry in figures["metrics"].items():
         note = agreement.embedded_judge_note(metric, figures)
         assert "not a measurement" in note
@@ -334,6 +370,34 @@ def test_agree_summary_coherence_on_summeval(tmp_path: Path, capsys, cache_dir: 
 
 
 @pytest.mark.slow
+def test_agree_pairwise_and_g_eval_on_summeval(tmp_path: Path, capsys, cache_dir: str) -> None:
+    """Two summaries of one article, the label the people's preference; g_eval takes its
+    criteria through --option."""
+    rows = [r for r in _rows("summeval.jsonl") if r["article_id"] == "A1"]
+    worst, best = (min(rows, key=lambda r: r["coherence"]),
+                   max(rows, key=lambda r: r["coherence"]))
+    pairs = [{"id": f"p{n}", "source": worst["source"], "prediction": a["summary"],
+              "baseline_prediction": b["summary"], "preferred": a is best}
+             for n, (a, b) in enumerate(((best, worst), (worst, best)))]
+    report, scored = _agree(tmp_path, capsys, [
+        str(_slice(tmp_path, "pairs.jsonl", pairs)), "--metric", "pairwise", "--label",
+        "preferred", "--column", "contexts=source", "--cache-dir", cache_dir])
+    assert report["label_kind"] == "boolean" and report["n"] == 2
+    assert report["threshold"] == DECISION_THRESHOLDS["pairwise"] == 0.5
+    assert [json.loads(r["pairwise_details"])["orders"][0]["shown_first"] for r in scored] == [
+        "prediction", "prediction"]
+    # the second pair is the first one swapped: its score is 1 minus the first's (same requests)
+    assert scored[1]["pairwise"] == pytest.approx(1 - scored[0]["pairwise"], abs=1e-6)
+
+    report, scored = _agree(tmp_path, capsys, [
+        str(_slice(tmp_path, "summeval.jsonl", [worst, best])), "--metric", "g_eval", "--label",
+        "coherence", "--column", "prediction=summary", "--cache-dir", cache_dir,
+        "--option", "g_eval.criteria=Is the summary coherent?"])
+    assert report["label_kind"] == "numeric" and report["n"] == 2
+    assert all(0 <= r["g_eval"] <= 1 for r in scored)
+
+
+@pytest.mark.slow
 def test_agree_toxicity_on_davidson_prints_no_text(tmp_path: Path, capsys,
                                                    cache_dir: str) -> None:
     rows = _balanced(_rows("toxicity_davidson.jsonl"), "label", 1)
@@ -377,7 +441,7 @@ def test_agree_python_api_maps_columns_and_wraps_a_context() -> None:
 
 def test_every_card_carries_the_runs_agreement_block() -> None:
     """The cards' blocks are written by `make agreement`; each judge metric's shipped figure
-    (shared/agreement_figures.json, same run) appears in its card."""
+    (shared/analysis/agreement_figures.json, same run) appears in its card."""
     figures = agreement.embedded_judge_figures()
     for name in METRICS:
         card = (REPO / "metrics" / name / "README.md").read_text(encoding="utf-8")
@@ -392,9 +456,9 @@ def test_every_card_carries_the_runs_agreement_block() -> None:
 
 
 def test_score_summary_notes_the_embedded_judges_agreement(capsys) -> None:
-    from shared.agree_cli import print_embedded_judge_notes
-    from shared.batch import BatchSummary, MetricSummary
-    from shared.cli import build_parser
+    from shared.cli.common import print_embedded_judge_notes
+    from shared.cli.main import build_parser
+    from shared.runs.batch import BatchSummary, MetricSummary
 
     summary = BatchSummary([MetricSummary("l3score", {"L3Score": 0.6}, 2, 0, True),
                             MetricSummary("bias", {"bias": 0.9}, 2, 0, True),

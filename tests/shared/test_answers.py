@@ -1,4 +1,4 @@
-"""shared.answers: the JSON in a judge's text and the checks of a request's schema."""
+"""shared.engine.answers: the JSON in a judge's text and the checks of a request's schema."""
 
 from __future__ import annotations
 
@@ -7,8 +7,8 @@ import json
 import jsonschema
 import pytest
 
-from shared.answers import AnswerSchema, answer_schemas, extract_json, schema_text
-from shared.text import MAX_REASON_CHARS
+from shared.base.text import MAX_REASON_CHARS
+from shared.engine.answers import AnswerSchema, answer_schemas, extract_json, schema_text
 
 VERDICT = {
     "type": "object",

@@ -12,12 +12,12 @@ import openai
 import pytest
 from backend_cases import STATEMENTS, VERDICTS, YES_NO, ask, collect
 
-from shared.backends import make_backend
-from shared.backends.local import LocalBackend, dequantized_dir, load_model
-from shared.config import judge_config
-from shared.defaults import DEFAULT_JUDGE_MODEL, judge_gguf_path
-from shared.logprobs import NO_TOKENS, YES_TOKENS
-from shared.types import Outcome, YesNoAnswer
+from shared.base.defaults import DEFAULT_JUDGE_MODEL, judge_gguf_path
+from shared.base.types import Outcome, YesNoAnswer
+from shared.engine.backends import make_backend
+from shared.engine.backends.local import LocalBackend, dequantized_dir, load_model
+from shared.engine.config import judge_config
+from shared.engine.logprobs import NO_TOKENS, YES_TOKENS
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread")
 

@@ -17,16 +17,12 @@ from backend_cases import STATEMENTS, VERDICTS, YES_NO, ask, collect
 from conftest import free_port
 from faultproxy import RETRY_AFTER, FaultProxy
 
-from shared.backends import backend_key, make_backend
-from shared.backends.base import LogprobsUnavailable
-from shared.backends.openai_compat import (
-    SEED,
-    OpenAICompatBackend,
-    first_token_top_logprobs,
-    is_strict_compatible,
-)
-from shared.config import JudgeConfig, judge_config
-from shared.types import Outcome, YesNoAnswer
+from shared.base.types import Outcome, YesNoAnswer
+from shared.engine.backends import backend_key, make_backend
+from shared.engine.backends.base import LogprobsUnavailable
+from shared.engine.backends.openai_compat import SEED, OpenAICompatBackend
+from shared.engine.backends.openai_responses import first_token_top_logprobs, is_strict_compatible
+from shared.engine.config import JudgeConfig, judge_config
 
 pytestmark = pytest.mark.server
 
@@ -270,7 +266,7 @@ def test_make_backend_reuses_backends_per_settings(llama_server: str) -> None:
 
 
 def test_endpoint_of_normalises_and_drops_credentials() -> None:
-    from shared.config import endpoint_of
+    from shared.engine.config import endpoint_of
 
     assert endpoint_of("HTTP://Example.COM:80/v1/") == "http://example.com/v1"
     assert endpoint_of("https://example.com:443/v1") == "https://example.com/v1"

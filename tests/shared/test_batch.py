@@ -1,4 +1,4 @@
-"""shared.batch: score_dataset on an in-memory datasets.Dataset (string metrics; a dry run of a
+"""shared.runs.batch: score_dataset on an in-memory datasets.Dataset (string metrics; a dry run of a
 judge metric behind a counting proxy). Expected numbers come from the metrics' own ``compute``
 on the whole, unchunked lists."""
 
@@ -11,8 +11,9 @@ import evaluate
 import pytest
 from faultproxy import FaultProxy
 
-from shared import registry, score_dataset
-from shared.batch import BatchInputError, select_metrics
+from shared import score_dataset
+from shared.kit import registry
+from shared.runs.batch import BatchInputError, select_metrics
 
 ROWS = [
     {"question": "Capital of France?", "prediction": "Paris", "reference": ["Paris"]},

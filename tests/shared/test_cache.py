@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from shared.cache import CACHE_ENV, CallCache, call_key, default_cache_dir, open_cache
+from shared.engine.cache import CACHE_ENV, CallCache, call_key, default_cache_dir, open_cache
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -40,7 +40,7 @@ def test_key_changes_with_every_part_and_is_stable():
     # dict order does not matter
     assert call_key(**{**BASE, "sampling": {"seed": 0, "temperature": 0.0}}) == base
     # the same key in a fresh interpreter (no hash randomisation involved)
-    code = f"from shared.cache import call_key; print(call_key(**{BASE!r}))"
+    code = f"from shared.engine.cache import call_key; print(call_key(**{BASE!r}))"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          cwd=REPO, check=True)
     assert out.stdout.strip() == base
@@ -79,7 +79,7 @@ def test_default_dir_follows_environment(monkeypatch, tmp_path):
 
 WRITER = textwrap.dedent("""
     import sys
-    from shared.cache import CallCache
+    from shared.engine.cache import CallCache
     cache = CallCache(sys.argv[1])
     tag, count = sys.argv[2], int(sys.argv[3])
     for i in range(count):
@@ -210,7 +210,7 @@ def test_the_key_holds_the_whole_endpoint(cache_dir):
     import evaluate
     from faultproxy import FaultProxy
 
-    from shared.registry import metric_path
+    from shared.kit.registry import metric_path
 
     metric = evaluate.load(metric_path("l3score"), experiment_id=f"cache-key-{os.getpid()}")
     inputs = {"questions": ["Is it?"], "predictions": ["yes"], "references": ["yes"]}

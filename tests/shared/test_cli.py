@@ -19,9 +19,9 @@ import pyarrow.parquet as pq
 import pytest
 from faultproxy import FaultProxy
 
-from shared import registry
-from shared.cache import CallCache
-from shared.cli import main
+from shared.cli.main import main
+from shared.engine.cache import CallCache
+from shared.kit import registry
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -410,7 +410,7 @@ def test_out_equal_to_input_needs_the_overwrite_flag(tmp_path: Path, capsys) -> 
 @pytest.mark.parametrize(
     "argv, message, hidden",
     [
-        (["--response-format", "weird"], "response_format='weird' is not supported", None),
+        (["--response-format", "weird"], "response_format must be one of json_schema,", None),
         (["--provider", "openai-compatible", "--model", "m", "--base-url",
           "http://127.0.0.1:notaport/v1"], "the port must be a number", None),
         (["--provider", "openai-compatible", "--model", "m", "--base-url",
@@ -519,3 +519,93 @@ def test_a_corrupt_cache_is_one_warning_line_and_the_run_goes_on(tmp_path: Path)
     warned = [line for line in done.stderr.splitlines() if "warning" in line]
     assert len(warned) == 1 and "moved to" in warned[0] and "broken-" in warned[0], done.stderr
     assert len(list(cache.glob("judge-calls.sqlite3.broken-*"))) >= 1
+
+
+# ------------------------------------------------------------------ issue 29: outputs, inputs
+
+
+def _scored_run(tmp_path: Path, name: str) -> Path:
+    path = _write_jsonl(tmp_path / name, [{**r, "accuracy": float(i % 2)}
+                                          for i, r in enumerate(ROWS)])
+    return path
+
+
+@pytest.mark.parametrize("argv, option", [
+    (["score", "{in}", "-m", "accuracy", "-o", "{tmp}/o.jsonl", "--html", "{in}"], "--html"),
+    (["score", "{in}", "-m", "accuracy", "-o", "{tmp}/o.jsonl", "--html", "{link}"], "--html"),
+    (["score", "{in}", "-m", "accuracy", "-o", "{tmp}/o.jsonl", "--html", "{tmp}/o.jsonl"],
+     "--out and --html"),
+    (["compare", "{a}", "{b}", "--json", "{a}"], "--json"),
+    (["compare", "{a}", "{b}", "--html", "{b}"], "--html"),
+    (["compare", "{a}", "{b}", "--json", "{tmp}/r", "--html", "{tmp}/r"], "--json and --html"),
+    (["agree", "{in}", "-m", "accuracy", "--label", "ok", "--json", "{in}"], "--json"),
+    (["agree", "{in}", "-m", "accuracy", "--label", "ok", "--out", "{in}"], "--out"),
+    (["agree", "{in}", "-m", "accuracy", "--label", "ok", "--out", "{tmp}/s.jsonl",
+      "--html", "{tmp}/s.jsonl"], "--out and --html"),
+])
+def test_no_output_option_can_destroy_an_input(tmp_path: Path, capsys, argv: list[str],
+                                               option: str) -> None:
+    source = _write_jsonl(tmp_path / "in.jsonl", [{**r, "ok": i % 2 == 0}
+                                                  for i, r in enumerate(ROWS)])
+    (tmp_path / "link.jsonl").symlink_to(source)
+    paths = {"in": source, "link": tmp_path / "link.jsonl", "tmp": tmp_path,
+             "a": _scored_run(tmp_path, "a.jsonl"), "b": _scored_run(tmp_path, "b.jsonl")}
+    before = {p: p.read_bytes() for p in tmp_path.iterdir() if p.is_file()}
+    line = _one_line_exit_2(capsys, [a.format(**paths) for a in argv] + ["-q"])
+    assert option in line and ("is the" in line or "same file" in line), line
+    assert {p: p.read_bytes() for p in tmp_path.iterdir() if p.is_file()} == before
+
+
+@pytest.mark.parametrize("kind", ["fifo", "dev-zero"])
+@pytest.mark.parametrize("command", ["score", "agree", "compare-a", "compare-b"])
+def test_an_input_that_never_ends_is_refused_up_front(tmp_path: Path, kind: str,
+                                                      command: str) -> None:
+    """A named pipe, or a link to /dev/zero: exit 2 in one line, at once (a child process with a
+    timeout, so a regression cannot hang the suite)."""
+    endless = tmp_path / "endless.jsonl"
+    if kind == "fifo":
+        os.mkfifo(endless)
+    else:
+        endless.symlink_to("/dev/zero")
+    good = _scored_run(tmp_path, "good.jsonl")
+    argv = {"score": ["score", str(endless), "-m", "accuracy", "-o", str(tmp_path / "o.jsonl")],
+            "agree": ["agree", str(endless), "-m", "accuracy", "--label", "ok"],
+            "compare-a": ["compare", str(endless), str(good)],
+            "compare-b": ["compare", str(good), str(endless)]}[command]
+    done = subprocess.run([sys.executable, "-m", "shared", *argv, "-q"], cwd=REPO,
+                          capture_output=True, text=True, timeout=120)
+    label = "B" if command == "compare-b" else ("A" if command == "compare-a" else "INPUT")
+    what = "a named pipe" if kind == "fifo" else "a device"
+    assert done.returncode == 2, done.stderr
+    assert done.stderr.strip() == (f"judge-metrics: error: {label} {endless}: {what}, not a "
+                                   "regular file; give a file")
+
+
+def test_csv_outputs_neutralise_formulas_unless_csv_raw(tmp_path: Path, capsys) -> None:
+    hostile = ['=HYPERLINK("http://x","y")', "+cmd|' /C calc'!A0", "@SUM(1)", "-1+2"]
+    rows = [{"id": f"=1+{i}", "prediction": text, "reference": text, "ok": i % 2 == 0}
+            for i, text in enumerate(hostile)]
+    source = _write_jsonl(tmp_path / "in.jsonl", rows)
+    for argv in (["score", str(source), "-m", "accuracy"],
+                 ["agree", str(source), "-m", "accuracy", "--label", "ok", "--resamples", "5"]):
+        for raw in (False, True):
+            out = tmp_path / f"{argv[0]}-{raw}.csv"
+            assert main([*argv, "-o", str(out), "-q", *(["--csv-raw"] if raw else [])]) == 0
+            with out.open(encoding="utf-8", newline="") as handle:
+                written = list(csv.DictReader(handle))
+            quote = "" if raw else "'"
+            assert [r["prediction"] for r in written] == [quote + t for t in hostile]
+            assert [r["id"] for r in written] == [quote + r["id"] for r in rows]
+            assert [float(r["accuracy"]) for r in written] == [1.0] * 4  # numbers untouched
+    capsys.readouterr()
+
+
+def test_a_200_kb_prediction_goes_round_trip_through_csv(tmp_path: Path, capsys) -> None:
+    long = "long answer " * 17_000  # 204,000 characters
+    source = _write_jsonl(tmp_path / "in.jsonl", [{**ROWS[0], "prediction": long}, ROWS[2]])
+    first, second = tmp_path / "first.csv", tmp_path / "second.csv"
+    assert main(["score", str(source), "-m", "accuracy", "-o", str(first), "-q"]) == 0
+    assert main(["score", str(first), "-m", "accuracy", "-o", str(second), "-q"]) == 0
+    with second.open(encoding="utf-8", newline="") as handle:
+        assert next(csv.DictReader(handle))["prediction"] == long
+    capsys.readouterr()

@@ -1,4 +1,5 @@
-"""shared.comparison and `python -m shared compare`: every statistic against scipy / statsmodels
+"""shared.analysis.comparison and `python -m shared compare`: every statistic against scipy /
+statsmodels
 computed here, pairing by key with missing, duplicated and unmeasured rows, the CLI's exits."""
 
 from __future__ import annotations
@@ -14,8 +15,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from shared import stats
-from shared.batch import BatchInputError
-from shared.comparison import MCNEMAR, WILCOXON, compare, compare_scores, holm
+from shared.analysis.comparison import MCNEMAR, WILCOXON, compare, compare_scores, holm
+from shared.runs.batch import BatchInputError
 
 SETTINGS = settings(max_examples=25, deadline=None, derandomize=True)
 
@@ -203,7 +204,7 @@ def test_csv_and_jsonl_runs_pair(tmp_path: Path) -> None:
 
 
 def _cli(capsys: pytest.CaptureFixture, *args: str) -> tuple[int, str]:
-    from shared.cli import main
+    from shared.cli.main import main
 
     code = main(list(args))
     return code, capsys.readouterr().err
@@ -253,3 +254,106 @@ def test_paired_bootstrap_memory_is_flat_in_resamples() -> None:
         peaks.append(tracemalloc.get_traced_memory()[1])
         tracemalloc.stop()
     assert peaks[1] < peaks[0] * 1.2 + 64 * 1024
+
+
+# ------------------------------------------------------------------ issue 29: what compare drops
+
+
+def _jsonl(path: Path, rows: list[dict]) -> Path:
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    return path
+
+
+@pytest.mark.parametrize("cell, why", [
+    ("NaN", "NaN is not a score"),
+    ("Infinity", "inf is not a finite number"),
+    ("-Infinity", "-inf is not a finite number"),
+    ("7.5", "7.5 is outside accuracy's range \\[0, 1\\]"),
+    ("-1", "-1 is outside accuracy's range \\[0, 1\\]"),
+])
+def test_a_score_that_is_no_score_is_refused_naming_run_row_and_column(
+        tmp_path: Path, cell: str, why: str) -> None:
+    """JSON lines as a user's editor writes them (Python's json reads NaN and Infinity)."""
+    good = [{"id": i, "accuracy": float(i % 2)} for i in range(4)]
+    a = _jsonl(tmp_path / "a.jsonl", good)
+    b = tmp_path / "b.jsonl"
+    b.write_text("".join(json.dumps(r) + "\n" for r in good[:2])
+                 + f'{{"id": 2, "accuracy": {cell}}}\n' + json.dumps(good[3]) + "\n",
+                 encoding="utf-8")
+    with pytest.raises(BatchInputError, match=f"^run B: column 'accuracy', row 2: {why}"):
+        compare(a, b, n_resamples=10)
+
+
+def test_a_boolean_score_is_refused(tmp_path: Path) -> None:
+    a = _jsonl(tmp_path / "a.jsonl", [{"id": i, "accuracy": 1.0} for i in range(3)])
+    b = _jsonl(tmp_path / "b.jsonl", [{"id": 0, "accuracy": 1.0}, {"id": 1, "accuracy": True},
+                                      {"id": 2, "accuracy": 0.0}])
+    with pytest.raises(BatchInputError, match=r"b.jsonl: column 'accuracy', row 1: true is a "
+                                              r"boolean among numbers$"):
+        compare(a, b, n_resamples=10)
+    every = _jsonl(tmp_path / "c.jsonl", [{"id": i, "accuracy": True} for i in range(3)])
+    with pytest.raises(BatchInputError,
+                       match=r"^run B: column 'accuracy', row 0: True is a boolean, not a score"):
+        compare(a, every, n_resamples=10)
+
+
+def test_text_scores_from_csv_are_checked_the_same(tmp_path: Path) -> None:
+    a = _jsonl(tmp_path / "a.jsonl", [{"id": i, "accuracy": 1.0} for i in range(3)])
+    for cell, why in (("nan", "'nan' is not a finite number"), ("inf", "'inf' is not a finite"),
+                      ("1.5", "1.5 is outside accuracy's range")):
+        (tmp_path / "b.csv").write_text(f"id,accuracy\n0,1\n1,{cell}\n2,0\n", encoding="utf-8")
+        with pytest.raises(BatchInputError, match=f"^run B: column 'accuracy', row 1: {why}"):
+            compare(a, tmp_path / "b.csv", n_resamples=10)
+
+
+def test_a_metric_with_another_range_keeps_its_scores() -> None:
+    """summary_coherence declares 1..5: 4.0 is a score there, 0.5 is not."""
+    a = [{"id": i, "summary_coherence": float(1 + i % 5)} for i in range(6)]
+    b = [{"id": i, "summary_coherence": 4.0} for i in range(6)]
+    assert compare(a, b, n_resamples=10).columns[0].mean_b == 4.0
+    with pytest.raises(BatchInputError, match=r"0.5 is outside summary_coherence's range \[1, 5\]"):
+        compare(a, [*b[:5], {"id": 5, "summary_coherence": 0.5}], n_resamples=10)
+
+
+def test_unmeasured_cells_stay_unmeasured(tmp_path: Path) -> None:
+    """null in JSON lines, an empty CSV cell and NaN in a pandas DataFrame (pandas's missing
+    value) are unmeasured rows, counted and excluded, never an error."""
+    import pandas as pd
+
+    a = _jsonl(tmp_path / "a.jsonl", [{"id": i, "accuracy": None if i == 0 else 1.0}
+                                      for i in range(4)])
+    (tmp_path / "b.csv").write_text("id,accuracy\n0,1\n1,\n2,0\n3,1\n", encoding="utf-8")
+    column = compare(a, tmp_path / "b.csv", n_resamples=10).columns[0]
+    assert (column.unmeasured_a, column.unmeasured_b, column.n_paired) == (1, 1, 2)
+    frame = pd.DataFrame({"id": [0, 1, 2], "accuracy": [1.0, float("nan"), 0.0]})
+    assert compare(frame, frame, n_resamples=10).columns[0].excluded == 1
+
+
+@pytest.mark.parametrize("a_ids, b_ids", [
+    ('"id"\n"1"\n"2"\n"3"\n', [1, 2, 3]),          # CSV text vs JSON integers
+    (None, [1.0, 2.0, 3.0]),                         # JSON 1 vs 1.0
+])
+def test_keys_compare_as_text(tmp_path: Path, a_ids: str | None, b_ids: list) -> None:
+    if a_ids is None:
+        a = _jsonl(tmp_path / "a.jsonl", [{"id": i, "accuracy": 1.0} for i in (1, 2, 3)])
+    else:
+        a = tmp_path / "a.csv"
+        a.write_text(a_ids.replace("\n", ",accuracy\n", 1).replace('"\n', '",1\n'),
+                     encoding="utf-8")
+    b = _jsonl(tmp_path / "b.jsonl", [{"id": i, "accuracy": 0.0} for i in b_ids])
+    report = compare(a, b, n_resamples=10)
+    assert (report.key, report.paired, report.only_a, report.only_b) == ("id", 3, 0, 0)
+
+
+def test_hashed_task_columns_compare_as_text(tmp_path: Path) -> None:
+    """Without an id, the hash of the task columns: CSV "7" pairs with JSON 7 and 7.0."""
+    (tmp_path / "a.csv").write_text("question,step,accuracy\nq1,7,1\nq2,8,0\n", encoding="utf-8")
+    b = _jsonl(tmp_path / "b.jsonl", [{"question": "q1", "step": 7.0, "accuracy": 1.0},
+                                      {"question": "q2", "step": 8, "accuracy": 1.0}])
+    report = compare(tmp_path / "a.csv", b, n_resamples=10)
+    assert (report.key, report.paired) == ("hash(question, step)", 2)
+
+
+def test_no_pair_names_a_key_of_each_run() -> None:
+    with pytest.raises(BatchInputError, match="A's first key '1', B's 'x-1'"):
+        compare([{"id": 1, "accuracy": 1.0}], [{"id": "x-1", "accuracy": 1.0}])

@@ -11,9 +11,9 @@ from collections.abc import Callable
 import pytest
 from judgeserver import JudgeServer
 
-from shared import get_judge, judge_config, prompts, rag_judge
-from shared.cache import CallCache
-from shared.grounding import (
+from shared import get_judge, judge_config, prompts, steps
+from shared.engine.cache import CallCache
+from shared.engine.grounding import (
     CATEGORIES,
     SUPPORT_MIN,
     category,
@@ -266,7 +266,7 @@ def test_a_failed_check_is_repaired_with_its_reason_on_every_backend(constrained
     with JudgeServer(_script(COPY, GOOD)) as server:
         judge = _judge(server.url, constrained)
         assert judge.backend.constrained == constrained
-        (outcome,) = judge.structured([request], rag_judge.list_schema("statements"),
+        (outcome,) = judge.structured([request], steps.STATEMENTS.schema((SOURCE, None)),
                                       checks=[check])
         assert outcome.ok and outcome.value == json.loads(GOOD)
         repair = server.seen[1]["messages"]
@@ -283,7 +283,7 @@ def test_a_check_still_failing_after_repair_is_an_invalid_answer_saying_what_was
         judge = get_judge(judge_config(
             provider="openai-compatible", base_url=server.url, model="scripted",
             api_key="sk-none", response_format="none", cache_dir=cache_dir, show_progress=False))
-        (outcome,) = judge.structured([request], rag_judge.list_schema("statements"),
+        (outcome,) = judge.structured([request], steps.STATEMENTS.schema((SOURCE, None)),
                                       checks=[check])
         assert len(server.seen) == 2  # one repair, no more
     assert not outcome.ok
@@ -294,7 +294,7 @@ def test_a_check_still_failing_after_repair_is_an_invalid_answer_saying_what_was
 
 def test_checks_change_the_cache_key_and_must_match_the_requests(cache_dir: str) -> None:
     request = prompts.STATEMENTS.request(text=SOURCE)
-    schema = rag_judge.list_schema("statements")
+    schema = steps.STATEMENTS.schema((SOURCE, None))
     with JudgeServer(_script(GOOD, GOOD)) as server:
         options = dict(provider="openai-compatible", base_url=server.url, model="scripted",
                        api_key="sk-none", response_format="none", cache_dir=cache_dir,
@@ -311,14 +311,14 @@ def test_checks_change_the_cache_key_and_must_match_the_requests(cache_dir: str)
 
 
 def test_the_demo_lists_invalid_answers_above_the_unmeasured_rows() -> None:
-    from shared.demo import _Scrubber, unmeasured_markdown
+    from shared.demo import Scrubber, unmeasured_markdown
 
     reason = ("bias: invalid judge answer: copied the format placeholder 'short reason' as "
               "the reason")
     result = {"unmeasured": [{"index": 0, "reason": reason}],
               "invalid_answers": count_invalid([{"index": 0, "reason": reason}])}
-    text = unmeasured_markdown(result, [3], _Scrubber(None))
+    text = unmeasured_markdown(result, [3], Scrubber(None))
     assert "Invalid judge answers (placeholder reason: 1)" in text
     assert "table row 3" in text
     assert "Invalid judge answers" not in unmeasured_markdown(
-        {**result, "invalid_answers": dict.fromkeys(CATEGORIES, 0)}, [3], _Scrubber(None))
+        {**result, "invalid_answers": dict.fromkeys(CATEGORIES, 0)}, [3], Scrubber(None))

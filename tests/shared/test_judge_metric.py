@@ -1,4 +1,5 @@
-"""JudgeMetric and its glue: split_judge_options, mean_measured, judge_output, first_failure."""
+"""JudgeMetric and its glue: split_judge_options, mean_measured, build_output with a judge,
+first_failure."""
 
 from __future__ import annotations
 
@@ -21,12 +22,12 @@ from shared import (
     get_judge,
     judge_config,
     judge_fault,
-    judge_output,
     mean_measured,
     results_of,
     split_judge_options,
 )
-from shared.pricing import estimate_cost
+from shared.engine.pricing import estimate_cost
+from shared.kit.results import build_output
 
 
 def test_split_takes_every_judge_option_and_leaves_the_rest():
@@ -64,10 +65,11 @@ def _judge(**options):
                                   model="gpt-4o-mini", **options))
 
 
-def test_judge_output_has_exactly_the_documented_keys():
+def test_a_judge_output_has_exactly_the_documented_keys():
     judge = _judge()
-    output = judge_output({"Metric": float("nan")}, [1.0, None, float("nan")],
-                          [{"v": 1}, None, None], [{"index": 1, "reason": "r"}], judge)
+    output = build_output({"Metric": float("nan")},
+                          [SampleResult(1.0, {"v": 1}), SampleResult(None, {}, "r"),
+                           SampleResult(float("nan"))], judge)
     assert list(output) == ["Metric", "scores", "details", "unmeasured", "invalid_answers",
                             "usage", "Cost"]
     assert output["Metric"] is None and output["scores"] == [1.0, None, None]
@@ -77,13 +79,13 @@ def test_judge_output_has_exactly_the_documented_keys():
     assert output["Cost"] == 0.0  # priced model, nothing sent
 
 
-def test_judge_output_in_a_dry_run_adds_the_plan():
+def test_a_judge_output_in_a_dry_run_adds_the_plan():
     judge = _judge(dry_run=True)
     requests = [JudgeRequest(messages=(("user", f"question {i}"),), prompt_id="q@1")
                 for i in (1, 2, 2)]
     outcomes = judge.yes_no(requests, desc="dry")
     assert [o.error for o in outcomes] == ["dry run: not sent"] * 3
-    output = judge_output({"Metric": None}, [None] * 3, [None] * 3, [], judge)
+    output = build_output({"Metric": None}, [SampleResult(None)] * 3, judge)
     expected = estimate_cost(requests[:2], "openai-compatible", "gpt-4o-mini", 1)
     assert output["dry_run"] == expected
     assert output["usage"]["calls"] == 0

@@ -8,7 +8,7 @@ import math
 import pytest
 
 from shared import exact_yes_probability, l3score_from_top_logprobs
-from shared.logprobs import l3score_breakdown
+from shared.engine.logprobs import l3score_breakdown
 
 log = math.log
 exp = math.exp

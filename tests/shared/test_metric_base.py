@@ -11,7 +11,7 @@ from typing import Any
 import evaluate
 import pytest
 
-from shared.registry import metric_path
+from shared.kit.registry import metric_path
 
 # evaluate's cache files are per experiment id; a private one keeps other processes' out
 EXPERIMENT = f"{Path(__file__).stem}-{os.getpid()}"

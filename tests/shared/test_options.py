@@ -1,4 +1,4 @@
-"""Declared options (shared/options.py): each check, the generated Args text and card tables,
+"""Declared options (shared/base/options.py): each check, the generated Args text and card tables,
 the judge options declared once, and the errors a metric gives for an unknown option or a bad
 value before any work."""
 
@@ -10,11 +10,7 @@ import math
 import evaluate
 import pytest
 
-from shared import registry
-from shared.cards import END, START, options_block, render, write_cards
-from shared.cli import build_parser, judge_options
-from shared.config import JUDGE_OPTION_NAMES, JUDGE_OPTIONS, JudgeConfig
-from shared.options import (
+from shared.base.options import (
     EMBEDDING_OPTIONS,
     Option,
     args_lines,
@@ -22,6 +18,11 @@ from shared.options import (
     check_options,
     with_options,
 )
+from shared.cli.common import judge_options
+from shared.cli.main import build_parser
+from shared.engine.config import JUDGE_OPTION_NAMES, JUDGE_OPTIONS, JudgeConfig
+from shared.kit import registry
+from shared.kit.cards import END, START, options_block, render, write_cards
 
 THRESHOLD = Option("threshold", float, 0.5, range=(0, 1), doc="decision threshold")
 FLAG = Option("strict", bool, False, doc="refuse near matches")
@@ -145,7 +146,7 @@ def test_options_go_before_returns_and_the_judge_paragraph_is_written_once() -> 
     assert plain == ("Args:\n    predictions (list of str): the answers.\n"
                      "    strict (bool): refuse near matches. Default False.\nReturns:\n"
                      "    score.\n")
-    judged = with_options(description, (), judge=True)
+    judged = with_options(description, (), JUDGE_OPTION_NAMES)
     head = judged.split("Returns:")[0]
     assert ", ".join(JUDGE_OPTION_NAMES) in " ".join(head.split())
     assert "the judge options" in head
@@ -228,7 +229,7 @@ def test_card_tables_follow_the_declarations() -> None:
 
 
 def test_every_card_is_up_to_date() -> None:
-    """Run ``python -m shared.cards`` after changing a declaration."""
+    """Run ``python -m shared.kit.cards`` after changing a declaration."""
     assert write_cards(check=True) == []
 
 

@@ -7,7 +7,13 @@ import math
 import pytest
 
 from shared import JudgeRequest, estimate_cost, get_judge, judge_config
-from shared.pricing import PRICES, PRICES_AS_OF, cost_of, estimate_prompt_tokens, price_per_million
+from shared.engine.pricing import (
+    PRICES,
+    PRICES_AS_OF,
+    cost_of,
+    estimate_prompt_tokens,
+    price_per_million,
+)
 
 
 def test_prices_are_dated_and_cover_each_remote_provider():

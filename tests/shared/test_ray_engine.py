@@ -1,4 +1,5 @@
-"""shared.ray_engine: score_dataset(engine="ray") and ``score --engine ray`` on a real local Ray
+"""shared.runs.ray_engine: score_dataset(engine="ray") and ``score --engine ray`` on a real
+local Ray
 cluster (one per module: Ray starts slowly). Expected per-row numbers come from the
 single-process path on the same rows."""
 
@@ -19,10 +20,10 @@ import ray
 from faultproxy import FaultProxy
 
 from shared import score_dataset
-from shared.batch import BatchInputError
-from shared.cache import CallCache
-from shared.cli import main
-from shared.ray_engine import concurrency_split
+from shared.cli.main import main
+from shared.engine.cache import CallCache
+from shared.runs.batch import BatchInputError
+from shared.runs.ray_engine import concurrency_split
 
 REPO = Path(__file__).resolve().parents[2]
 PAIRS = [
@@ -156,7 +157,7 @@ def test_workers_write_one_cache_file_concurrently(cluster: str, cache_dir: str)
             return os.getpid()
 
         def put_keys(self, directory: str, worker: int, count: int) -> tuple[float, float]:
-            from shared.cache import CallCache
+            from shared.engine.cache import CallCache
 
             cache = CallCache(directory)
             started = time.time()
@@ -282,3 +283,28 @@ def test_a_killed_ray_job_resumes_from_the_cache(
     written = [json.loads(line) for path in sorted(out.glob("*.json*"))
                for line in path.read_text(encoding="utf-8").splitlines()]
     assert len(written) == len(rows) and all(0 <= r["l3score"] <= 1 for r in written)
+
+
+def test_cli_engine_ray_writes_jsonl_floats_exactly_and_removes_a_killed_drivers_folder(
+    cluster: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The JSON-lines folder holds the very floats of the one-process path (Ray's write_json
+    kept 10 significant digits), and a dead driver's ``.OUT.PID.tmp/`` folder is removed."""
+    source = tmp_path / "rows.jsonl"
+    source.write_text("".join(json.dumps(r) + "\n" for r in ROWS), encoding="utf-8")
+    out = tmp_path / "scored.jsonl"
+    dead = subprocess.Popen([sys.executable, "-c", "pass"])
+    dead.wait()
+    stale = tmp_path / f".scored.jsonl.{dead.pid}.tmp"
+    (stale / "sub").mkdir(parents=True)
+    (stale / "part-00000.jsonl").write_text("half a row", encoding="utf-8")
+    code = main(["score", str(source), "-m", "rouge", "-m", "bleu", "--out", str(out),
+                 "--engine", "ray", "--address", cluster, "--workers", "1", "--quiet"])
+    assert code == 0, capsys.readouterr().err
+    assert not stale.exists() and not list(tmp_path.glob(".scored.jsonl*"))
+    written = [json.loads(line) for path in sorted(out.glob("*.jsonl"))
+               for line in path.read_text(encoding="utf-8").splitlines()]
+    local, _ = score_dataset(datasets.Dataset.from_list(ROWS), ["rouge", "bleu"],
+                             show_progress=False)
+    assert written == local.to_list()  # equal floats, not approximately
+    assert any(len(repr(r["rougeL"])) > 12 for r in written)  # digits beyond 10 were at stake

@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from shared import registry
-from shared.metric_base import ValidatedMetric
-from shared.options import check_options
+from shared.base.options import check_options
+from shared.kit import registry
+from shared.kit.metric_base import ValidatedMetric
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -38,6 +38,11 @@ INTERFACE = {
     "summary_coherence": ({"sources": "source", "predictions": "prediction"}, {}),
     "rouge": ({"predictions": "prediction", "references": "reference"}, {}),
     "bleu": ({"predictions": "prediction", "references": "reference"}, {}),
+    "g_eval": ({"predictions": "prediction"},
+               {"questions": "question", "references": "reference", "contexts": "contexts",
+                "sources": "source"}),
+    "pairwise": ({"predictions": "prediction", "baseline_predictions": "baseline_prediction"},
+                 {"questions": "question", "references": "reference", "contexts": "contexts"}),
 }
 NON_JUDGE = {"semantic_list_contains", "accuracy", "rouge", "bleu"}
 EMBEDS = {"semantic_list_contains", "answer_correctness"}
@@ -68,7 +73,8 @@ def test_headlines_are_the_seed_keys() -> None:
     assert headline["accuracy"] == ("accuracy",)
     assert headline["semantic_list_contains"] == ("score",)
     assert headline["rouge"] == ("rouge1", "rouge2", "rougeL", "rougeLsum")
-    for name in INTERFACE.keys() - {"l3score", "semantic_list_contains", "rouge"}:
+    assert headline["pairwise"] == ("win_rate",)
+    for name in INTERFACE.keys() - {"l3score", "semantic_list_contains", "rouge", "pairwise"}:
         assert headline[name] == (name,)
 
 
@@ -119,10 +125,10 @@ def test_importing_the_registry_and_the_cli_help_stay_cheap() -> None:
     """The registry imports the metric scripts (and so evaluate) only when a spec is asked for:
     not on import, not for ``--help``, not for a name check."""
     probe = (
-        "import sys, shared.registry as r; assert 'accuracy' in r.METRICS; "
+        "import sys, shared.kit.registry as r; assert 'accuracy' in r.METRICS; "
         "assert list(r.METRICS)[0] == 'l3score'; "
         "assert 'evaluate' not in sys.modules, 'evaluate imported'; "
-        "from shared.cli import build_parser; build_parser(); "
+        "from shared.cli.main import build_parser; build_parser(); "
         "assert 'evaluate' not in sys.modules, 'evaluate imported by the CLI parser'"
     )
     done = subprocess.run([sys.executable, "-c", probe], cwd=REPO, capture_output=True,

@@ -1,18 +1,25 @@
-"""shared.report: the self-contained HTML reports, opened offline in headless Chromium with
+"""shared.analysis.report: the self-contained HTML reports, opened offline in headless Chromium with
 hostile predictions (markup must show as text and never run, no request may leave the page)."""
 
 from __future__ import annotations
 
 import json
 import re
+import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from shared.comparison import compare
-from shared.report import script_json, write_agreement_html, write_compare_html, write_score_html
+from shared.analysis.comparison import compare
+from shared.analysis.report import (
+    script_json,
+    write_agreement_html,
+    write_compare_html,
+    write_score_html,
+)
 
 CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
@@ -199,7 +206,7 @@ def test_demo_compare_tab(tmp_path: Path) -> None:
     """The demo's Compare tab: two uploaded outputs in, the table and the report out."""
     import gradio as gr
 
-    from shared.compare_tab import TABLE_COLUMNS, build_compare_tab, handle
+    from shared.demo.compare_tab import TABLE_COLUMNS, build_compare_tab, handle
 
     a = _rows(lambda i: HOSTILE[i % len(HOSTILE)], lambda i: float(i % 2))
     b = _rows(lambda i: "other", lambda i: 1.0)
@@ -224,7 +231,7 @@ def test_score_html_from_the_cli(tmp_path: Path, capsys: pytest.CaptureFixture) 
     """`score --html`: the report of a real run (accuracy on the shipped example)."""
     from conftest import REPO
 
-    from shared.cli import main
+    from shared.cli.main import main
 
     out, report = tmp_path / "scored.jsonl", tmp_path / "run.html"
     assert main(["score", str(REPO / "examples/rag_sample.jsonl"), "-m", "accuracy", "-o",
@@ -243,10 +250,88 @@ def test_score_html_from_the_cli(tmp_path: Path, capsys: pytest.CaptureFixture) 
 
 def test_prompt_versions_of_the_metrics_run() -> None:
     from shared import prompts
-    from shared.report import _prompts_of
+    from shared.analysis.report.page import prompts_of
 
-    assert _prompts_of(["faithfulness", "accuracy"]) == sorted(
+    assert prompts_of(["faithfulness", "accuracy"]) == sorted(
         [prompts.FAITHFULNESS.prompt_id, prompts.STATEMENTS.prompt_id])
-    assert _prompts_of(["toxicity"]) == sorted([prompts.TOXICITY.prompt_id,
+    assert prompts_of(["toxicity"]) == sorted([prompts.TOXICITY.prompt_id,
                                                 prompts.OPINIONS.prompt_id])
-    assert _prompts_of(["rouge"]) == []
+    assert prompts_of(["rouge"]) == []
+
+
+# ------------------------------------------------------------------ issue 29: reports, the tab
+
+
+def _report_data(html: str) -> dict[str, Any]:
+    return json.loads(re.search(r'id="report-data">(.*?)</script>', html, re.S).group(1))
+
+
+def test_score_html_names_its_input(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    from conftest import REPO
+
+    from shared.cli.main import main
+
+    source = REPO / "examples/rag_sample.jsonl"
+    report = tmp_path / "run.html"
+    assert main(["score", str(source), "-m", "accuracy", "-o", str(tmp_path / "o.jsonl"),
+                 "--html", str(report), "-q"]) == 0, capsys.readouterr().err
+    html = report.read_text(encoding="utf-8")
+    assert f"<dt>input</dt><dd>{source}</dd>" in html
+
+
+def test_a_long_cell_is_cut_in_tables_and_written_in_full_once(tmp_path: Path) -> None:
+    """A 300,000-character id, question and prediction: the table, titles and top lists show
+    its start; the row's drill-down holds it once."""
+    long = "y" * 300_000
+    for column in ("id", "question", "prediction"):
+        rows = [{"id": f"r{i}", "question": f"q{i}", "prediction": f"p{i}", "reference": "ref",
+                 "accuracy": float(i % 2), "faithfulness": 0.5} for i in range(6)]
+        rows[0][column] = long
+        other = [{**r, "accuracy": 1.0, "faithfulness": 1.0, "prediction": "b"} for r in rows]
+        compare_html = write_compare_html(compare(rows, other, n_resamples=10),
+                                          tmp_path / "c.html")
+        score_html = write_score_html(rows, None, tmp_path / "s.html")
+        for html in (compare_html, score_html):
+            assert html.count(long) == 1, column
+            data = _report_data(html)
+            assert all(len(str(v)) <= 160 for r in data["rows"] for v in r["c"].values())
+            assert all(len(r["title"]) < 200 for r in data["rows"])
+
+
+def test_demo_compare_tab_shows_file_names_and_cleans_up(tmp_path: Path) -> None:
+    import gradio as gr
+
+    from shared.demo import compare_tab
+
+    a = _rows(lambda i: "a", lambda i: float(i % 2))
+    for name, rows in (("a.jsonl", a), ("b.jsonl", a)):
+        (tmp_path / name).write_text("".join(json.dumps(r) + "\n" for r in rows),
+                                     encoding="utf-8")
+    (tmp_path / "bad.jsonl").write_text('{"id": "r0"}\nnot json\n', encoding="utf-8")
+    status, _, report = compare_tab.handle(str(tmp_path / "bad.jsonl"), str(tmp_path / "b.jsonl"))
+    assert report is None and "INPUT bad.jsonl, line 2: not valid JSON" in status
+    assert str(tmp_path) not in status
+    # one report per session: the next comparison removes the previous one
+    _, _, first, state = compare_tab.handle_in_session(
+        str(tmp_path / "a.jsonl"), str(tmp_path / "b.jsonl"), "", None)
+    assert first == state and Path(first).is_file() and Path(first).parent.name.startswith(
+        "jm-compare-")
+    _, _, second, state = compare_tab.handle_in_session(
+        str(tmp_path / "a.jsonl"), str(tmp_path / "b.jsonl"), "", state)
+    assert Path(second).is_file() and not Path(first).parent.exists()
+    # the session's end (Gradio calls the state's delete_callback) removes the last one
+    with gr.Blocks():
+        parts = compare_tab.build_compare_tab()
+    parts["last_report"].delete_callback(state)
+    assert not Path(second).parent.exists()
+    # and the process's exit removes any left (registered with atexit)
+    _, _, third, _ = compare_tab.handle_in_session(
+        str(tmp_path / "a.jsonl"), str(tmp_path / "b.jsonl"), "", None)
+    compare_tab.remove_all_report_folders()
+    assert not Path(third).parent.exists()
+    exit_hook = subprocess.run(
+        [sys.executable, "-c", "from shared.demo import compare_tab; "
+         "print(compare_tab.new_report_folder())"],
+        capture_output=True, text=True, timeout=120)
+    assert exit_hook.returncode == 0, exit_hook.stderr
+    assert not Path(exit_hook.stdout.strip()).exists()

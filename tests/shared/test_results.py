@@ -9,7 +9,7 @@ import pickle
 import pytest
 
 from shared import get_judge, judge_config
-from shared.results import (
+from shared.kit.results import (
     MetricOutput,
     SampleResult,
     aggregates_of,

@@ -21,10 +21,10 @@ from faultproxy import FaultProxy
 from judgeserver import JudgeServer, is_repair
 
 from shared import JudgeRequest, YesNoAnswer, get_judge, judge_config
-from shared.cache import CACHE_FILE, CallCache, call_key
-from shared.config import endpoint_of
-from shared.pricing import estimate_cost
-from shared.runner import CHECK_VERSION, DRY_RUN_ERROR
+from shared.engine.cache import CACHE_FILE, CallCache, call_key
+from shared.engine.config import endpoint_of
+from shared.engine.pricing import estimate_cost
+from shared.engine.runner import DRY_RUN_ERROR
 
 REPO = Path(__file__).resolve().parents[2]
 FAKE_KEY = "sk-FAKE-judge-metrics-test-key-7f3a9c"
@@ -85,10 +85,11 @@ def test_bad_arguments_name_themselves(cache_dir):
 
 
 def test_structured_cache_keys_are_the_documented_parts(cache_dir):
-    """Each stored answer's key is call_key of (operation, backend kind, endpoint, model,
-    messages, sampling, prompt id, {schema, max_tokens[, check version]}), with the repaired
-    answer stored under its first request's key: a change here would orphan every user's
-    cached structured answers."""
+    """Each answer is stored raw under call_key of (operation, backend kind, endpoint, model,
+    messages, sampling, prompt id, {schema, max_tokens}) of the request that got it, refused
+    answers too, a repair under the key of the repair request: a change here would orphan every
+    user's cached structured answers. The checks are not in the key: a run with checks reuses
+    the answers of a run without them and asks only what the checks now refuse (issue 29.1)."""
     yes, no = '{"verdict": "yes"}', '{"verdict": "no"}'
     scripted = {"plain": (yes, None), "repaired": ("not JSON", yes), "checked": (no, yes),
                 "never": ("not JSON", "still not")}
@@ -97,26 +98,128 @@ def test_structured_cache_keys_are_the_documented_parts(cache_dir):
         first, repair = scripted[body["messages"][0]["content"]]
         return repair if is_repair(body) else first
 
+    def key(judge, request):
+        return call_key(operation="structured", kind="openai-compatible",
+                        endpoint=endpoint_of(server.url), model="smollm2",
+                        messages=request.messages,
+                        sampling=judge.backend.sampling_params("structured"),
+                        prompt_id=request.prompt_id, extra={"schema": VERDICT, "max_tokens": 32})
+
     requests = [JudgeRequest(messages=(("user", name),), prompt_id="keys@1") for name in scripted]
+    said_no = [lambda value: None if value["verdict"] == "yes" else "said no"] * 4
     with JudgeServer(answer) as server:
-        for checks in (None, [lambda value: None if value["verdict"] == "yes" else "said no"] * 4):
-            judge = get_judge(config(server.url, cache_dir, response_format=UNCONSTRAINED))
-            outcomes = judge.structured(requests, VERDICT, max_tokens=32, checks=checks)
-            sampling = judge.backend.sampling_params("structured")
-            extra = {"schema": VERDICT, "max_tokens": 32}
-            if checks is not None:
-                extra["check"] = CHECK_VERSION
-            expected = {
-                call_key(operation="structured", kind="openai-compatible",
-                         endpoint=endpoint_of(server.url), model="smollm2",
-                         messages=request.messages, sampling=sampling,
-                         prompt_id=request.prompt_id, extra=extra): outcome.value
-                for request, outcome in zip(requests, outcomes, strict=True) if outcome.ok
-            }
-            assert len(expected) == 3 and not outcomes[3].ok  # "never" is never stored
-            stored = CallCache(cache_dir).get_many(expected)
-            assert stored == {key: {"value": value} for key, value in expected.items()}
-    assert len(CallCache(cache_dir)) == 6
+        judge = get_judge(config(server.url, cache_dir, response_format=UNCONSTRAINED))
+        outcomes = judge.structured(requests, VERDICT, max_tokens=32)
+        assert [o.value for o in outcomes] == [{"verdict": "yes"}, {"verdict": "yes"},
+                                               {"verdict": "no"}, None]
+        assert judge.usage.calls == 6  # four first answers, two repairs
+        sent = {json.dumps(body["messages"]): body for body in server.seen}
+        expected = {}
+        for body in server.seen:
+            messages = tuple((m["role"], m["content"]) for m in body["messages"])
+            request = JudgeRequest(messages=messages, prompt_id="keys@1")
+            expected[key(judge, request)] = {"answer": answer(body), "constrained": False,
+                                             "usage": [50, 1]}
+        assert len(sent) == len(expected) == 6
+        assert CallCache(cache_dir).get_many(expected) == expected
+
+        checked = get_judge(config(server.url, cache_dir, response_format=UNCONSTRAINED))
+        again = checked.structured(requests, VERDICT, max_tokens=32, checks=said_no)
+        assert [o.value for o in again] == [{"verdict": "yes"}] * 3 + [None]
+        assert again[3].error == outcomes[3].error
+        # only "checked" is asked: the repair of its cached "no", with the check's reason
+        assert checked.usage.calls == 1 and checked.usage.cache_hits == 6
+        assert "said no" in server.seen[-1]["messages"][-1]["content"]
+    assert len(CallCache(cache_dir)) == 7
+
+
+def test_a_refused_answer_is_cached_and_not_sent_again(cache_dir):
+    """A constrained answer that fails its schema (no repair) and a free-text answer whose
+    repair fails its check too are each refused once, cached, and served from the cache on the
+    next run with the same reason and no request; retry_unmeasured asks them again."""
+    said = {"constrained": '{"verdict": "maybe"}', "free": '{"verdict": "no"}'}
+    fixed = False
+
+    def answer(body):
+        if fixed:
+            return '{"verdict": "yes"}'
+        return said[body["messages"][0]["content"]]
+
+    yes_only = [None, lambda value: None if value["verdict"] == "yes" else "said no"]
+    constrained = JudgeRequest(messages=(("user", "constrained"),), prompt_id="refused@1")
+    free = JudgeRequest(messages=(("user", "free"),), prompt_id="refused@1")
+    formats = ("json_object", UNCONSTRAINED)
+
+    def run(**options):
+        judges = [get_judge(config(server.url, cache_dir, response_format=style, **options))
+                  for style in formats]
+        outcomes = [judge.structured([request], VERDICT, max_tokens=32, checks=[check])[0]
+                    for judge, request, check in zip(judges, (constrained, free), yes_only,
+                                                     strict=True)]
+        return outcomes, [judge.usage.calls for judge in judges], judges
+
+    with JudgeServer(answer) as server:
+        first, calls, _ = run()
+        assert calls == [1, 2]  # the free-text answer got its repair
+        assert first[0].error.startswith("invalid judge answer: 'maybe' is not one of")
+        assert first[1].error == "invalid judge answer: said no"
+        assert len(CallCache(cache_dir)) == 3
+
+        again, calls, judges = run()
+        assert calls == [0, 0] and [j.usage.cache_hits for j in judges] == [1, 2]
+        assert [o.error for o in again] == [o.error for o in first]
+        assert all(o.cached for o in again) and len(server.seen) == 3
+
+        fixed = True  # a judge that now answers otherwise: only retry_unmeasured asks it
+        retried, calls, _ = run(retry_unmeasured=True)
+        assert calls == [1, 1]  # the constrained first request; the free text's repair
+        assert [o.value for o in retried] == [{"verdict": "yes"}] * 2
+        after, calls, _ = run()
+        assert calls == [0, 0] and [o.value for o in after] == [{"verdict": "yes"}] * 2
+
+
+def test_retry_unmeasured_asks_a_refused_answer_again_once_per_process(cache_dir):
+    """The metrics of one run share their first steps through the cache: a refused answer is
+    asked again once per process, not once per metric that meets it."""
+    request = JudgeRequest(messages=(("user", "q"),), prompt_id="retry-once@1")
+    with JudgeServer(lambda body: '{"verdict": "maybe"}') as server:
+        for retry, calls in ((False, 1), (True, 1), (True, 0), (False, 0)):
+            judge = get_judge(config(server.url, cache_dir, retry_unmeasured=retry))
+            outcome = judge.structured([request], VERDICT, max_tokens=32)[0]
+            assert outcome.error.startswith("invalid judge answer: 'maybe' is not one of")
+            assert judge.usage.calls == calls, retry
+        assert len(server.seen) == 2
+
+
+def test_a_check_change_rejudges_the_cached_answer_without_a_call(cache_dir):
+    strict = [lambda value: "too strict"]
+    request = JudgeRequest(messages=(("user", "q"),), prompt_id="check-change@1")
+    with JudgeServer(lambda body: '{"verdict": "no"}') as server:
+        judge = get_judge(config(server.url, cache_dir))
+        refused = judge.structured([request], VERDICT, max_tokens=32, checks=strict)[0]
+        assert refused.error == "invalid judge answer: too strict" and judge.usage.calls == 2
+        relaxed = get_judge(config(server.url, cache_dir))
+        accepted = relaxed.structured([request], VERDICT, max_tokens=32,
+                                      checks=[lambda value: None])[0]
+        assert accepted.value == {"verdict": "no"} and accepted.cached
+        assert relaxed.usage.calls == 0 and len(server.seen) == 2
+
+
+@pytest.mark.parametrize("fault", ["status:503", "hang", "reset"])
+def test_a_judge_fault_is_not_cached_and_is_asked_again(cache_dir, fault):
+    """A 5xx, a time-out or a lost connection is no answer: nothing is cached, the next run
+    asks again (and caches the answer it then gets)."""
+    request = JudgeRequest(messages=(("user", "q"),), prompt_id="fault@1")
+    with JudgeServer(lambda body: '{"verdict": "yes"}') as server, \
+            FaultProxy(server.url, schedule=[fault]) as proxy:
+        judge = get_judge(config(proxy.url, cache_dir, max_retries=0, timeout=1.0))
+        failed = judge.structured([request], VERDICT, max_tokens=32)[0]
+        assert not failed.ok and not failed.error.startswith("invalid judge answer")
+        assert len(CallCache(cache_dir)) == 0
+        again = get_judge(config(proxy.url, cache_dir, max_retries=0, timeout=1.0))
+        answered = again.structured([request], VERDICT, max_tokens=32)[0]
+        assert answered.value == {"verdict": "yes"} and again.usage.calls == 1
+        assert proxy.count == 2 and len(CallCache(cache_dir)) == 1
 
 
 # ------------------------------------------------------------------ against the server
@@ -199,7 +302,7 @@ def test_structured_answers_validate_and_are_cached(llama_server, cache_dir):
 
 
 @pytest.mark.server
-def test_answers_that_never_validate_are_unmeasured_and_not_cached(llama_server, cache_dir):
+def test_answers_that_never_validate_are_unmeasured_and_cached(llama_server, cache_dir):
     impossible = {"type": "object", "properties": {"n": {"type": "integer", "minimum": 10**9}},
                   "required": ["n"], "additionalProperties": False}
     request = JudgeRequest(messages=(("user", 'Reply with JSON {"n": 1}.'),), prompt_id="n@1")
@@ -208,7 +311,10 @@ def test_answers_that_never_validate_are_unmeasured_and_not_cached(llama_server,
     assert outcome.value is None
     assert outcome.error.startswith("invalid judge answer: ")
     assert judge.usage.calls == 1  # the backend is constrained: no repair retry
-    assert len(CallCache(cache_dir)) == 0  # so a rerun asks again
+    assert len(CallCache(cache_dir)) == 1  # the refused answer is cached (issue 29.1)
+    again = get_judge(config(llama_server, cache_dir))
+    assert again.structured([request], impossible, max_tokens=16)[0].error == outcome.error
+    assert again.usage.calls == 0 and again.usage.cache_hits == 1
 
 
 @pytest.mark.server
@@ -265,16 +371,16 @@ def test_an_unconstrained_backend_gets_one_repair_retry(llama_server, cache_dir)
         repair = proxy.seen[1].body["messages"]
         assert repair[-2] == {"role": "assistant", "content": '{"verdicts": "not a list", "x": 1}'}
         assert "verdict" in repair[-1]["content"] and "JSON" in repair[-1]["content"]
+    assert len(CallCache(cache_dir)) == 2  # the broken answer and the repair's, each raw
     if outcome.ok:
         jsonschema.validate(outcome.value, VERDICT)
-        assert len(CallCache(cache_dir)) == 1
     else:
         assert outcome.error.startswith("invalid judge answer: ")
 
 
 @pytest.mark.server
 def test_a_model_without_logprobs_raises_a_configuration_error(llama_server, cache_dir):
-    from shared.backends import LogprobsUnavailable
+    from shared.engine.backends import LogprobsUnavailable
 
     with FaultProxy(llama_server, default="no_logprobs") as proxy:
         judge = get_judge(config(proxy.url, cache_dir))
@@ -334,7 +440,7 @@ def test_a_killed_run_resumes_with_only_the_missing_calls(llama_server, cache_di
 
 def test_results_are_json_round_trippable():
     # what the cache stores for a yes/no answer survives JSON, -inf log-probabilities included
-    from shared.runner import _decode_yes_no, _encode_yes_no
+    from shared.engine.runner import decode_yes_no, encode_yes_no
 
     answer = YesNoAnswer(top=[("Yes", -0.1), ("No", float("-inf"))], p_yes=0.9, p_no=None)
-    assert _decode_yes_no(json.loads(json.dumps(_encode_yes_no(answer), allow_nan=False))) == answer
+    assert decode_yes_no(json.loads(json.dumps(encode_yes_no(answer), allow_nan=False))) == answer

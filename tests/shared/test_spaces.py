@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from metric_examples import EXAMPLES, judge_options
 
-from shared import registry
+from shared.kit import registry
 from shared.spaces import BUNDLE_MODULE, build_spaces, rewrite_metric_script
 
 REPO = Path(__file__).resolve().parents[2]
@@ -62,11 +62,11 @@ def test_space_folder_holds_everything(spaces_dir: Path, name: str) -> None:
 def test_space_demo_reads_the_measured_agreement(spaces_dir: Path, tmp_path: Path) -> None:
     """The vendored agreement module finds the figures file the Space ships, so a Space's demo
     shows the same embedded-judge note as the repo's."""
-    from shared.agreement import embedded_judge_note
+    from shared.analysis.agreement import embedded_judge_note
 
     probe = (
         "import sys; sys.path.insert(0, sys.argv[1]); import judge_shared; "
-        "from _judge_shared_vendored.agreement import embedded_judge_note; "
+        "from _judge_shared_vendored.analysis.agreement import embedded_judge_note; "
         "print(embedded_judge_note('faithfulness'))"
     )
     completed = subprocess.run(

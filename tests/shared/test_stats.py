@@ -1,4 +1,4 @@
-"""shared.stats: seeded percentile bootstrap."""
+"""shared.kit.stats: seeded percentile bootstrap."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""shared.text: the accuracy seed's normalisation and Valor's BLEU tokeniser."""
+"""shared.base.text: the accuracy seed's normalisation and Valor's BLEU tokeniser."""
 
 from __future__ import annotations
 

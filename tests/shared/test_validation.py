@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from shared import validation
-from shared.validation import InputError, InputTypeError, LengthError
+from shared.base.validation import InputError, InputTypeError, LengthError
 
 
 def _raised(call: Any) -> InputError:

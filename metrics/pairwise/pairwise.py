@@ -1,0 +1,117 @@
+"""Pairwise preference: which of two answers a judge prefers, asked in both orders so that the
+judge's preference for the first-shown answer cancels (position bias: Zheng et al. 2023)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import evaluate
+
+from shared import (
+    Example,
+    Input,
+    Judge,
+    JudgeMetric,
+    Option,
+    SampleResult,
+    citations,
+    criteria_judge,
+    first_failure,
+    scoring,
+    stats,
+)
+
+DEFAULT_CRITERIA = ("Which answer is more helpful and correct, and better grounded in the given "
+                    "context and reference where there are any?")
+
+_DESCRIPTION = """\
+Pairwise preference compares each prediction with a baseline answer (A/B testing a prompt or a
+model). The judge sees both answers twice, once in each order, and P(the prediction is better)
+is read from its A/B answer token's probabilities in each order (exact on the local judge, from
+the top-20 log-probabilities on an OpenAI-compatible one). A sample's score is the mean over the
+two orders, so a judge that favours whichever answer it sees first gains nothing: 0.5 means no
+preference. win_rate is the mean score; swapping predictions and baselines gives 1 - score.
+"""
+
+_KWARGS_DESCRIPTION = """\
+Args:
+    predictions (list of str): the answers of the system under test.
+    baseline_predictions (list of str): the answers it is compared with.
+    questions (list of str, optional): the questions, shown to the judge.
+    references (list of str or list of list of str, optional): reference answers, shown.
+    contexts (list of list of str, optional): retrieved contexts, shown.
+Returns:
+    win_rate (float or None): mean P(prediction preferred) over the measured samples.
+    win_rate_ci ([float, float] or None): its seeded 95% bootstrap interval.
+    wins, ties, losses (int): samples above, within and below the tie band around 0.5.
+    tie_band (float): the tie band used.
+    position_consistency (float or None): share of samples whose two orders pick the same answer.
+    position_bias (float or None): mean P(the first-shown answer wins) - 0.5.
+    scores, details, unmeasured, usage, Cost: per-sample scores; per sample outcome, consistent
+        and both orders' probabilities; samples that could not be judged; calls and cost.
+Examples:
+    >>> pairwise = evaluate.load("metrics/pairwise")
+    >>> result = pairwise.compute(predictions=["Paris is the capital of France."],
+    ...                           baseline_predictions=["I think it is Lyon."],
+    ...                           questions=["What is the capital of France?"])
+    >>> 0.0 <= result["win_rate"] <= 1.0
+    True
+"""
+
+
+class Pairwise(JudgeMetric):
+    INPUTS = (Input("predictions"), Input("baseline_predictions"),
+              Input("questions", required=False),
+              Input("references", kind="texts", required=False),
+              Input("contexts", kind="list", required=False))
+    OPTIONS = (
+        Option("criteria", str, DEFAULT_CRITERIA, check=criteria_judge.criteria_text,
+               doc="what makes an answer better, in your words"),
+        Option("tie_band", float, 0.05, range=(0, 0.5),
+               doc="a score within this distance of 0.5 (inclusive) is a tie"),
+    )
+    HEADLINE = ("win_rate",)
+    DECISION_THRESHOLD = 0.5  # agree: above it, the judge prefers the prediction
+    EXAMPLE = Example({
+        "questions": ["What is the capital of France?", "When was the Eiffel Tower completed?"],
+        "predictions": ["The capital of France is Paris.", "It was completed in 1889."],
+        "baseline_predictions": ["France's capital is Lyon.", "The Eiffel Tower was completed "
+                                 "in 1889 for the World's Fair."],
+    })
+
+    def _info(self) -> evaluate.MetricInfo:
+        return evaluate.MetricInfo(
+            description=_DESCRIPTION,
+            citation=citations.ZHENG_MT_BENCH,
+            inputs_description=self.describe_inputs(_KWARGS_DESCRIPTION),
+            features=self.input_features(),
+            reference_urls=["https://arxiv.org/abs/2306.05685"],
+        )
+
+    def score(self, judge: Judge, predictions: list[str], baseline_predictions: list[str],
+              questions: list[str] | None, references: list[list[str]] | None,
+              contexts: list[list[str]] | None, criteria: str, tie_band: float,
+              ) -> list[SampleResult]:
+        shown = criteria_judge.sample_materials(len(predictions), questions, references,
+                                                contexts)
+        steps = criteria_judge.prefer(judge, criteria, predictions, baseline_predictions, shown)
+        return [first_failure(step) or _result(*step.value, tie_band) for step in steps]
+
+    def aggregates(self, results: list[SampleResult], tie_band: float = 0.05,
+                   **options: Any) -> dict[str, Any]:
+        measured = [r for r in results if r.is_measured]
+        scores = [r.score for r in measured]
+        preferences = [scoring.Preference(*(o["p_prediction"] for o in r.details["orders"]))
+                       for r in measured]
+        return {
+            **super().aggregates(results),
+            "win_rate_ci": list(stats.bootstrap_ci(scores)) if scores else None,
+            **scoring.pairwise_summary(preferences, tie_band),
+            "tie_band": tie_band,
+        }
+
+
+def _result(preference: Any, orders: list[dict[str, Any]], tie_band: float) -> SampleResult:
+    return SampleResult.measured(
+        preference.score, outcome=scoring.outcome(preference.score, tie_band),
+        consistent=preference.consistent, orders=orders)

@@ -1,0 +1,312 @@
+"""Gates: fail a run whose score misses a threshold (``score --gate``, :func:`assert_gates`).
+
+A gate is ``METRIC[.KEY]>=X`` or ``METRIC[.KEY]<=X``. It reads one score column of a run (the
+metric's headline score, or the named one of a metric with several: ``rouge.rougeL``) and
+holds when the value gated meets X. The value gated is the mean of the measured per-row scores
+(``estimate``), or the lower or upper bound of its seeded percentile bootstrap interval
+(``stats.bootstrap_ci``, as the HTML report's aggregates): ``lower`` is the conservative bound
+of a ``>=`` gate, ``upper`` that of a ``<=`` gate. With ``max_unmeasured``, a gate also fails
+when its score left more than that share of the rows unmeasured (the share is always shown).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from ..kit.registry import METRICS
+from ..runs.chunks import as_score, score_column_names
+from ..runs.summary import BatchInputError, BatchSummary, format_table
+
+if TYPE_CHECKING:  # numpy is imported when gates are evaluated: the CLI starts without it
+    import numpy as np
+
+GATE_ON = ("estimate", "lower", "upper")
+GATE_HEADER = ["gate", "value (mean)", "interval", "gated", "unmeasured", "result"]
+_GATE = re.compile(r"\s*([A-Za-z_]\w*)(?:\.(\w+))?\s*(>=|<=)\s*(.*?)\s*")
+_GATED_LABEL = {"estimate": "mean", "lower": "lower bound", "upper": "upper bound"}
+
+
+@dataclass(frozen=True)
+class Gate:
+    """One parsed gate: ``metric``'s score ``key`` (``None``: its only headline score)."""
+
+    metric: str
+    key: str | None
+    op: str  # ">=" or "<="
+    threshold: float
+    text: str  # as written, without spaces
+
+    def holds(self, value: float) -> bool:
+        return value >= self.threshold if self.op == ">=" else value <= self.threshold
+
+    def column(self) -> str:
+        """The score column the gate reads (``score`` writes it; a metric result's output
+        key is :meth:`output_key`). A metric or key that does not exist: ``BatchInputError``."""
+        return score_column_names(self.metric, METRICS[self.metric])[self.output_key()]
+
+    def output_key(self) -> str:
+        headline = METRICS[self.metric].headline
+        if self.key is None:
+            if len(headline) > 1:
+                raise BatchInputError(
+                    f"gate {self.text!r}: {self.metric} has several scores; name one: "
+                    + ", ".join(f"{self.metric}.{k}" for k in headline))
+            return headline[0]
+        if self.key not in headline:
+            raise BatchInputError(f"gate {self.text!r}: {self.metric} has no score "
+                                  f"{self.key!r} (its scores: {', '.join(headline)})")
+        return self.key
+
+
+def parse_gate(text: str) -> Gate:
+    """``"faithfulness>=0.8"`` -> :class:`Gate`; a malformed gate, an unknown metric or a key
+    the metric does not have is a one-line ``BatchInputError``."""
+    match = _GATE.fullmatch(text)
+    if match is None:
+        raise BatchInputError(f"gate {text!r}: expected METRIC[.KEY]>=X or METRIC[.KEY]<=X, "
+                              "e.g. faithfulness>=0.8 or rouge.rougeL>=0.3")
+    metric, key, op, number = match.groups()
+    try:
+        threshold = float(number)
+    except ValueError:
+        threshold = math.nan
+    if not math.isfinite(threshold):
+        raise BatchInputError(f"gate {text!r}: X must be a finite number, got {number!r}")
+    if metric not in METRICS:
+        raise BatchInputError(f"gate {text!r}: unknown metric {metric!r}; choose from: "
+                              f"{', '.join(METRICS)}")
+    gate = Gate(metric, key, op, threshold, f"{metric}{'.' + key if key else ''}{op}{number}")
+    gate.column()  # a key the metric does not have fails here
+    return gate
+
+
+def parse_gates(texts: Iterable[str | Gate]) -> list[Gate]:
+    return [t if isinstance(t, Gate) else parse_gate(t) for t in texts]
+
+
+def check_gate_on(gate_on: str) -> None:
+    if gate_on not in GATE_ON:
+        raise BatchInputError(f"gate_on must be one of {', '.join(GATE_ON)}, got {gate_on!r}")
+
+
+def check_max_unmeasured(fraction: float | None) -> None:
+    if fraction is not None and not 0.0 <= fraction <= 1.0:
+        raise BatchInputError(f"max unmeasured must be a fraction in [0, 1], got {fraction}")
+
+
+def check_computed(gates: Sequence[Gate], computed: Iterable[str],
+                   skipped: Mapping[str, str] | None = None) -> None:
+    """Every gate's metric is among the ones the run computes (``skipped``: why others are
+    not, as ``shared.runs.batch.select_metrics`` says)."""
+    names = list(computed)
+    for gate in gates:
+        if gate.metric not in names:
+            why = f" ({skipped[gate.metric]})" if skipped and gate.metric in skipped else ""
+            raise BatchInputError(
+                f"gate {gate.text!r}: this run does not compute {gate.metric}{why}; it "
+                f"computes {', '.join(names) or 'nothing'}")
+
+
+@dataclass(frozen=True)
+class GateOutcome:
+    """A gate evaluated on a run: the mean of the measured rows, its interval, the share of
+    rows unmeasured, and whether the gate holds."""
+
+    gate: Gate
+    column: str
+    rows: int
+    unmeasured: int
+    mean: float | None  # None: no row measured
+    low: float | None
+    high: float | None
+    gate_on: str = "estimate"
+    max_unmeasured: float | None = None
+    confidence: float = 0.95
+
+    @property
+    def name(self) -> str:
+        return self.gate.text
+
+    @property
+    def gated(self) -> float | None:
+        return {"estimate": self.mean, "lower": self.low, "upper": self.high}[self.gate_on]
+
+    @property
+    def unmeasured_share(self) -> float:
+        return self.unmeasured / self.rows if self.rows else 1.0
+
+    @property
+    def too_unmeasured(self) -> bool:
+        return self.max_unmeasured is not None and self.unmeasured_share > self.max_unmeasured
+
+    @property
+    def passed(self) -> bool:
+        gated = self.gated
+        return gated is not None and self.gate.holds(gated) and not self.too_unmeasured
+
+    def reasons(self) -> list[str]:
+        """Why the gate fails (empty when it holds)."""
+        found = []
+        gated, label = self.gated, _GATED_LABEL[self.gate_on]
+        if gated is None:
+            found.append("no measured row")
+        elif not self.gate.holds(gated):
+            found.append(f"{label} {gated:.4f} {'<' if self.gate.op == '>=' else '>'} "
+                         f"{self.gate.threshold:g}")
+        if self.too_unmeasured:
+            found.append(f"unmeasured {self.unmeasured_share:.1%} > max "
+                         f"{self.max_unmeasured:.1%}")
+        return found
+
+    @property
+    def message(self) -> str:
+        """One line: the gate, its outcome, value, interval and unmeasured share."""
+        why = "; ".join(self.reasons())
+        return (f"{self.name} {'holds' if self.passed else 'FAILED'}"
+                + (f" ({why})" if why else "") + f": mean {_number(self.mean)}, "
+                f"{self.confidence:.0%} interval {self.interval()}, unmeasured "
+                f"{self.unmeasured_text()}")
+
+    def interval(self) -> str:
+        return f"[{_number(self.low)}, {_number(self.high)}]"
+
+    def unmeasured_text(self) -> str:
+        return f"{self.unmeasured}/{self.rows} ({self.unmeasured_share:.1%})"
+
+    def cells(self) -> list[str]:
+        """The row of :data:`GATE_HEADER` without the result."""
+        gated = self.gated
+        return [self.name, _number(self.mean), self.interval(),
+                f"{_GATED_LABEL[self.gate_on]} {_number(gated)}", self.unmeasured_text()]
+
+
+def evaluate_gates(
+    source: Any,
+    gates: Iterable[str | Gate],
+    *,
+    gate_on: str = "estimate",
+    max_unmeasured: float | None = None,
+    confidence: float = 0.95,
+    n_resamples: int | None = None,
+    seed: int | None = 0,
+) -> list[GateOutcome]:
+    """Evaluate ``gates`` (texts like ``"faithfulness>=0.8"`` or :class:`Gate`) on a run.
+
+    ``source``: a metric's ``compute()`` output; the ``(scored, summary)`` pair that
+    ``shared.score_dataset`` returns; or a scored run (a path to ``score``'s output, a
+    ``datasets.Dataset``, a DataFrame or a list of row dicts). Intervals: ``stats.bootstrap_ci``
+    of the measured per-row scores (``confidence``, ``n_resamples``: default
+    ``stats.DEFAULT_RESAMPLES``, ``seed``).
+    """
+    import numpy as np
+
+    from ..kit import stats
+
+    check_gate_on(gate_on)
+    check_max_unmeasured(max_unmeasured)
+    parsed = parse_gates(gates)
+    values = gate_scores(source, parsed)
+    outcomes = []
+    for gate in parsed:
+        scores = values[gate.text]
+        measured = scores[np.isfinite(scores)]
+        mean = low = high = None
+        if measured.size:
+            mean = float(measured.mean())
+            low, high = stats.bootstrap_ci(
+                measured, confidence=confidence,
+                n_resamples=stats.DEFAULT_RESAMPLES if n_resamples is None else n_resamples,
+                seed=seed)
+        outcomes.append(GateOutcome(
+            gate, gate.column(), int(scores.size), int(scores.size - measured.size), mean, low,
+            high, gate_on, max_unmeasured, confidence))
+    return outcomes
+
+
+def assert_gates(source: Any, gates: Iterable[str | Gate], **options: Any) -> list[GateOutcome]:
+    """:func:`evaluate_gates`, raising ``AssertionError`` that lists every failed gate with its
+    value and interval (the one-liner of a pytest test); returns the outcomes when all hold."""
+    outcomes = evaluate_gates(source, gates, **options)
+    failed = [o for o in outcomes if not o.passed]
+    if failed:
+        raise AssertionError(f"{len(failed)} of {len(outcomes)} gates failed:\n"
+                             + "\n".join(f"  {o.message}" for o in failed))
+    return outcomes
+
+
+def gate_scores(source: Any, gates: Sequence[Gate]) -> dict[str, np.ndarray]:
+    """Each gate's per-row scores (NaN where unmeasured), by gate text."""
+    if isinstance(source, BatchSummary):
+        raise TypeError("a BatchSummary holds no per-row scores: pass the (scored, summary) "
+                        "pair that score_dataset returns")
+    if isinstance(source, Mapping) and hasattr(source, "results"):
+        return _output_scores(source, gates)
+    if isinstance(source, tuple) and len(source) == 2 and isinstance(source[1], BatchSummary):
+        scored, summary = source
+        check_computed(gates, [m.metric for m in summary.metrics], summary.skipped)
+        frame = _score_frame(scored, sorted({g.column() for g in gates}))
+    else:
+        from .comparison import load_run
+
+        frame = load_run(source, "scored")
+        for gate in gates:
+            if gate.column() not in frame.columns:
+                raise BatchInputError(f"gate {gate.text!r}: the run has no score column "
+                                      f"{gate.column()!r}")
+    from .comparison import numeric_scores
+
+    return {g.text: numeric_scores(frame, g.column(), "scored") for g in gates}
+
+
+def _output_scores(output: Any, gates: Sequence[Gate]) -> dict[str, np.ndarray]:
+    import numpy as np
+
+    results = output.results
+    found = {}
+    for gate in gates:
+        key = gate.output_key()
+        if key not in output:
+            raise BatchInputError(f"gate {gate.text!r}: this result has no {key!r}: is it a "
+                                  f"{gate.metric} result? (its keys: {', '.join(output)})")
+        found[gate.text] = np.array([np.nan if (v := as_score(r.value(key))) is None else v
+                                     for r in results], dtype=np.float64)
+    return found
+
+
+def _score_frame(scored: Any, columns: list[str]) -> Any:
+    """The gated score columns of a scored ``datasets.Dataset`` or Ray dataset (only those
+    columns are converted), or of anything ``comparison.load_run`` reads."""
+    if hasattr(scored, "select_columns") and hasattr(scored, "to_pandas"):
+        return scored.select_columns(columns).to_pandas()
+    from .comparison import load_run
+
+    return load_run(scored, "scored")
+
+
+def checks_table(header: Sequence[str], checks: Sequence[Any]) -> str:
+    """Gate outcomes (or compare's regression checks) as the CLI prints them: their
+    ``cells()`` and pass/FAIL."""
+    return format_table(list(header), [[*c.cells(), "pass" if c.passed else "FAIL"]
+                                       for c in checks])
+
+
+def checks_html(title: str, header: Sequence[str], checks: Sequence[Any],
+                note: str = "") -> dict[str, Any]:
+    """What the reports' ``checks`` block shows (``macros.html.j2``)."""
+    return {"title": title, "header": list(header), "note": note,
+            "failed": sum(not c.passed for c in checks),
+            "rows": [{"cells": c.cells(), "passed": c.passed, "message": c.message}
+                     for c in checks]}
+
+
+def gates_html(outcomes: Sequence[GateOutcome]) -> dict[str, Any]:
+    """The reports' block of the gates."""
+    return checks_html("Gates", GATE_HEADER, outcomes)
+
+
+def _number(value: float | None) -> str:
+    return "n/a" if value is None else f"{value:.4f}"

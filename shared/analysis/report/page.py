@@ -1,0 +1,167 @@
+"""What the three HTML reports share: rendering a template into one self-contained, offline
+file (see the package's docstring for what makes it safe), and the row data, cells, samples and
+judge notes they show."""
+
+from __future__ import annotations
+
+import base64
+import datetime as _dt
+import hashlib
+import json
+import math
+import os
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ...base.text import shorten
+
+TEMPLATES = Path(__file__).resolve().parent / "templates"
+DEFAULT_MAX_ROWS = 2000
+_JSON_ESCAPES = {"<": "\\u003c", ">": "\\u003e", "&": "\\u0026", "\u2028": "\\u2028",
+                 "\u2029": "\\u2029"}
+
+
+def script_json(data: Any) -> str:
+    """JSON text safe inside ``<script type="application/json">``: no ``</script>``, no
+    ``<!--``, no raw line separators."""
+    text = json.dumps(data, ensure_ascii=False, allow_nan=False, default=_json_default)
+    return "".join(_JSON_ESCAPES.get(ch, ch) for ch in text) if any(
+        ch in text for ch in _JSON_ESCAPES) else text
+
+
+def _json_default(value: Any) -> Any:
+    if hasattr(value, "tolist"):
+        return value.tolist()
+    return str(value)
+
+
+def _environment() -> Any:
+    import jinja2
+
+    environment = jinja2.Environment(loader=jinja2.FileSystemLoader(str(TEMPLATES)),
+                                     autoescape=True, undefined=jinja2.StrictUndefined,
+                                     trim_blocks=True, lstrip_blocks=True)
+    environment.filters["short"] = lambda value, limit=100: short(value, limit)
+    return environment
+
+
+def render(template: str, path: str | os.PathLike[str], data: Mapping[str, Any],
+            **context: Any) -> str:
+    from markupsafe import Markup
+
+    js = (TEMPLATES / "report.js").read_text(encoding="utf-8")
+    digest = base64.b64encode(hashlib.sha256(js.encode("utf-8")).digest()).decode("ascii")
+    context.setdefault("table", None)
+    html = _environment().get_template(template).render(
+        css=Markup((TEMPLATES / "report.css").read_text(encoding="utf-8")),
+        js=Markup(js), script_hash=f"sha256-{digest}", data_json=Markup(script_json(data)),
+        generated=_dt.datetime.now(_dt.UTC).strftime("%Y-%m-%d %H:%M UTC"), **context)
+    target = Path(path)
+    temporary = target.with_name(f".{target.name}.{os.getpid()}.tmp")
+    try:
+        temporary.write_text(html, encoding="utf-8")
+        os.replace(temporary, target)
+    finally:
+        temporary.unlink(missing_ok=True)
+    return html
+
+
+def markup_svgs(svgs: Sequence[str]) -> list[Any]:
+    """Plots are our own matplotlib output (labels are column names, never row data)."""
+    from markupsafe import Markup
+
+    return [Markup(s) for s in svgs]
+
+
+def cell_value(cell: Any) -> Any:
+    """A cell as JSON-ready data (numpy -> Python, NaN -> None, JSON text of details parsed)."""
+    if hasattr(cell, "tolist"):
+        cell = cell.tolist()
+    if isinstance(cell, float) and not math.isfinite(cell):
+        return None
+    if isinstance(cell, (list, tuple)):
+        return [cell_value(v) for v in cell]
+    if isinstance(cell, Mapping):
+        return {str(k): cell_value(v) for k, v in cell.items()}
+    return cell
+
+
+def details_value(cell: Any) -> Any:
+    if isinstance(cell, str):
+        try:
+            return cell_value(json.loads(cell))
+        except json.JSONDecodeError:
+            return cell
+    return cell_value(cell)
+
+
+def short(value: Any, limit: int = 160) -> str:
+    text = value if isinstance(value, str) else json.dumps(cell_value(value), ensure_ascii=False,
+                                                           default=str)
+    return shorten(text, limit, "…")
+
+
+def sample_rows(n: int, max_rows: int, seed: int,
+                keep: Sequence[int] = ()) -> tuple[list[int], str]:
+    if n <= max_rows:
+        return list(range(n)), ""
+    rng = np.random.default_rng(seed)
+    chosen = set(rng.choice(n, size=max_rows, replace=False).tolist()) | set(keep)
+    note = (f"This run has {n:,} rows: the table holds a random sample of {max_rows:,} (seed "
+            f"{seed})" + (f" plus the {len(set(keep) - chosen):,} rows listed above" if keep
+                          else "") + ". Aggregates, intervals and plots use every row.")
+    return sorted(chosen), note
+
+
+def prompts_of(metrics: Sequence[str]) -> list[str]:
+    """Ids (name@version) of the judge prompts the given metrics send: their own (named after
+    the metric) and the shared extraction steps (``shared.kit.steps``) of those that extract."""
+    from ...engine import prompts
+    from ...kit.registry import EXTRACTION_USERS, METRICS
+
+    judged = [m for m in metrics if m in METRICS and METRICS[m].judge]
+    found = {value.prompt_id for value in vars(prompts).values()
+             if isinstance(value, prompts.PromptTemplate)
+             and any(value.name == m or value.name.startswith(m + "_") for m in judged)}
+    for prompt in (prompts.STATEMENTS, prompts.OPINIONS):
+        if any(m in EXTRACTION_USERS.get(prompt.name, ()) for m in judged):
+            found.add(prompt.prompt_id)
+    return sorted(found)
+
+
+def describe_judge(judge: Mapping[str, Any] | None,
+           metrics: Sequence[str] = ()) -> dict[str, Any] | None:
+    if judge is None:
+        return None
+    from ..comparison import judge_description
+
+    info = judge_description(judge) if "embedded_default" not in judge else dict(judge)
+    if info.get("embedded_default") and "agreement" not in info:
+        notes = agreement_notes(metrics)
+        if notes:
+            info["agreement"] = "; ".join(notes)
+    return info
+
+
+def agreement_notes(metrics: Sequence[str]) -> list[str]:
+    """The embedded judge's measured agreement with people, one note per judge metric."""
+    from ...kit.registry import METRICS
+    from ..embedded_judge import embedded_judge_figures, embedded_judge_note
+
+    figures = embedded_judge_figures()
+    return [embedded_judge_note(m, figures) for m in metrics if m in METRICS and METRICS[m].judge]
+
+
+def is_details_column(column: str) -> bool:
+    from ...kit.registry import METRICS
+
+    return column.endswith("_details") and column.removesuffix("_details") in METRICS
+
+
+def is_judge_metric(metric: str) -> bool:
+    from ...kit.registry import METRICS
+
+    return metric in METRICS and METRICS[metric].judge

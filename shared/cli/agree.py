@@ -1,0 +1,166 @@
+"""``python -m shared agree``: a metric's per-row scores against human labels.
+
+The subparser and its runner; :mod:`shared.cli.main` registers them. Scoring goes through
+``shared.runs.batch.score_dataset`` (call cache, progress, resume), the statistics through
+``shared.analysis.agreement``. Exit codes as ``score``: 0 done, 2 a usage or input error in one
+line.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Any
+
+from ..runs import files
+from ..runs.summary import BatchInputError
+
+
+def add_parser(commands: Any) -> argparse.ArgumentParser:
+    from .common import (
+        add_csv_raw_argument,
+        add_embedding_arguments,
+        add_judge_arguments,
+        add_option_argument,
+    )
+
+    agree = commands.add_parser(
+        "agree",
+        help="measure a metric against human labels (AUROC, kappa, correlations, intervals)",
+        description=(
+            "Score INPUT with one metric and compare its per-row scores with the human labels "
+            "in --label. Boolean labels: AUROC, balanced accuracy, Cohen's kappa and F1 at the "
+            "metric's decision threshold (or --threshold), and the best threshold on these rows. "
+            "Numeric labels (ratings): Spearman, Kendall tau-b, Pearson (with --group also the "
+            "mean of per-group correlations). Every statistic with a seeded bootstrap 95% "
+            "interval; unmeasured rows are counted and left out."
+        ),
+    )
+    agree.add_argument("input", metavar="INPUT",
+                       help=".jsonl, .csv, .parquet, or a folder saved with Dataset.save_to_disk")
+    agree.add_argument("--metric", "-m", required=True, metavar="NAME", help="one metric name")
+    agree.add_argument("--label", required=True, metavar="COLUMN",
+                       help="the column of human labels (booleans, or numeric ratings)")
+    agree.add_argument("--column", action="append", default=[], metavar="INPUT=COLUMN",
+                       help="use dataset column COLUMN as the metric's input column INPUT, "
+                       "e.g. prediction=summary (repeatable); a text mapped to contexts "
+                       "becomes one context")
+    agree.add_argument("--score-key", metavar="KEY",
+                       help="which aggregate's per-row score to compare (rouge: rouge1, rouge2, "
+                       "rougeL, rougeLsum; default: the metric's first)")
+    agree.add_argument("--group", metavar="COLUMN",
+                       help="group rows (e.g. by source document): per-group mean correlations, "
+                       "and the bootstrap resamples groups")
+    agree.add_argument("--threshold", type=float, metavar="X",
+                       help="decision threshold on the score (default: the metric's own)")
+    agree.add_argument("--limit", type=int, metavar="N",
+                       help="score a seeded random subsample of N rows")
+    agree.add_argument("--seed", type=int, default=0, metavar="S",
+                       help="seed of the subsample and of the bootstrap (default 0)")
+    agree.add_argument("--resamples", type=int, default=1000, metavar="N",
+                       help="bootstrap resamples (default 1000)")
+    agree.add_argument("--out", "-o", metavar="SCORED",
+                       help="also write the scored rows (.jsonl, .csv or .parquet)")
+    add_csv_raw_argument(agree)
+    agree.add_argument("--json", metavar="REPORT", help="also write the report as JSON")
+    agree.add_argument("--html", metavar="REPORT",
+                       help="also write a self-contained HTML report (opens offline)")
+    add_judge_arguments(agree)
+    add_option_argument(agree)
+    add_embedding_arguments(agree)
+    agree.add_argument("--chunk-size", type=int, metavar="N",
+                       help="rows per compute call (default as in score)")
+    agree.add_argument("--quiet", "-q", action="store_true", help="no progress bars")
+    return agree
+
+
+def parse_columns(pairs: list[str]) -> dict[str, str]:
+    from ..runs.summary import BatchInputError
+
+    columns: dict[str, str] = {}
+    for pair in pairs:
+        target, sep, source = pair.partition("=")
+        if not sep or not target.strip() or not source.strip():
+            raise BatchInputError(f"--column {pair!r}: expected INPUT=COLUMN, "
+                                  "e.g. prediction=summary")
+        columns[target.strip()] = source.strip()
+    return columns
+
+
+def run(args: argparse.Namespace) -> int:
+    from ..analysis.agreement import LabelError, agree
+    from ..engine.backends.base import LogprobsUnavailable
+    from ..runs.batch import check_metric_names, score_dataset
+    from .common import (
+        check_judge_options,
+        judge_options,
+        parse_metric_options,
+        quiet_libraries,
+        write_json,
+    )
+
+    if args.metric == "all":
+        raise BatchInputError("agree takes one metric, not 'all'")
+    check_metric_names([args.metric])
+    columns = parse_columns(args.column)
+    out = Path(args.out) if args.out else None
+    if out is not None:
+        files.check_output_path(out)
+    for option, value in (("--json", args.json), ("--html", args.html)):
+        if value:
+            files.check_writable_file(Path(value), option)
+    if args.resamples < 1:
+        raise BatchInputError(f"--resamples must be >= 1, got {args.resamples}")
+    if args.chunk_size is not None and args.chunk_size < 1:
+        raise BatchInputError(f"--chunk-size must be >= 1, got {args.chunk_size}")
+    files.check_input_path(Path(args.input))
+    files.check_output_paths({"INPUT": args.input},
+                       {"--out": args.out, "--json": args.json, "--html": args.html})
+    quiet_libraries()
+    dataset = files.read_input(Path(args.input))
+    metric_options = parse_metric_options(args.option, [args.metric])
+    if set(metric_options) - {args.metric}:
+        raise BatchInputError(f"--option names another metric than {args.metric}")
+    options = judge_options(args)
+    options.pop("dry_run", None)
+    check_judge_options(options)
+    try:
+        if args.dry_run:
+            from ..analysis.agreement import map_columns
+
+            _, summary = score_dataset(map_columns(dataset, columns), [args.metric],
+                                       show_progress=False, dry_run=True, **options)
+            print(summary.table())
+            print("dry run: nothing was sent, nothing compared")
+            return 0
+        scored, report = agree(
+            dataset, args.metric, args.label, columns=columns, score_key=args.score_key,
+            group=args.group, threshold=args.threshold, limit=args.limit, seed=args.seed,
+            n_resamples=args.resamples, chunk_size=args.chunk_size,
+            metric_options=metric_options.get(args.metric),
+            show_progress=not args.quiet, **options,
+        )
+    except LabelError as error:
+        raise BatchInputError(f"{type(error).__name__}: {error}") from None
+    except LogprobsUnavailable as error:
+        raise BatchInputError(f"the judge model returns no log-probabilities: {error}") from None
+    except (TypeError, ValueError) as error:
+        if isinstance(error, BatchInputError):
+            raise
+        raise BatchInputError(str(error)) from None
+    print(report.table())
+    if out is not None:
+        files.write_output(scored, out, csv_raw=args.csv_raw)
+        print(f"wrote {out} ({len(scored):,} rows)", file=sys.stderr)
+    if args.json:
+        write_json(report.as_dict(), Path(args.json))
+        print(f"wrote {args.json}", file=sys.stderr)
+    if args.html:
+        from ..analysis.report import write_agreement_html
+
+        write_agreement_html(report.as_dict(), args.html, rows=scored)
+        print(f"wrote {args.html}", file=sys.stderr)
+    return 0
+
+

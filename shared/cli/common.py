@@ -1,0 +1,194 @@
+"""What the commands share: the judge, embedding and ``--option`` arguments and their
+conversion, the up-front option check, quieter libraries, one-line warnings, the embedded
+judge's notes and JSON output. No command imports another."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from ..base.options import EMBEDDING_OPTIONS, Option, find
+from ..base.redaction import redact
+from ..engine.config import JUDGE_OPTIONS
+from ..runs.summary import BatchInputError
+
+
+def add_judge_arguments(parser: argparse.ArgumentParser) -> None:
+    """The judge options that have a command-line flag (``Option.cli`` of
+    ``shared.engine.config.JUDGE_OPTIONS``), shared by `score` and `agree`. Each lands on the
+    namespace
+    under its option name (``--no-cache`` sets ``use_cache``); absent, it is ``None``."""
+    _add_arguments(parser.add_argument_group("judge (metrics that call an LLM judge)"),
+                   JUDGE_OPTIONS)
+
+
+def add_embedding_arguments(parser: argparse.ArgumentParser) -> None:
+    """The embedding options (``shared.base.options.EMBEDDING_OPTIONS``), as the judge ones."""
+    _add_arguments(parser, EMBEDDING_OPTIONS)
+
+
+def _add_arguments(group: Any, options: Sequence[Option]) -> None:
+    for option in options:
+        if option.cli is None:
+            continue
+        if option.type is bool:
+            group.add_argument(option.cli, dest=option.name, action="store_const",
+                               const=not option.default, help=_flag_help(option))
+            continue
+        # no argparse choices: JudgeConfig refuses a bad value in its own words
+        group.add_argument(option.cli, dest=option.name, type=_cli_type(option),
+                           metavar=option.metavar, help=_argument_help(option))
+
+
+def _flag_help(option: Option) -> str:
+    if option.default:
+        return f"turn off {option.name}: {option.doc}"
+    return option.doc
+
+
+def _argument_help(option: Option) -> str:
+    if option.default is None:
+        return option.doc
+    return f"{option.doc} (default {option.default_text()})"
+
+
+def _cli_type(option: Option) -> Any:
+    return {int: int, float: float}.get(option.type, str)
+
+
+def add_csv_raw_argument(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--csv-raw", action="store_true",
+        help="a .csv output keeps text cells as they are; by default a cell starting with =, +, "
+        "-, @, a tab or a carriage return gets a leading ' so a spreadsheet shows it as text "
+        "instead of running it as a formula (docs/RELIABILITY.md)")
+
+
+def add_option_argument(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--option", action="append", default=[], metavar="[METRIC.]NAME=VALUE",
+        help="a metric option (a compute() keyword argument), e.g. accuracy.mode=contains or "
+        "reference_separator=/; VALUE is read as JSON when it parses (true, 0.8, [1, 2]), else "
+        "as text; without METRIC. it goes to every metric named by --metric (repeatable)")
+
+
+def parse_metric_options(pairs: Sequence[str], metrics: Sequence[str]) -> dict[str, dict]:
+    """``--option`` values as ``score_dataset``'s ``metric_options``: ``{metric: {name: value}}``.
+
+    ``metrics`` are the names given on the command line; an unscoped option goes to each of
+    them, and needs them named (not ``all``). Each value is converted and checked by the
+    metric's declaration of that option (``shared.base.options``); an option the metric does not
+    declare, or a bad value, is a one-line ``BatchInputError``."""
+    from ..kit.registry import METRICS
+
+    scoped: dict[str, dict[str, Any]] = {}
+    for pair in pairs:
+        key, sep, text = pair.partition("=")
+        metric, dot, name = key.rpartition(".")
+        if not sep or not name.isidentifier() or (dot and metric not in METRICS):
+            raise BatchInputError(
+                f"--option {pair!r}: expected [METRIC.]NAME=VALUE with a metric name from "
+                f"{', '.join(METRICS)}"
+            )
+        if not dot and "all" in metrics:
+            raise BatchInputError(
+                f"--option {pair!r}: with --metric all, say which metric: METRIC.{pair}")
+        for target in [metric] if dot else metrics:
+            scoped.setdefault(target, {})[name] = _option_value(pair, target, name, text)
+    return scoped
+
+
+def _option_value(pair: str, metric: str, name: str, text: str) -> Any:
+    from ..kit.registry import METRICS
+
+    if metric not in METRICS:  # a bad --metric name: check_metric_names says so
+        return text
+    spec = METRICS[metric]
+    declared = spec.options + (JUDGE_OPTIONS if spec.judge else ())
+    option = find(declared, name)
+    if option is None:
+        known = ", ".join(o.name for o in spec.options) or "none"
+        raise BatchInputError(
+            f"--option {pair!r}: {metric} has no option {name!r} (its options: {known}"
+            f"{'; and the judge options' if spec.judge else ''})")
+    try:
+        return option.parse(text)
+    except (TypeError, ValueError) as error:
+        raise BatchInputError(f"--option {pair!r}: {metric}: {error}") from None
+
+
+def judge_options(args: argparse.Namespace) -> dict[str, Any]:
+    """The judge and embedding options given on the command line, for ``score_dataset``."""
+    options = {option.name: getattr(args, option.name, None)
+               for option in (*JUDGE_OPTIONS, *EMBEDDING_OPTIONS) if option.cli is not None}
+    return {k: v for k, v in options.items() if v is not None}
+
+
+def one_line_warning(message: Warning | str, category: type[Warning], *_: Any,
+                      **__: Any) -> str:
+    """Warnings (a cache moved aside, a read-only cache) as one redacted line."""
+    return f"judge-metrics: warning: {redact(' '.join(str(message).split()))}\n"
+
+
+def check_judge_options(options: dict[str, Any]) -> None:
+    """Every judge option checked before any work (a bad --base-url port, --timeout 0...)."""
+    from ..engine.config import judge_config
+    from ..runs.batch import EMBEDDING_OPTION_NAMES
+
+    try:
+        judge_config(**{k: v for k, v in options.items() if k not in EMBEDDING_OPTION_NAMES})
+    except (TypeError, ValueError) as error:
+        raise BatchInputError(str(error)) from None
+
+
+def quiet_libraries() -> None:
+    """Our per-metric row bars are the progress display: silence the libraries' own bars."""
+    os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
+    import datasets
+    import evaluate
+    import huggingface_hub.utils
+
+    huggingface_hub.utils.disable_progress_bars()
+    if "transformers" in sys.modules:  # it read the setting when it was imported
+        sys.modules["transformers"].utils.logging.disable_progress_bar()
+
+    datasets.disable_progress_bars()
+    datasets.logging.set_verbosity_error()
+    evaluate.logging.set_verbosity_error()
+
+
+def print_embedded_judge_notes(summary: Any, args: argparse.Namespace) -> None:
+    """Under `score`'s summary: with the embedded judge, each judge metric's measured agreement
+    with people (``shared/analysis/agreement_figures.json``), so its numbers are not read bare."""
+    from ..analysis.embedded_judge import (
+        embedded_judge_figures,
+        embedded_judge_note,
+        is_embedded_judge,
+    )
+
+    if summary.dry_run or not is_embedded_judge(args.provider, args.model, args.api_key):
+        return
+    figures = embedded_judge_figures()
+    for metric in summary.metrics:
+        if metric.judge:
+            print(f"  {metric.metric}: {embedded_judge_note(metric.metric, figures)}")
+
+
+def write_json(data: dict[str, Any], path: Path) -> None:
+    """Write atomically (a temporary file, then ``os.replace``); NaN is refused."""
+    from ..runs.summary import BatchInputError
+
+    temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    try:
+        temporary.write_text(json.dumps(data, indent=2, allow_nan=False) + "\n",
+                             encoding="utf-8")
+        os.replace(temporary, path)
+    except OSError as error:
+        raise BatchInputError(f"{path}: cannot write it: {error}") from None
+    finally:
+        temporary.unlink(missing_ok=True)

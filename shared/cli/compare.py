@@ -1,0 +1,149 @@
+"""``python -m shared compare A B``: the subparser and its runner (:mod:`shared.cli.main`
+registers them).
+
+A and B are per-row outputs of ``score``, or inputs scored first when ``--metric`` is given
+(through ``shared.runs.batch.score_dataset``, with the judge options of ``score``). Exit codes as
+``score``: 0 done, 2 a usage or input error in one line.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Any
+
+from ..analysis.junit import write_junit_xml
+from ..runs.summary import BatchInputError
+
+
+def add_parser(commands: Any) -> argparse.ArgumentParser:
+    from .common import add_judge_arguments
+
+    compare = commands.add_parser(
+        "compare",
+        help="is run B better than run A? paired comparison with intervals and p-values",
+        description=(
+            "Pair the rows of A and B (outputs of `score`) by --key and compare every score "
+            "column both have: mean A, mean B, delta B-A with a seeded paired-bootstrap "
+            "interval, an exact McNemar test (0/1 scores) or a Wilcoxon signed-rank test "
+            "(graded scores), B's wins/ties/losses and Holm-adjusted p-values. Rows in one "
+            "run only and rows unmeasured in either are counted and excluded. With --metric, A "
+            "and B are inputs and are scored first."
+        ),
+    )
+    compare.add_argument("a", metavar="A", help="run A: .jsonl, .csv, .parquet or a saved "
+                         "Dataset folder (the baseline)")
+    compare.add_argument("b", metavar="B", help="run B, compared against A")
+    compare.add_argument("--metric", "-m", action="append", metavar="NAME",
+                         help="score A and B with this metric first (repeat, or 'all'); "
+                         "without it A and B must already hold score columns")
+    compare.add_argument("--key", metavar="COLUMN",
+                         help="column pairing the rows (default: id, else a hash of the task "
+                         "columns both runs share)")
+    compare.add_argument("--json", metavar="REPORT", help="write the comparison as JSON")
+    compare.add_argument("--html", metavar="REPORT",
+                         help="write a self-contained HTML report (opens offline)")
+    compare.add_argument("--seed", type=int, default=0, metavar="S",
+                         help="seed of the paired bootstrap (default 0)")
+    compare.add_argument("--resamples", type=int, default=2000, metavar="N",
+                         help="bootstrap resamples (default 2000)")
+    add_judge_arguments(compare)
+    compare.add_argument("--embedding-model",
+                         help="sentence-transformers model for the embedding metrics")
+    compare.add_argument("--chunk-size", type=int, metavar="N",
+                         help="rows per compute call when scoring (default as in score)")
+    compare.add_argument("--quiet", "-q", action="store_true", help="no progress bars")
+    gates = compare.add_argument_group("gates for CI (docs/GATES.md)")
+    gates.add_argument("--fail-on-regression", action="store_true",
+                       help="exit 1 when a score of B is worse than A in the metric's direction "
+                       "with a Holm-adjusted p below --alpha and |delta| >= --min-delta (the "
+                       "reports are written either way)")
+    gates.add_argument("--alpha", type=float, default=0.05, metavar="A",
+                       help="significance level of a regression (default 0.05)")
+    gates.add_argument("--min-delta", type=float, default=0.0, metavar="D",
+                       help="the smallest |delta| that counts as a regression (default 0)")
+    gates.add_argument("--junit-xml", metavar="PATH",
+                       help="write JUnit XML: one testcase per compared score, failed when B "
+                       "regressed on it")
+    return compare
+
+
+def run(args: argparse.Namespace) -> int:
+    from ..analysis.regressions import (
+        check_alpha,
+        check_min_delta,
+        regression_checks,
+        regressions_html,
+        regressions_text,
+    )
+    from ..runs.batch import check_metric_names
+    from ..runs.files import check_input_path, check_output_paths, check_writable_file
+    from .common import check_judge_options, judge_options, quiet_libraries, write_json
+
+    if args.resamples < 1:
+        raise BatchInputError(f"--resamples must be >= 1, got {args.resamples}")
+    if args.chunk_size is not None and args.chunk_size < 1:
+        raise BatchInputError(f"--chunk-size must be >= 1, got {args.chunk_size}")
+    if args.dry_run:
+        raise BatchInputError("compare cannot dry-run: use `score --dry-run` on each input")
+    check_alpha(args.alpha)
+    check_min_delta(args.min_delta)
+    for option, value in (("--json", args.json), ("--html", args.html),
+                          ("--junit-xml", args.junit_xml)):
+        if value:
+            check_writable_file(Path(value), option)
+    options = judge_options(args)
+    if args.metric:
+        check_metric_names(args.metric)
+        check_judge_options(options)
+    elif options:
+        raise BatchInputError(
+            f"judge options ({', '.join('--' + k.replace('_', '-') for k in sorted(options))}) "
+            "apply only with --metric (scoring A and B first)")
+    check_input_path(Path(args.a), "A")
+    check_input_path(Path(args.b), "B")
+    check_output_paths({"A": args.a, "B": args.b},
+                       {"--json": args.json, "--html": args.html, "--junit-xml": args.junit_xml})
+    quiet_libraries()
+    if args.fail_on_regression and args.metric:
+        _check_shared_scores(args)
+    from ..analysis.comparison import compare
+    from ..engine.backends.base import LogprobsUnavailable
+
+    try:
+        report = compare(args.a, args.b, metrics=args.metric, key=args.key, seed=args.seed,
+                         n_resamples=args.resamples, chunk_size=args.chunk_size,
+                         show_progress=not args.quiet, **options)
+    except LogprobsUnavailable as error:
+        raise BatchInputError(f"the judge model returns no log-probabilities: {error}") from None
+    print(report.table())
+    checks = regression_checks(report, alpha=args.alpha, min_delta=args.min_delta)
+    print(regressions_text(checks))
+    if args.json:
+        write_json(report.as_dict(), Path(args.json))
+        print(f"wrote {args.json}", file=sys.stderr)
+    if args.html:
+        from ..analysis.report import write_compare_html
+
+        write_compare_html(report, args.html, gates=regressions_html(checks))
+        print(f"wrote {args.html}", file=sys.stderr)
+    if args.junit_xml:
+        write_junit_xml(args.junit_xml, "judge-metrics compare: regressions", checks,
+                        classname="judge-metrics.compare", failure_type="Regression")
+        print(f"wrote {args.junit_xml}", file=sys.stderr)
+    return 1 if args.fail_on_regression and any(c.regressed for c in checks) else 0
+
+
+def _check_shared_scores(args: argparse.Namespace) -> None:
+    """--fail-on-regression with --metric: A and B must share a metric, known before either is
+    scored (without --metric, ``compare`` finds no shared score column before any work)."""
+    from ..analysis.regressions import shared_scores
+    from ..runs.files import read_input
+
+    columns = [read_input(Path(path)).column_names for path in (args.a, args.b)]
+    if not shared_scores(*columns, args.metric):
+        raise BatchInputError("--fail-on-regression: A and B share no score to compare (no "
+                              f"metric of {', '.join(args.metric)} has its columns in both)")
+
+

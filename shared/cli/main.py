@@ -1,0 +1,47 @@
+"""``judge-metrics`` / ``python -m shared``: the parser and the dispatch to one module per
+command (:mod:`.score`, :mod:`.agree`, :mod:`.compare`); the commands share only
+:mod:`.common`.
+
+Exit codes: 0 done; 2 bad arguments, input or judge configuration (a one-line message, no
+traceback); 130 interrupted (rerun the same command: finished judge calls come from the cache).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import warnings
+from collections.abc import Sequence
+
+from ..base.redaction import redact
+from ..runs.summary import BatchInputError
+from . import agree, compare, score
+from .common import one_line_warning
+
+COMMANDS = {"score": score, "compare": compare, "agree": agree}
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="judge-metrics",
+        description="Score LLM and QA outputs with judge-metrics' evaluate metrics.",
+    )
+    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    for command in COMMANDS.values():
+        command.add_parser(commands)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    warnings.formatwarning = one_line_warning
+    try:
+        return COMMANDS[args.command].run(args)
+    except BatchInputError as error:
+        print(f"judge-metrics: error: {redact(str(error), [args.api_key])}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("\njudge-metrics: interrupted; rerun the same command to resume (finished judge "
+              "calls are cached)", file=sys.stderr)
+        return 130

@@ -1,0 +1,274 @@
+"""``judge-metrics score``: score every row of a dataset file with metrics and write the rows
+with their per-row scores (and, with ``--html``, a report of the run)."""
+
+from __future__ import annotations
+
+import argparse
+import re
+import sys
+from pathlib import Path
+from typing import Any
+
+from ..analysis.gates import (
+    GATE_HEADER,
+    GATE_ON,
+    Gate,
+    GateOutcome,
+    check_computed,
+    check_max_unmeasured,
+    checks_table,
+    evaluate_gates,
+    gates_html,
+    parse_gates,
+)
+from ..analysis.junit import write_junit_xml
+from ..runs.batch import check_metric_names, score_dataset, select_metrics
+from ..runs.files import (
+    check_input_path,
+    check_output_path,
+    check_output_paths,
+    check_writable_file,
+    read_input,
+    write_output,
+)
+from ..runs.summary import BatchInputError, total_plan
+from .common import (
+    add_csv_raw_argument,
+    add_embedding_arguments,
+    add_judge_arguments,
+    add_option_argument,
+    check_judge_options,
+    judge_options,
+    parse_metric_options,
+    print_embedded_judge_notes,
+    quiet_libraries,
+)
+
+
+def add_parser(commands: Any) -> argparse.ArgumentParser:
+    score = commands.add_parser(
+        "score",
+        help="score every row of a dataset file; write the rows with per-row scores",
+        description=(
+            "Score every row of INPUT with the given metrics and write OUTPUT: the input columns "
+            "plus <metric> (per-row score) and <metric>_details (JSON) for every metric. "
+            "Columns: question, prediction, reference, contexts, source, expected."
+        ),
+    )
+    score.add_argument("input", metavar="INPUT",
+                       help=".jsonl, .csv, .parquet, or a folder saved with Dataset.save_to_disk")
+    score.add_argument("--metric", "-m", action="append", required=True, metavar="NAME",
+                       help="a metric name (repeat for several), or 'all'")
+    score.add_argument("--out", "-o", metavar="OUTPUT",
+                       help="where to write the scored rows (.jsonl, .csv or .parquet)")
+    score.add_argument("--overwrite-input", action="store_true",
+                       help="allow --out to be the INPUT file itself (it is replaced by the "
+                       "scored rows); refused without this flag")
+    add_csv_raw_argument(score)
+    add_judge_arguments(score)
+    add_embedding_arguments(score)
+    score.add_argument("--chunk-size", type=int, metavar="N",
+                       help="rows per compute call (default 1000; judge metrics 32, local 8)")
+    score.add_argument("--quiet", "-q", action="store_true", help="no progress bars")
+    score.add_argument("--html", metavar="REPORT",
+                       help="also write a self-contained HTML report of the run (opens offline)")
+    engine = score.add_argument_group("engine (docs/SCALING.md)")
+    engine.add_argument("--engine", choices=["local", "ray"], default="local",
+                        help="local: this process (default); ray: Ray Data workers (pip install "
+                        "'judge-metrics[ray]'); INPUT a .parquet/.jsonl file or folder, OUTPUT "
+                        "a folder of .parquet/.jsonl files; --max-concurrency is the whole "
+                        "job's, split over the workers")
+    engine.add_argument("--address", metavar="ADDR",
+                        help="Ray cluster to join (HOST:PORT or ray://HOST:10001; default: "
+                        "$RAY_ADDRESS, else a new local cluster)")
+    engine.add_argument("--workers", type=int, metavar="N",
+                        help="Ray workers (default: the cluster's CPUs; judge metrics: at most "
+                        "--max-concurrency)")
+    add_option_argument(score)
+    gates = score.add_argument_group("gates for CI (docs/GATES.md)")
+    gates.add_argument("--gate", action="append", default=[], metavar="EXPR",
+                       help="METRIC[.KEY]>=X or METRIC[.KEY]<=X, e.g. faithfulness>=0.8 or "
+                       "rouge.rougeL>=0.3 (repeatable): exit 1 when a gate fails (OUTPUT is "
+                       "written either way)")
+    gates.add_argument("--gate-on", choices=GATE_ON,
+                       help="the value gated: estimate (the mean, default), or the lower or "
+                       "upper bound of its 95%% bootstrap interval (lower is the conservative "
+                       "choice for a >= gate, upper for a <= gate)")
+    gates.add_argument("--max-unmeasured", type=float, metavar="FRACTION",
+                       help="a gate also fails when its metric left more than this share of "
+                       "the rows unmeasured (default: no limit; the share is always shown)")
+    gates.add_argument("--junit-xml", metavar="PATH",
+                       help="write the gates as JUnit XML: one testcase per gate")
+    return score
+
+
+
+# how a metric's compute() refuses an option it does not take (evaluate's, or ours)
+_UNKNOWN_OPTION = re.compile(r"unexpected keyword argument|unknown option")
+
+
+def run(args: argparse.Namespace) -> int:
+    if args.out is None and not args.dry_run:
+        raise BatchInputError("--out OUTPUT is required (or --dry-run)")
+    out = Path(args.out) if args.out else None
+    if out is not None and args.engine != "ray":  # Ray writes a folder: _check_engine
+        check_output_path(out)
+    if args.chunk_size is not None and args.chunk_size < 1:
+        raise BatchInputError(f"--chunk-size must be >= 1, got {args.chunk_size}")
+    if args.html:
+        check_writable_file(Path(args.html), "--html")
+    check_metric_names(args.metric)
+    gates = _parse_gates(args)
+    check_input_path(Path(args.input))
+    check_output_paths({"INPUT": args.input},
+                       {"--out": out, "--html": args.html, "--junit-xml": args.junit_xml},
+                       overwrite_input=args.overwrite_input)
+    _check_engine(args, out)
+    options = judge_options(args)
+    metric_options = parse_metric_options(args.option, args.metric)
+    check_judge_options(options)
+    quiet_libraries()
+    if args.engine == "ray":
+        from ..runs import ray_engine
+
+        ray_engine.connect(args.address, quiet=args.quiet)
+        dataset = ray_engine.read_input(Path(args.input))
+    else:
+        dataset = read_input(Path(args.input))
+    if gates:
+        check_computed(gates, *select_metrics(args.metric, _columns(dataset)))
+    _note_local_judge(args)
+    from ..engine.backends.base import LogprobsUnavailable
+
+    try:
+        scored, summary = score_dataset(
+            dataset, args.metric, chunk_size=args.chunk_size, show_progress=not args.quiet,
+            metric_options=metric_options, engine=args.engine, workers=args.workers, **options,
+        )
+    except LogprobsUnavailable as error:
+        raise BatchInputError(f"the judge model returns no log-probabilities: {error}") from None
+    except TypeError as error:
+        if args.option and _UNKNOWN_OPTION.search(str(error)):
+            raise BatchInputError(f"--option: {error}") from None
+        raise
+    if summary.skipped:
+        for name, reason in summary.skipped.items():
+            print(f"skipped {name}: {reason}", file=sys.stderr)
+    if not summary.metrics:
+        raise BatchInputError("no metric to run: the input has none of the columns they need")
+    print(summary.table())
+    print_embedded_judge_notes(summary, args)
+    if summary.dry_run:
+        plan = total_plan(summary.metrics)
+        cost = "unknown (no price for this model)" if plan["cost"] is None else (
+            f"${plan['cost']:.4f}")
+        print(f"dry run: {plan['requests']:,} requests, estimated cost {cost}; nothing was sent")
+        return 0
+    assert out is not None
+    try:
+        if args.engine == "ray":
+            rows = ray_engine.write_output(scored, out)
+        else:
+            write_output(scored, out, csv_raw=args.csv_raw)
+            rows = len(scored)
+    except OSError as error:
+        raise BatchInputError(
+            f"cannot write --out {out}: {error.strerror or error}; {_cache_note(args)}"
+        ) from None
+    print(f"wrote {out} ({rows:,} rows)", file=sys.stderr)
+    outcomes = _evaluate_gates(args, gates, scored, summary)
+    if args.html:
+        from ..analysis.report import write_score_html
+
+        write_score_html(scored, summary, args.html, judge=judge_options(args),
+                         source=args.input, gates=gates_html(outcomes) if gates else None)
+        print(f"wrote {args.html}", file=sys.stderr)
+    return _gates_status(args, outcomes)
+
+
+def _parse_gates(args: argparse.Namespace) -> list[Gate]:
+    """The --gate expressions and their options, checked before any work."""
+    gates = parse_gates(args.gate)
+    check_max_unmeasured(args.max_unmeasured)
+    if not gates:
+        for flag, value in (("--gate-on", args.gate_on), ("--max-unmeasured",
+                            args.max_unmeasured), ("--junit-xml", args.junit_xml)):
+            if value is not None:
+                raise BatchInputError(f"{flag} applies to gates: give at least one --gate")
+    elif args.dry_run:
+        raise BatchInputError("--gate needs scores: a dry run computes none")
+    if args.junit_xml:
+        check_writable_file(Path(args.junit_xml), "--junit-xml")
+    return gates
+
+
+def _columns(dataset: Any) -> list[str]:
+    names = getattr(dataset, "column_names", None)  # a Ray dataset has columns() instead
+    return list(dataset.columns() if names is None else names)
+
+
+def _evaluate_gates(args: argparse.Namespace, gates: list[Gate], scored: Any,
+                    summary: Any) -> list[GateOutcome]:
+    """Evaluate and print the gates (under the summary)."""
+    if not gates:
+        return []
+    outcomes = evaluate_gates((scored, summary), gates, gate_on=args.gate_on or "estimate",
+                              max_unmeasured=args.max_unmeasured)
+    print(checks_table(GATE_HEADER, outcomes))
+    return outcomes
+
+
+def _gates_status(args: argparse.Namespace, outcomes: list[GateOutcome]) -> int:
+    """Exit status 1 when a gate failed (said on stderr), else 0; the JUnit XML either way."""
+    if args.junit_xml:
+        write_junit_xml(args.junit_xml, "judge-metrics score: gates", outcomes,
+                        classname="judge-metrics.score", failure_type="GateFailed")
+        print(f"wrote {args.junit_xml}", file=sys.stderr)
+    failed = [o for o in outcomes if not o.passed]
+    for outcome in failed:
+        print(f"judge-metrics: gate {outcome.message}", file=sys.stderr)
+    return 1 if failed else 0
+
+
+def _check_engine(args: argparse.Namespace, out: Path | None) -> None:
+    """``--address``/``--workers`` need ``--engine ray``, which takes no --html or --dry-run."""
+    if args.engine != "ray":
+        for flag, value in (("--address", args.address), ("--workers", args.workers)):
+            if value is not None:
+                raise BatchInputError(f"{flag} needs --engine ray")
+        return
+    if args.workers is not None and args.workers < 1:
+        raise BatchInputError(f"--workers must be >= 1, got {args.workers}")
+    for flag, value in (("--html", args.html), ("--dry-run", args.dry_run)):
+        if value:
+            raise BatchInputError(f"{flag} runs without Ray: drop --engine ray")
+    try:
+        import ray  # noqa: F401
+    except ImportError:
+        raise BatchInputError("--engine ray needs Ray: pip install 'judge-metrics[ray]'"
+                              ) from None
+    from ..runs import ray_engine
+
+    ray_engine.check_paths(Path(args.input), out)
+
+
+def _cache_note(args: argparse.Namespace) -> str:
+    if args.use_cache is False:
+        return "nothing was cached (--no-cache): a rerun sends every judge request again"
+    from ..engine.cache import default_cache_dir
+
+    folder = args.cache_dir or default_cache_dir()
+    return (f"the judge answers are in the call cache ({folder}), so rerunning the same command "
+            "with a writable --out is cheap")
+
+
+def _note_local_judge(args: argparse.Namespace) -> None:
+    from ..kit.registry import METRICS, available
+
+    names = available() if "all" in args.metric else args.metric
+    local = args.provider == "local" or (args.provider is None and not args.api_key)
+    if local and not args.model and not args.dry_run and any(
+            METRICS[n].judge for n in names):
+        print("judge: the embedded SmolLM2-135M-Instruct on this CPU (tiny and slow: a demo, "
+              "not a real evaluation; point --provider/--model/--base-url at a strong judge)",
+              file=sys.stderr)

@@ -1,0 +1,126 @@
+"""What an OpenAI-compatible server answers: the token usage, the first token's top
+log-probabilities, the message text, and whether OpenAI's strict structured outputs take a
+schema."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from ...base.types import LabelAnswer, TokenUsage
+from ..logprobs import sampled_label
+from .base import LogprobsUnavailable
+
+
+def usage_of(response: Any) -> TokenUsage:
+    usage = getattr(response, "usage", None)
+    return TokenUsage(
+        prompt_tokens=int(getattr(usage, "prompt_tokens", 0) or 0),
+        completion_tokens=int(getattr(usage, "completion_tokens", 0) or 0),
+    )
+
+
+def no_logprobs_message(model: str, host: str = "") -> str:
+    where = f" at {host}" if host else ""
+    return (
+        f"the judge model {model!r}{where} returned no log-probabilities; a metric scored from "
+        "the judge's Yes/No log-probabilities needs the first answer token's top "
+        "log-probabilities (reasoning models do not return them). Choose a model that does "
+        "(e.g. gpt-4o-mini, deepseek-chat, a vLLM or llama.cpp server) or the local backend "
+        "(provider='local')."
+    )
+
+
+class MalformedResponse(ValueError):
+    """A reply that is not a usable chat completion."""
+
+
+def first_token_top_logprobs(response: Any, model: str, host: str = "") -> list[tuple[str, float]]:
+    """The first generated token's ``(token, logprob)`` list, in the order the API gives it.
+
+    Raises :class:`LogprobsUnavailable` when a well-formed completion carries no top
+    log-probabilities, :class:`MalformedResponse` when the reply is not a chat completion or
+    its log-probabilities are not numbers.
+    """
+    choices = getattr(response, "choices", None)
+    if not isinstance(choices, list) or not choices:
+        raise MalformedResponse(f"not a chat completion (got {type(response).__name__})")
+    logprobs = getattr(choices[0], "logprobs", None)
+    content = getattr(logprobs, "content", None) if logprobs is not None else None
+    if not content:
+        raise LogprobsUnavailable(no_logprobs_message(model, host))
+    entries = getattr(content[0], "top_logprobs", None)
+    if not entries:
+        raise LogprobsUnavailable(no_logprobs_message(model, host))
+    top = []
+    for entry in entries:
+        token = getattr(entry, "token", None)
+        logprob = getattr(entry, "logprob", None)
+        if (
+            not isinstance(token, str)
+            or isinstance(logprob, bool)
+            or not isinstance(logprob, (int, float))
+            or math.isnan(logprob)
+            or logprob > 1e-6
+        ):
+            raise MalformedResponse(f"malformed top log-probability entry {entry!r:.80}")
+        top.append((token, float(logprob)))
+    return top
+
+
+def message_text(response: Any) -> str:
+    """The first choice's message content; ``MalformedResponse`` when there is none."""
+    choices = getattr(response, "choices", None)
+    if not isinstance(choices, list) or not choices:
+        raise MalformedResponse(f"not a chat completion (got {type(response).__name__})")
+    message = getattr(choices[0], "message", None)
+    content = getattr(message, "content", None)
+    if isinstance(content, str):
+        return content
+    refusal = getattr(message, "refusal", None)
+    if refusal:
+        raise MalformedResponse(f"the model refused: {refusal}")
+    reason = getattr(choices[0], "finish_reason", None)
+    raise MalformedResponse(f"no answer text (finish_reason={reason!r})")
+
+
+def mentions_logprobs(exc: Exception) -> bool:
+    return "logprob" in str(getattr(exc, "message", None) or exc).lower()
+
+
+def is_strict_compatible(schema: Any) -> bool:
+    """Whether OpenAI's strict structured outputs accept ``schema``: every object lists all its
+    properties as required and forbids additional ones, and uses no ``prefixItems`` (the
+    verdict lists' per-position item numbers), which strict mode does not take. Otherwise the
+    schema is sent with ``strict: false`` (a hint to OpenAI; vLLM constrains either way)."""
+    if not isinstance(schema, dict):
+        return True
+    if "prefixItems" in schema:
+        return False
+    types = schema.get("type")
+    is_object = types == "object" or (isinstance(types, list) and "object" in types)
+    if is_object or "properties" in schema:
+        properties = schema.get("properties") or {}
+        if schema.get("additionalProperties") is not False:
+            return False
+        if set(schema.get("required") or []) != set(properties):
+            return False
+    subschemas: list[Any] = []
+    for key in ("properties", "$defs", "definitions"):
+        subschemas.extend((schema.get(key) or {}).values())
+    for key in ("anyOf", "allOf", "oneOf", "prefixItems"):
+        subschemas.extend(schema.get(key) or [])
+    for key in ("items", "not", "if", "then", "else"):
+        if key in schema:
+            subschemas.append(schema[key])
+    return all(is_strict_compatible(sub) for sub in subschemas)
+
+
+def written_label(response: Any, labels: list[str] | tuple[str, ...]) -> LabelAnswer:
+    """The label a model without log-probabilities wrote (probability 1.0, ``method``
+    "sampled"); :class:`MalformedResponse` when its answer names none of ``labels``."""
+    text = message_text(response)
+    label = sampled_label(text, labels)
+    if label is None:
+        raise MalformedResponse(f"the judge wrote none of {', '.join(labels)}: {text[:80]!r}")
+    return LabelAnswer({k: float(k == label) for k in labels}, "sampled", text)

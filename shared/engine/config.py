@@ -1,0 +1,247 @@
+"""Judge options shared by every judge metric: their declarations (``JUDGE_OPTIONS``), the
+:class:`JudgeConfig` they fill, and its validation.
+
+Each option is checked once, by its declaration (``Option.validate``: type, range, choices, a
+custom check), when a :class:`JudgeConfig` is made; ``_validate`` adds only the rules between
+options (what a provider needs). Backends trust the config they are given."""
+
+from __future__ import annotations
+
+import math
+import os
+from dataclasses import dataclass, field, fields
+from typing import Any
+from urllib.parse import urlparse, urlsplit
+
+from ..base.options import Option
+from ..base.redaction import has_userinfo, redact
+from .backends import registry
+from .backends.registry import Provider
+
+#: The providers (name -> backend class and defaults), from the backend registry.
+PROVIDERS: dict[str, Provider] = registry.PROVIDERS
+
+#: Structured-output styles (the ``response_format`` judge option); see
+#: ``shared.engine.backends.openai_compat`` for the request field each one sends.
+RESPONSE_FORMATS = ("json_schema", "json_object", "json_object_plain", "none")
+
+
+
+def _base_url_option(name: str, value: Any) -> str | None:
+    if value is not None:
+        if not isinstance(value, str):
+            raise TypeError(f"{name} must be a string, got {type(value).__name__}")
+        check_base_url(value)
+    return value
+
+
+def _positive_seconds(name: str, value: Any) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise TypeError(f"{name} must be a number, got {type(value).__name__}")
+    if not (value > 0 and math.isfinite(value)):
+        raise ValueError(f"{name} must be a positive number of seconds, got {value}")
+    return float(value)
+
+
+JUDGE_OPTIONS: tuple[Option, ...] = (
+    Option("provider", str, "local", choices=tuple(PROVIDERS), cli="--provider",
+           doc='"local" (the embedded SmolLM2-135M-Instruct judge), "openai" (the default when '
+           'only api_key is given), "deepseek", "xai" or "openai-compatible" (any '
+           "OpenAI-compatible server, with base_url)"),
+    Option("model", str, None, nullable=True, cli="--model",
+           doc="the judge model; default: " + ", ".join(
+               f"{p.default_model} ({name})" for name, p in PROVIDERS.items()
+               if p.default_model) + ", the embedded SmolLM2-135M-Instruct (local); for "
+           "local also a model folder, a cached Hub id or a .gguf file; required for "
+           "openai-compatible"),
+    Option("api_key", str, None, nullable=True, cli="--api-key",
+           doc="the provider's API key; better: its environment variable (OPENAI_API_KEY, "
+           "DEEPSEEK_API_KEY, XAI_API_KEY, OPENAI_COMPATIBLE_API_KEY)"),
+    Option("base_url", str, None, nullable=True, check=_base_url_option, cli="--base-url",
+           doc='the server\'s URL, required for openai-compatible (e.g. '
+           '"http://127.0.0.1:8000/v1")'),
+    Option("max_concurrency", int, 16, range=(1, None), cli="--max-concurrency", metavar="N",
+           doc="judge requests in flight at once"),
+    Option("use_cache", bool, True, cli="--no-cache",
+           doc="read and write the on-disk call cache (without it a killed run cannot resume)"),
+    Option("cache_dir", str, None, nullable=True, cli="--cache-dir",
+           doc="call cache folder; default: $JUDGE_METRICS_CACHE_DIR or ~/.cache/judge-metrics"),
+    Option("show_progress", bool, True, doc="show progress bars"),
+    Option("timeout", float, 60.0, check=_positive_seconds, type_doc="float > 0", cli="--timeout",
+           metavar="SECONDS",
+           doc="seconds per judge request"),
+    Option("max_retries", int, 3, range=(0, None), doc="retries on 429/5xx/timeouts"),
+    Option("response_format", str, None, nullable=True, choices=RESPONSE_FORMATS,
+           cli="--response-format", metavar="STYLE",
+           doc="override how the server takes a JSON schema: json_schema (OpenAI, vLLM, xAI), "
+           "json_object (llama-cpp-python's server), json_object_plain or none; default: the "
+           "provider's"),
+    Option("device", str, None, nullable=True, doc='local judge: the torch device ("cpu", '
+           '"cuda", ...); default: the best available'),
+    Option("batch_size", int, 8, range=(1, None), doc="local judge: prompts per forward pass"),
+    Option("dry_run", bool, False, cli="--dry-run",
+           doc="send nothing; report the planned judge requests and their estimated cost (under "
+           "dry_run)"),
+    Option("retry_unmeasured", bool, False, cli="--retry-unmeasured",
+           doc="ask again the requests whose cached answer the checks refused (by default a "
+           "refused answer is cached like any other and a rerun sends nothing)"),
+)
+JUDGE_OPTION_NAMES = tuple(option.name for option in JUDGE_OPTIONS)
+#: The options the runner reads (caching, progress, dry run); every other one shapes the
+#: backend, and the backend pool keys on them (:meth:`JudgeConfig.backend_settings`).
+RUN_OPTION_NAMES = frozenset({"use_cache", "cache_dir", "show_progress", "dry_run",
+                              "retry_unmeasured"})
+_DEFAULT = {option.name: option.default for option in JUDGE_OPTIONS}
+
+
+@dataclass
+class JudgeConfig:
+    """Where and how to call the judge (the fields and defaults of ``JUDGE_OPTIONS``).
+    ``api_key`` never enters a repr, a log or a cache key."""
+
+    provider: str = _DEFAULT["provider"]
+    model: str | None = _DEFAULT["model"]
+    api_key: str | None = field(default=_DEFAULT["api_key"], repr=False)
+    base_url: str | None = _DEFAULT["base_url"]
+    max_concurrency: int = _DEFAULT["max_concurrency"]
+    use_cache: bool = _DEFAULT["use_cache"]
+    cache_dir: str | None = _DEFAULT["cache_dir"]
+    show_progress: bool = _DEFAULT["show_progress"]
+    timeout: float = _DEFAULT["timeout"]
+    max_retries: int = _DEFAULT["max_retries"]
+    response_format: str | None = _DEFAULT["response_format"]
+    device: str | None = _DEFAULT["device"]
+    batch_size: int = _DEFAULT["batch_size"]
+    dry_run: bool = _DEFAULT["dry_run"]
+    retry_unmeasured: bool = _DEFAULT["retry_unmeasured"]
+
+    def __post_init__(self) -> None:
+        for option in JUDGE_OPTIONS:
+            setattr(self, option.name, option.validate(getattr(self, option.name)))
+        _validate(self)
+
+    def __repr__(self) -> str:
+        """Every field but the API key; the base URL through the redaction step (its query may
+        hold a token)."""
+        shown = {f.name: getattr(self, f.name) for f in fields(self) if f.repr}
+        if shown.get("base_url"):
+            shown["base_url"] = redact(shown["base_url"])
+        return f"JudgeConfig({', '.join(f'{name}={value!r}' for name, value in shown.items())})"
+
+    def resolved_api_key(self) -> str | None:
+        if self.api_key:
+            return self.api_key
+        env = PROVIDERS[self.provider].key_env
+        return os.environ.get(env) if env else None
+
+    def resolved_base_url(self) -> str | None:
+        return self.base_url or PROVIDERS[self.provider].base_url
+
+    def resolved_model(self) -> str | None:
+        return self.model or PROVIDERS[self.provider].default_model
+
+    def resolved_response_format(self) -> str | None:
+        return self.response_format or PROVIDERS[self.provider].response_format
+
+    def backend_settings(self) -> dict[str, Any]:
+        """Every option a backend is built from (all but the runner's ``RUN_OPTION_NAMES``), the
+        provider's defaults filled in; the API key left out (never a key of anything)."""
+        resolved = {"model": self.resolved_model(), "base_url": self.resolved_base_url(),
+                    "response_format": self.resolved_response_format()}
+        return {f.name: resolved.get(f.name, getattr(self, f.name)) for f in fields(self)
+                if f.name not in RUN_OPTION_NAMES and f.name != "api_key"}
+
+
+def judge_config(**options: Any) -> JudgeConfig:
+    """Build a :class:`JudgeConfig` (checked as it is made) from a metric's keyword arguments.
+
+    ``None`` means the default. ``provider`` defaults to ``"local"``; as in the L3Score card, an
+    ``api_key`` with no provider means ``"openai"``. Raises ``ValueError``/``TypeError`` naming
+    the bad option.
+    """
+    unknown = set(options) - set(JUDGE_OPTION_NAMES)
+    if unknown:
+        raise TypeError(f"unknown judge option(s): {', '.join(sorted(unknown))}")
+    options = {k: v for k, v in options.items() if v is not None}
+    if "provider" not in options:
+        options["provider"] = "openai" if options.get("api_key") else "local"
+    return JudgeConfig(**options)
+
+
+def _validate(config: JudgeConfig) -> None:
+    """The rules between options (each option alone is checked by its declaration)."""
+    if config.provider == "local":
+        _check_local_model(config.model)
+        return
+    if config.provider == "openai-compatible" and not config.base_url:
+        raise ValueError("provider='openai-compatible' needs base_url (e.g. 'http://127.0.0.1:8000/v1')")
+    if config.provider != "openai-compatible" and not config.resolved_api_key():
+        env = PROVIDERS[config.provider].key_env
+        raise ValueError(
+            f"provider={config.provider!r} needs an API key: pass api_key=... or set {env}"
+        )
+    if not config.resolved_model():
+        raise ValueError(f"provider={config.provider!r} needs model=... (the judge model's name)")
+
+
+def _check_local_model(model: str | None) -> None:
+    """A local ``model`` written as a path (a ``.gguf`` name, an absolute or ``./`` path) must
+    exist: found now, not after the other metrics of a batch have run. A hub id is looked up
+    when the model loads (in the local Hugging Face cache only)."""
+    if model is None:
+        return
+    from pathlib import Path
+
+    path = Path(model).expanduser()
+    looks_like_path = (path.suffix.lower() == ".gguf" or path.is_absolute()
+                       or model.startswith((".", "~")))
+    if looks_like_path and not path.exists():
+        raise ValueError(f"model={model!r}: no such model file or folder")
+
+
+def check_base_url(url: str) -> None:
+    """Refuse a ``base_url`` that is not ``http(s)://host[:port][/path]``: a bad scheme, no host,
+    a port that is not a number in 1-65535, or credentials (``user:password@``). Credentials in
+    the URL are never sent (httpx would send them as Basic auth instead of the API key); the
+    error shows the URL with them masked."""
+    shown = redact(url)
+    example = "(e.g. 'http://127.0.0.1:8000/v1')"
+    try:
+        parsed = urlsplit(url)
+    except ValueError as error:
+        raise ValueError(f"base_url={shown!r} is not a valid URL ({redact(str(error))}) "
+                         f"{example}") from None
+    if parsed.scheme not in ("http", "https") or not parsed.netloc:
+        raise ValueError(f"base_url={shown!r} is not an http(s) URL {example}")
+    if has_userinfo(url):
+        raise ValueError(
+            f"base_url={shown!r} holds credentials (user:password@); they are not sent. Remove "
+            "them and pass the key with api_key=... (--api-key) or the provider's environment "
+            "variable"
+        )
+    if not parsed.hostname or any(c.isspace() for c in url):
+        raise ValueError(f"base_url={shown!r} has no valid host {example}")
+    try:
+        port = parsed.port
+    except ValueError:
+        port = -1
+    if port is not None and not 1 <= port <= 65535:
+        raise ValueError(f"base_url={shown!r}: the port must be a number from 1 to 65535 "
+                         f"{example}")
+
+
+def endpoint_of(url: str | None) -> str:
+    """The URL without credentials, query or fragment, normalised (lower-case scheme and host,
+    no default port, no trailing slash): what the call cache keys on."""
+    if not url:
+        return ""
+    parsed = urlparse(url)
+    scheme = parsed.scheme.lower()
+    host = (parsed.hostname or "").lower()
+    if ":" in host:
+        host = f"[{host}]"
+    port = parsed.port
+    if port is not None and port != {"http": 80, "https": 443}.get(scheme):
+        host = f"{host}:{port}"
+    query = f"?{parsed.query}" if parsed.query else ""
+    return f"{scheme}://{host}{parsed.path.rstrip('/')}{query}"

@@ -1,0 +1,178 @@
+"""Yes/No scoring from a judge's log-probabilities: the L3Score rule of SPIQA, and the exact
+probability a local model's full next-token distribution gives.
+
+The SPIQA rule (``score_openai`` in google/spiqa), applied to the first generated token's top-k
+list (top-5 in L3Score):
+
+- a token counts as Yes when ``token.strip().lower()`` is ``yes`` or ``yeah``, as No when it is
+  ``no``; on each side only the first (highest-ranked) match counts;
+- neither side in the list: 0.0;
+- both: ``exp(yes) / (exp(yes) + exp(no))``;
+- one side only: the missing side's probability is estimated as the smaller of the mass left
+  outside the list (``1 - sum(p_top)``) and the lowest-ranked entry's probability, clamped below
+  at ``1e-8`` (``1 - sum`` can be slightly negative from rounding); then the same normalisation.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Collection, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+#: top log-probabilities asked of an OpenAI-compatible server to read label probabilities
+#: (DeepEval's GEval asks for 20, the most OpenAI returns)
+LABEL_TOP_LOGPROBS = 20
+YES_TOKENS = frozenset({"yes", "yeah"})
+NO_TOKENS = frozenset({"no"})
+MIN_MISSING_PROBABILITY = 1e-8
+_LOGPROB_TOLERANCE = 1e-4  # servers' float rounding can leave a top log-probability just above 0
+
+
+@dataclass(frozen=True)
+class L3ScoreBreakdown:
+    """How one top-k list was scored.
+
+    ``yes_rank``/``no_rank``: 0-based rank of the matching entry (``None``: no match);
+    ``estimated``: the side whose log-probability was estimated (``"yes"``, ``"no"`` or ``None``)
+    and ``estimated_logprob`` the value used for it.
+    """
+
+    score: float
+    top: list[tuple[str, float]]
+    yes_rank: int | None
+    no_rank: int | None
+    estimated: str | None = None
+    estimated_logprob: float | None = None
+
+    def as_dict(self) -> dict[str, Any]:
+        def side(rank: int | None) -> dict[str, Any] | None:
+            if rank is None:
+                return None
+            token, logprob = self.top[rank]
+            return {"rank": rank, "token": token, "logprob": logprob}
+
+        return {
+            "score": self.score,
+            "top_logprobs": [[token, logprob] for token, logprob in self.top],
+            "yes": side(self.yes_rank),
+            "no": side(self.no_rank),
+            "estimated": self.estimated,
+            "estimated_logprob": self.estimated_logprob,
+        }
+
+
+def _checked_top(top: Any) -> list[tuple[str, float]]:
+    if top is None or isinstance(top, (str, bytes)):
+        raise TypeError(f"top must be a list of (token, logprob) pairs, got {type(top).__name__}")
+    out: list[tuple[str, float]] = []
+    for i, entry in enumerate(top):
+        try:
+            token, logprob = entry
+        except (TypeError, ValueError):
+            raise TypeError(f"top[{i}] must be a (token, logprob) pair, got {entry!r}") from None
+        if not isinstance(token, str):
+            raise TypeError(f"top[{i}] token must be a string, got {type(token).__name__}")
+        if isinstance(logprob, bool) or not isinstance(logprob, (int, float)):
+            raise TypeError(f"top[{i}] logprob must be a number, got {type(logprob).__name__}")
+        if math.isnan(logprob) or logprob > _LOGPROB_TOLERANCE:
+            raise ValueError(f"top[{i}] logprob must be <= 0 (a log-probability), got {logprob}")
+        out.append((token, float(logprob)))
+    return out
+
+
+def _first_match(top: Sequence[tuple[str, float]], words: frozenset[str]) -> int | None:
+    for rank, (token, _) in enumerate(top):
+        if token.strip().lower() in words:
+            return rank
+    return None
+
+
+def _normalised(log_yes: float, log_no: float) -> float:
+    """``exp(log_yes) / (exp(log_yes) + exp(log_no))`` without overflow or underflow."""
+    m = max(log_yes, log_no)
+    if m == -math.inf:
+        return 0.0
+    yes, no = math.exp(log_yes - m), math.exp(log_no - m)
+    return yes / (yes + no)
+
+
+def l3score_breakdown(top: Sequence[tuple[str, float]]) -> L3ScoreBreakdown:
+    """Score one answer's top-k list with the SPIQA rule, saying which entries matched."""
+    entries = _checked_top(top)
+    yes_rank = _first_match(entries, YES_TOKENS)
+    no_rank = _first_match(entries, NO_TOKENS)
+    if yes_rank is None and no_rank is None:
+        return L3ScoreBreakdown(0.0, entries, None, None)
+    if yes_rank is not None and no_rank is not None:
+        score = _normalised(entries[yes_rank][1], entries[no_rank][1])
+        return L3ScoreBreakdown(score, entries, yes_rank, no_rank)
+    probabilities = [math.exp(logprob) for _, logprob in entries]
+    missing = max(min(probabilities[-1], 1.0 - math.fsum(probabilities)), MIN_MISSING_PROBABILITY)
+    log_missing = math.log(missing)
+    if yes_rank is not None:
+        score = _normalised(entries[yes_rank][1], log_missing)
+        return L3ScoreBreakdown(score, entries, yes_rank, None, "no", log_missing)
+    score = _normalised(log_missing, entries[no_rank][1])
+    return L3ScoreBreakdown(score, entries, None, no_rank, "yes", log_missing)
+
+
+def l3score_from_top_logprobs(top: Sequence[tuple[str, float]]) -> float:
+    """The SPIQA L3Score of one answer.
+
+    ``top``: the first generated token's ``(token, logprob)`` pairs in rank order, as an
+    OpenAI-compatible API returns them (top-5 in L3Score). See the module docstring for the rule.
+    """
+    return l3score_breakdown(top).score
+
+
+def exact_yes_probability(p_yes: float, p_no: float) -> float:
+    """``P(Yes) / (P(Yes) + P(No))`` from a full next-token distribution (local models), where
+    ``p_yes``/``p_no`` sum the probabilities of the Yes-variants and No-variants.
+
+    Both zero gives 0.0, as the top-k rule does when neither side appears."""
+    for name, value in (("p_yes", p_yes), ("p_no", p_no)):
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            raise TypeError(f"{name} must be a number, got {type(value).__name__}")
+        if math.isnan(value) or not 0.0 <= value <= 1.0 + 1e-6:
+            raise ValueError(f"{name} must be a probability in [0, 1], got {value}")
+    total = p_yes + p_no
+    return 0.0 if total <= 0 else float(p_yes) / total
+
+
+# ---------------------------------------------------------------- label probabilities
+
+
+def label_mass(top: Sequence[tuple[str, float]], labels: Sequence[str]) -> dict[str, float]:
+    """Each label's probability in a top-k list: the sum of ``exp(logprob)`` over the entries
+    whose stripped text is the label (``" 4"`` and ``"4"`` are both the score 4); 0.0 for a
+    label the list does not hold."""
+    mass = dict.fromkeys(labels, 0.0)
+    for token, logprob in _checked_top(top):
+        label = token.strip()
+        if label in mass:
+            mass[label] += math.exp(logprob)
+    return mass
+
+
+def renormalised(probabilities: Mapping[str, float]) -> dict[str, float] | None:
+    """The probabilities divided by their sum, so that they sum to 1 over the labels; ``None``
+    when every label has probability 0 (none of them was among the tokens read)."""
+    for label, value in probabilities.items():
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not (
+                0.0 <= value <= 1.0 + 1e-6):
+            raise ValueError(f"the probability of {label!r} must be in [0, 1], got {value!r}")
+    total = math.fsum(probabilities.values())
+    if total <= 0:
+        return None
+    return {label: float(value) / total for label, value in probabilities.items()}
+
+
+def sampled_label(text: str, labels: Collection[str]) -> str | None:
+    """The first word of a judge's written answer that is one of ``labels`` (``"Score: 4"`` ->
+    ``"4"``), or ``None``."""
+    for word in re.findall(r"[A-Za-z0-9]+", text):
+        if word in labels:
+            return word
+    return None

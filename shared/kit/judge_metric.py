@@ -1,0 +1,108 @@
+"""The base of every judge metric: its judge options in, its per-sample results out.
+
+A judge metric's script declares its inputs (``INPUTS``), its headline key (``HEADLINE``), its
+own options (``OPTIONS``) and one method, ``score(judge, <inputs>, <options>)``: its steps and
+its formula, one :class:`~shared.kit.results.SampleResult` per sample. :class:`ValidatedMetric`
+checks the inputs and options first; :class:`JudgeMetric` then takes the judge options out of
+``compute``'s keyword arguments, makes the judge, and builds the documented output (headline
+mean, ``scores``, ``details``, ``unmeasured``, ``invalid_answers``, ``usage``, ``Cost``,
+``dry_run``).
+
+Only judge faults become unmeasured samples: a step reports them as a failed
+:class:`~shared.base.types.Outcome` and :func:`first_failure` turns the first one into the sample's
+result. Nothing here catches exceptions, so a programming error still raises.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any, ClassVar
+
+import evaluate
+
+from ..base.validation import same_length
+from ..engine.config import JUDGE_OPTION_NAMES, JudgeConfig, judge_config
+from ..engine.grounding import category
+from ..engine.runner import get_judge
+from .about import About
+from .metric_base import ValidatedMetric
+from .results import MetricOutput, SampleResult, build_output, mean_measured
+
+if TYPE_CHECKING:
+    from ..base.types import Outcome
+    from ..engine.runner import Judge
+
+__all__ = ["JudgeMetric", "first_failure", "judge_fault", "mean_measured",
+           "split_judge_options"]
+
+
+def split_judge_options(options: dict[str, Any]) -> tuple[JudgeConfig, dict[str, Any]]:
+    """Take the judge options (``JUDGE_OPTION_NAMES``) out of a metric's ``compute`` keyword
+    arguments: returns the validated :class:`JudgeConfig` and the remaining options.
+    ``options`` itself is not modified. Raises ``ValueError``/``TypeError`` naming a bad option."""
+    rest = dict(options)
+    judge_options = {name: rest.pop(name) for name in JUDGE_OPTION_NAMES if name in rest}
+    return judge_config(**judge_options), rest
+
+
+def judge_fault(reason: str, **details: Any) -> SampleResult:
+    """An unmeasured sample: the judge failed, or its answer was invalid. ``details`` carry the
+    ``error`` and, for an invalid answer, its kind (``invalid_answer``,
+    :func:`shared.engine.grounding.category`)."""
+    kind = category(reason)
+    return SampleResult.unmeasured(reason, **({"invalid_answer": kind} if kind else {}),
+                                   **details)
+
+
+def first_failure(*steps: Outcome | None) -> SampleResult | None:
+    """The unmeasured result of the first failed step (``None`` steps were not run), or
+    ``None`` when none failed: ``first_failure(a, b) or formula(a, b)``."""
+    for step in steps:
+        if step is not None and not step.ok:
+            return judge_fault(step.error or "judge step failed")
+    return None
+
+
+class JudgeMetric(ValidatedMetric):
+    """A metric scored by an LLM judge: a subclass declares ``ABOUT`` and implements
+    :meth:`score`."""
+
+    USES_JUDGE: ClassVar[bool] = True
+    ABOUT: ClassVar[About]
+
+    def _info(self) -> evaluate.MetricInfo:
+        about = self.ABOUT
+        return evaluate.MetricInfo(
+            description=about.description,
+            citation=about.citation,
+            inputs_description=self.describe_inputs(about.arguments),
+            features=self.input_features(),
+            homepage=about.homepage,
+            codebase_urls=list(about.codebase_urls),
+            reference_urls=list(about.reference_urls),
+        )
+
+    def score(self, judge: Judge, **inputs_and_options: Any) -> Sequence[SampleResult]:
+        """The metric's steps and formula: one result per sample. Its parameters after
+        ``judge`` are the declared inputs, then the metric's own options (with defaults)."""
+        raise NotImplementedError
+
+    def _compute(self, **arguments: Any) -> MetricOutput:
+        inputs = {spec.name: arguments.pop(spec.name, None) for spec in self.INPUTS}
+        given = {name: value for name, value in inputs.items() if value is not None}
+        if len(given) > 1:  # an optional input given to compute() after add_batch
+            same_length(**given)
+        config, options = split_judge_options(arguments)  # the rest: declared, checked options
+        judge = get_judge(config)
+        results = list(self.score(judge, **inputs, **options))
+        return build_output(self.aggregates(results, **options), results, judge)
+
+    def aggregates(self, results: list[SampleResult], **options: Any) -> dict[str, Any]:
+        """The output's values over every sample, before ``scores``, ``details``...: the mean
+        score under ``HEADLINE[0]``; a metric with more (pairwise's counts) adds them."""
+        return {self.HEADLINE[0]: mean_measured(r.score for r in results)}
+
+
+# evaluate.load instantiates the first non-abstract EvaluationModule subclass in a metric script's
+# namespace; this base class would be found before the metric's own class.
+JudgeMetric.__abstractmethods__ = frozenset({"score"})

@@ -1,0 +1,61 @@
+"""The judge steps of the LLM-guided metrics, one object each (:class:`.base.JudgeStep`: its
+prompt, answer schema, grounding check and token limit), by family: :mod:`.extraction`
+(statements, opinions), :mod:`.verdicts` (one verdict per item; answer correctness's TP/FP/FN),
+:mod:`.rating` (summary coherence); and :mod:`.chains`, which turns their results into per-sample
+results (extracted items -> verdicts -> share of "yes").
+
+Metric scripts use this package as ``steps`` (``from shared import steps``).
+"""
+
+from .base import JudgeStep, ask, is_dry_run
+from .chains import (
+    ItemVerdicts,
+    dropped_details,
+    first_failure_of,
+    opinion_verdicts,
+    statement_verdicts,
+    verdict_share,
+    yes_share,
+)
+from .extraction import (
+    OPINIONS,
+    STATEMENTS,
+    STATEMENTS_WITH_QUESTION,
+    ExtractionStep,
+    extract_opinions,
+    extract_statements,
+    items_or_estimate,
+)
+from .rating import SUMMARY_COHERENCE, RatingStep, rate_summaries
+from .verdicts import (
+    ANSWER_RELEVANCE,
+    BIAS,
+    CONTEXT_PRECISION,
+    CONTEXT_RECALL,
+    CONTEXT_RELEVANCE,
+    CORRECTNESS,
+    CORRECTNESS_WITH_QUESTION,
+    FAITHFULNESS,
+    HALLUCINATION,
+    TOXICITY,
+    CorrectnessJob,
+    CorrectnessStep,
+    Verdict,
+    VerdictJob,
+    VerdictStep,
+    as_json_list,
+    correctness_verdicts,
+    verdict_dicts,
+    verdict_jobs,
+)
+
+__all__ = [
+    "ANSWER_RELEVANCE", "BIAS", "CONTEXT_PRECISION", "CONTEXT_RECALL", "CONTEXT_RELEVANCE",
+    "CORRECTNESS", "CORRECTNESS_WITH_QUESTION", "FAITHFULNESS", "HALLUCINATION", "OPINIONS",
+    "STATEMENTS", "STATEMENTS_WITH_QUESTION", "SUMMARY_COHERENCE", "TOXICITY", "CorrectnessJob",
+    "CorrectnessStep", "ExtractionStep", "ItemVerdicts", "JudgeStep", "RatingStep", "Verdict",
+    "VerdictJob", "VerdictStep", "as_json_list", "ask", "correctness_verdicts",
+    "dropped_details", "extract_opinions", "extract_statements", "first_failure_of",
+    "is_dry_run", "items_or_estimate", "opinion_verdicts", "rate_summaries",
+    "statement_verdicts", "verdict_dicts", "verdict_jobs", "verdict_share", "yes_share",
+]

@@ -1,0 +1,214 @@
+"""Judge steps of the metrics that judge by the user's own criteria: G-Eval's rating of a text
+(one next-token reading of the scale's score labels and, on request, a short reason) and a
+pairwise preference (one A/B reading in each order). Each step returns one
+:class:`~shared.base.types.Outcome` per sample; the arithmetic is in :mod:`shared.kit.scoring`, the
+option checks here (``Option.check`` functions, raising ``InputError`` naming the option).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from ...base.types import Outcome
+from ...base.validation import InputError, InputTypeError
+from ...engine import grounding, prompts
+from ...engine.logprobs import renormalised
+from ..scoring import Preference
+from .base import failed_step, is_dry_run, object_schema, token_limit
+from .verdicts import as_json_list
+
+REASON_MAX_CHARS = 200
+PAIRWISE_LABELS = ("A", "B")
+
+
+# --- options ----------------------------------------------------------------------------------
+
+def criteria_text(name: str, value: Any) -> str:
+    """A required, non-blank criteria text."""
+    if value is None:
+        raise InputError(name, None, "is required: the criteria the judge rates against, e.g. "
+                         "'Is the answer concise and polite?'")
+    if not isinstance(value, str):
+        raise InputTypeError(name, None, f"must be a string, got {type(value).__name__}")
+    if not value.strip():
+        raise InputError(name, None, "is empty or whitespace only")
+    return value.strip()
+
+
+def evaluation_steps(name: str, value: Any) -> tuple[str, ...] | None:
+    """``None`` or a list of non-blank strings."""
+    if value is None:
+        return None
+    if isinstance(value, (str, bytes, Mapping)) or not isinstance(value, Sequence):
+        raise InputTypeError(name, None, f"must be a list of strings, got {type(value).__name__}")
+    for index, step in enumerate(value):
+        if not isinstance(step, str) or not step.strip():
+            raise InputError(name, index, f"must be a non-empty string, got {step!r}")
+    return tuple(step.strip() for step in value)
+
+
+def score_range(name: str, value: Any) -> tuple[int, int]:
+    """``(low, high)``: integers with 0 <= low < high <= 9. A score is read from one answer
+    token, and only the digits are one token in every judge's tokenizer (SmolLM2, Llama 2 and
+    Mistral split 10 into two)."""
+    if isinstance(value, (str, bytes, Mapping)) or not isinstance(value, Sequence) or len(
+            value) != 2 or not all(isinstance(v, int) and not isinstance(v, bool) for v in value):
+        raise InputTypeError(name, None, f"must be two integers [low, high], got {value!r}")
+    low, high = value
+    if not 0 <= low < high <= 9:
+        raise InputError(name, None, (
+            f"must satisfy 0 <= low < high <= 9, got [{low}, {high}]: the score is read from "
+            "one answer token, and only the digits 0-9 are one token in every judge's "
+            "tokenizer (10 is two tokens for SmolLM2, Llama 2, Mistral)"))
+    return low, high
+
+
+def rubric(name: str, value: Any) -> dict[int, str] | None:
+    """``None`` or a mapping score -> description (JSON keys may be strings: ``{"1": ...}``)."""
+    if value is None:
+        return None
+    if not isinstance(value, Mapping):
+        raise InputTypeError(name, None, f"must be a mapping score -> description, got "
+                             f"{type(value).__name__}")
+    checked: dict[int, str] = {}
+    for key, text in value.items():
+        try:
+            score = int(key)
+        except (TypeError, ValueError):
+            raise InputError(name, None, f"key {key!r} is not an integer score") from None
+        if isinstance(key, bool) or str(score) != str(key).strip():
+            raise InputError(name, None, f"key {key!r} is not an integer score")
+        if not isinstance(text, str) or not text.strip():
+            raise InputError(name, None, f"the description of {key!r} must be a non-empty "
+                             "string")
+        checked[score] = text.strip()
+    return checked
+
+
+# --- what the judge sees ----------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Criteria:
+    """What a G-Eval judge rates against: the criteria, optional steps and rubric, the scale."""
+
+    text: str
+    steps: tuple[str, ...] = ()
+    rubric: Mapping[int, str] = field(default_factory=dict)
+    low: int = 1
+    high: int = 5
+
+    def __post_init__(self) -> None:
+        outside = sorted(s for s in self.rubric if not self.low <= s <= self.high)
+        if outside:
+            raise InputError("rubric", None, f"scores {outside} are outside score_range "
+                             f"[{self.low}, {self.high}]")
+
+    @property
+    def labels(self) -> list[str]:
+        return [str(score) for score in range(self.low, self.high + 1)]
+
+
+def sample_materials(n: int, questions: Sequence[str] | None = None,
+                     references: Sequence[Sequence[str]] | None = None,
+                     contexts: Sequence[Sequence[str]] | None = None,
+                     sources: Sequence[str] | None = None) -> list[dict[str, str | None]]:
+    """Per sample, what the judge sees beside the text judged (``None`` where not given): one
+    reference as it is, several as a JSON list; the contexts as a JSON list."""
+
+    def reference(texts: Sequence[str]) -> str:
+        return texts[0] if len(texts) == 1 else as_json_list(texts)
+
+    return [{
+        "question": questions[i] if questions is not None else None,
+        "source": sources[i] if sources is not None else None,
+        "reference": reference(references[i]) if references is not None else None,
+        "contexts": as_json_list(contexts[i]) if contexts is not None else None,
+    } for i in range(n)]
+
+
+# --- label readings ---------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Reading:
+    """One label reading: ``probabilities`` renormalised over the labels (summing to 1),
+    ``method`` ("logprobs" or "sampled"), ``mass`` the labels' probability before that."""
+
+    probabilities: dict[str, float]
+    method: str
+    mass: float
+
+
+def read_labels(outcome: Outcome, desc: str) -> Outcome:
+    """A :class:`Reading` of a ``Judge.label_probabilities`` outcome, or the failed step."""
+    if not outcome.ok:
+        return failed_step(desc, outcome.error)
+    answer = outcome.value
+    distribution = renormalised(answer.probabilities)
+    if distribution is None:
+        return failed_step(desc, f"none of {', '.join(answer.probabilities)} among the judge's "
+                           "most likely next tokens")
+    return Outcome(Reading(distribution, answer.method, math.fsum(answer.probabilities.values())))
+
+
+def rate(judge: Any, criteria: Criteria, predictions: Sequence[str],
+         materials: Sequence[Mapping[str, str | None]]) -> list[Outcome]:
+    """G-Eval: per sample, the :class:`Reading` of the scale's score labels."""
+    requests = [prompts.g_eval_request(criteria.text, criteria.steps, criteria.rubric,
+                                       criteria.low, criteria.high, prediction, **shown)
+                for prediction, shown in zip(predictions, materials, strict=True)]
+    outcomes = judge.label_probabilities(requests, criteria.labels, desc="g_eval")
+    return [read_labels(outcome, "g_eval") for outcome in outcomes]
+
+
+def explain(judge: Any, criteria: Criteria, predictions: Sequence[str],
+            materials: Sequence[Mapping[str, str | None]],
+            raw_scores: Sequence[float | None]) -> list[Outcome | None]:
+    """G-Eval's ``explain``: per rated sample, ``{"reason": str}`` for its score (``None`` for
+    a sample without one; a dry run counts one request per sample). The reason must not copy
+    the prompt's placeholder (:func:`shared.engine.grounding.reasons_check`)."""
+    if is_dry_run(judge):
+        raw_scores = [(criteria.low + criteria.high) / 2] * len(predictions)
+    jobs = [index for index, raw in enumerate(raw_scores) if raw is not None]
+    requests = [prompts.g_eval_reason_request(
+        raw_scores[i], criteria.text, criteria.steps, criteria.rubric, criteria.low,
+        criteria.high, predictions[i], **materials[i]) for i in jobs]
+    check = grounding.reasons_check([""], prompts.G_EVAL_REASON_EXAMPLES)
+    schema = object_schema({"reason": {"type": "string", "minLength": 1,
+                                       "maxLength": REASON_MAX_CHARS}})
+    outcomes = judge.structured(requests, schema, max_tokens=token_limit(REASON_MAX_CHARS + 40),
+                                desc="g_eval reason", checks=[check] * len(requests))
+    steps: list[Outcome | None] = [None] * len(predictions)
+    for index, outcome in zip(jobs, outcomes, strict=True):
+        steps[index] = outcome if outcome.ok else failed_step("g_eval reason", outcome.error)
+    return steps
+
+
+def prefer(judge: Any, criteria: str, predictions: Sequence[str], baselines: Sequence[str],
+           materials: Sequence[Mapping[str, str | None]]) -> list[Outcome]:
+    """Pairwise: per sample, ``(Preference, orders)``: the A/B reading with the prediction
+    shown first (as A), then with the baseline shown first; ``orders`` the per-order details."""
+    requests = []
+    for prediction, baseline, shown in zip(predictions, baselines, materials, strict=True):
+        requests.append(prompts.pairwise_request(criteria, prediction, baseline, **shown))
+        requests.append(prompts.pairwise_request(criteria, baseline, prediction, **shown))
+    outcomes = judge.label_probabilities(requests, PAIRWISE_LABELS, desc="pairwise")
+    steps = []
+    for n in range(len(predictions)):
+        first, second = (read_labels(o, "pairwise") for o in outcomes[2 * n:2 * n + 2])
+        if not first.ok or not second.ok:
+            steps.append(first if not first.ok else second)
+            continue
+        preference = Preference(first.value.probabilities["A"], second.value.probabilities["B"])
+        orders = [_order("prediction", first.value, preference.shown_first),
+                  _order("baseline", second.value, preference.shown_second)]
+        steps.append(Outcome((preference, orders)))
+    return steps
+
+
+def _order(shown_first: str, reading: Reading, p_prediction: float) -> dict[str, Any]:
+    return {"shown_first": shown_first, "probabilities": reading.probabilities,
+            "p_prediction": p_prediction, "score_method": reading.method,
+            "label_mass": reading.mass}

@@ -1,0 +1,320 @@
+"""The files a run reads and writes: the input (.jsonl, .csv, .parquet or a saved dataset
+folder) as a ``datasets.Dataset``, the scored rows written atomically, and the checks made on
+both paths before any work."""
+
+from __future__ import annotations
+
+import csv
+import json
+import os
+import re
+import shutil
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import Any
+
+from .records import read_records, require_regular_file
+from .summary import BatchInputError
+
+INPUT_SUFFIXES = (".jsonl", ".csv", ".parquet")
+
+
+OUTPUT_SUFFIXES = (".jsonl", ".csv", ".parquet")
+
+# OWASP's CSV injection guidance: a spreadsheet runs a cell that starts with one of these
+FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
+
+
+def same_file(out: Path, source: Path) -> bool:
+    """``out`` is ``source``, or a link to it (symbolic or hard), or will be once written."""
+    try:
+        if out.exists() and source.exists():
+            return os.path.samefile(out, source)
+        return out.resolve() == source.resolve()
+    except OSError:
+        return False
+
+
+def check_output_paths(
+    inputs: Mapping[str, str | os.PathLike[str]],
+    outputs: Mapping[str, str | os.PathLike[str] | None],
+    overwrite_input: bool | None = None,
+) -> None:
+    """No output option may destroy an input or another output of the same command.
+
+    ``inputs``: label -> path (``{"INPUT": ...}``, ``{"A": ..., "B": ...}``); ``outputs``:
+    option -> path, or ``None`` when not given (``{"--out": ..., "--html": ...}``). A
+    :class:`BatchInputError` when an output is an input, links to one or lies inside an input
+    folder, or when two outputs are one file. ``overwrite_input``: the command's
+    ``--overwrite-input`` flag (``None``: it has none); when set, ``--out`` may be the input.
+    """
+    given = {option: Path(path) for option, path in outputs.items() if path is not None}
+    for option, out in given.items():
+        for label, source in inputs.items():
+            source = Path(source)
+            if same_file(out, source):
+                if option == "--out" and overwrite_input:
+                    continue
+                hint = (", or pass --overwrite-input to replace it with the scored rows"
+                        if option == "--out" and overwrite_input is False else "")
+                raise BatchInputError(f"{option} {out} is the {label} file; write elsewhere"
+                                      f"{hint}")
+            if source.is_dir() and _inside(out, source):
+                raise BatchInputError(f"{option} {out} is inside the {label} folder {source}; "
+                                      "write elsewhere")
+    options = list(given)
+    for i, first in enumerate(options):
+        for second in options[i + 1:]:
+            if same_file(given[first], given[second]):
+                raise BatchInputError(f"{first} and {second} are the same file "
+                                      f"({given[second]}); give each its own")
+
+
+def _inside(path: Path, folder: Path) -> bool:
+    try:
+        return path.resolve().is_relative_to(folder.resolve())
+    except OSError:
+        return False
+
+
+def check_writable_file(path: Path, option: str) -> None:
+    """Fail early on an output path that is a folder or whose folder cannot be made or written."""
+    if path.is_dir():
+        raise BatchInputError(f"{option} {path} is a folder; give a file name")
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as error:
+        raise BatchInputError(f"{option} {path}: cannot create its folder: {error}") from None
+    if not os.access(path.parent, os.W_OK):
+        raise BatchInputError(f"{option} {path}: folder {path.parent} is not writable")
+
+
+def check_output_path(out: Path) -> None:
+    if out.suffix.lower() not in OUTPUT_SUFFIXES:
+        raise BatchInputError(
+            f"--out {out}: unsupported format {out.suffix or '(none)'}; use "
+            f"{', '.join(OUTPUT_SUFFIXES)}"
+        )
+    check_writable_file(out, "--out")
+    remove_stale_temporaries(out)
+    probe = _temporary(out)
+    try:
+        with probe.open("w", encoding="utf-8") as handle:
+            handle.write("\n")
+            handle.flush()
+            os.fsync(handle.fileno())
+    except OSError as error:
+        raise BatchInputError(f"--out {out}: cannot write there: {error.strerror or error}"
+                              ) from None
+    finally:
+        try:
+            probe.unlink(missing_ok=True)
+        except OSError:
+            pass
+
+
+def _temporary(out: Path) -> Path:
+    return out.with_name(f".{out.name}.{os.getpid()}.tmp")
+
+
+def remove_stale_temporaries(out: Path) -> list[Path]:
+    """Delete the ``.OUT.PID.tmp`` files (and the Ray engine's folders) left by a killed run
+    (their process is gone)."""
+    pattern = re.compile(rf"\.{re.escape(out.name)}\.(\d+)\.tmp")
+    removed = []
+    try:
+        entries = list(out.parent.iterdir())
+    except OSError:
+        return removed
+    for entry in entries:
+        match = pattern.fullmatch(entry.name)
+        if match is None or _alive(int(match.group(1))):
+            continue
+        try:
+            if entry.is_dir() and not entry.is_symlink():
+                shutil.rmtree(entry)
+            else:
+                entry.unlink()
+            removed.append(entry)
+        except OSError:
+            pass
+    return removed
+
+
+def _alive(pid: int) -> bool:
+    if pid == os.getpid():
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except (PermissionError, OverflowError, ValueError):
+        return pid > 0
+    return True
+
+
+def check_input_path(path: Path, label: str = "INPUT") -> None:
+    """Fail early (before the slow imports) on a missing input, one that is not a regular file
+    or a folder (a named pipe, a device: it might never end), or an unknown format."""
+    if not path.exists():
+        raise BatchInputError(f"{label} {path}: no such file or folder")
+    if not path.is_dir():
+        require_regular_file(path, label)
+    if not path.is_dir() and path.suffix.lower() not in INPUT_SUFFIXES:
+        raise BatchInputError(
+            f"{label} {path}: unsupported format {path.suffix or '(none)'}; use .jsonl, .csv, "
+            ".parquet, or a folder saved with Dataset.save_to_disk"
+        )
+
+
+def read_input(path: Path, label: str = "INPUT") -> Any:
+    """The input file or saved-dataset folder as a ``datasets.Dataset`` (``label``: how
+    messages name it, e.g. ``A`` for compare's first run)."""
+    check_input_path(path, label)
+    try:
+        if path.is_dir():
+            return _read_saved(path)
+        suffix = path.suffix.lower()
+        if suffix == ".parquet":
+            return _read_parquet(path)
+        records = read_records(path)
+        return _dataset_from_records(path, records)
+    except (OSError, UnicodeDecodeError) as error:
+        raise BatchInputError(f"INPUT {path}: cannot read it: {error}") from None
+
+
+def _read_saved(path: Path) -> Any:
+    import datasets
+
+    try:
+        loaded = datasets.load_from_disk(str(path))
+    except (FileNotFoundError, ValueError) as error:
+        raise BatchInputError(
+            f"INPUT {path}: a folder, but not one saved with Dataset.save_to_disk ({error})"
+        ) from None
+    if isinstance(loaded, datasets.DatasetDict):
+        if len(loaded) != 1:
+            raise BatchInputError(
+                f"INPUT {path}: a DatasetDict with splits {', '.join(loaded)}; save one split "
+                "with Dataset.save_to_disk"
+            )
+        loaded = next(iter(loaded.values()))
+    return loaded
+
+
+def _read_parquet(path: Path) -> Any:
+    import datasets
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    try:
+        table = pq.read_table(path)
+    except pa.ArrowException as error:
+        raise BatchInputError(f"INPUT {path}: not a readable Parquet file ({error})") from None
+    return datasets.Dataset(table)
+
+
+def _dataset_from_records(path: Path, records: list[dict[str, Any]]) -> Any:
+    """A ``Dataset`` from rows; in a column that mixes strings and lists (``reference``: one
+    or several references per row) every string becomes a one-item list."""
+    import datasets
+    import pyarrow as pa
+
+    if not records:
+        raise BatchInputError(f"INPUT {path}: no rows")
+    names: dict[str, None] = {}
+    for record in records:
+        names.update(dict.fromkeys(record))
+    arrays = {}
+    for name in names:
+        values = [record.get(name) for record in records]
+        if any(isinstance(v, list) for v in values) and any(isinstance(v, str) for v in values):
+            values = [[v] if isinstance(v, str) else v for v in values]
+        _refuse_booleans_among_numbers(path, name, values)
+        try:
+            arrays[name] = pa.array(values)
+        except (pa.ArrowInvalid, pa.ArrowTypeError) as error:
+            raise BatchInputError(
+                f"INPUT {path}: column {name!r} mixes value types that cannot share a column "
+                f"({error})"
+            ) from None
+    return datasets.Dataset(pa.table(arrays))
+
+
+def _refuse_booleans_among_numbers(path: Path, name: str, values: list[Any]) -> None:
+    """Arrow would read ``[0.5, true]`` as ``[0.5, 1.0]``: in a score column (the ones `score`
+    writes) a boolean among numbers is refused. Other columns keep Arrow's reading (a label
+    column of ``true`` and ``0`` is booleans for ``agree``)."""
+    if not any(isinstance(v, (int, float)) and not isinstance(v, bool) for v in values):
+        return
+    row = next((i for i, v in enumerate(values) if isinstance(v, bool)), None)
+    if row is not None and name in _score_column_names():
+        raise BatchInputError(f"INPUT {path}: column {name!r}, row {row}: "
+                              f"{str(values[row]).lower()} is a boolean among numbers")
+
+
+def _score_column_names() -> set[str]:
+    from ..kit.registry import METRICS
+    from .chunks import score_column_names
+
+    return {c for metric, spec in METRICS.items()
+            for c in score_column_names(metric, spec).values()}
+
+
+def write_output(dataset: Any, out: Path, csv_raw: bool = False) -> None:
+    """Write atomically: a temporary file in the same folder, then ``os.replace``. A CSV's
+    text cells that a spreadsheet would run as a formula get a leading ``'``
+    (:func:`neutralise_formula`) unless ``csv_raw``."""
+    temporary = _temporary(out)
+    try:
+        suffix = out.suffix.lower()
+        if suffix == ".parquet":
+            import pyarrow.parquet as pq
+
+            pq.write_table(dataset.with_format("arrow")[:], temporary)
+        elif suffix == ".csv":
+            _write_csv(dataset, temporary, csv_raw)
+        else:
+            with temporary.open("w", encoding="utf-8") as handle:
+                write_jsonl_rows(handle, _rows(dataset))
+                handle.flush()
+                os.fsync(handle.fileno())
+        os.replace(temporary, out)
+    finally:
+        temporary.unlink(missing_ok=True)
+
+
+def _rows(dataset: Any, batch_size: int = 1000) -> Any:
+    for start in range(0, len(dataset), batch_size):
+        batch = dataset[start:start + batch_size]
+        names = list(batch)
+        for values in zip(*(batch[n] for n in names), strict=True):
+            yield dict(zip(names, values, strict=True))
+
+
+def write_jsonl_rows(handle: Any, rows: Iterable[Mapping[str, Any]]) -> None:
+    """One JSON object per line; floats in full precision (``repr``: they read back equal)."""
+    for row in rows:
+        handle.write(json.dumps(row, ensure_ascii=False, default=str) + "\n")
+
+
+def neutralise_formula(text: str) -> str:
+    """``text`` with a leading ``'`` when a spreadsheet would run it as a formula (it starts
+    with ``=``, ``+``, ``-``, ``@``, a tab or a carriage return: OWASP's CSV injection list)."""
+    return "'" + text if text.startswith(FORMULA_STARTS) else text
+
+
+def _write_csv(dataset: Any, path: Path, csv_raw: bool = False) -> None:
+    def line(cells: Iterable[Any]) -> list[Any]:
+        return list(cells) if csv_raw else [
+            neutralise_formula(c) if isinstance(c, str) else c for c in cells]
+
+    with path.open("w", encoding="utf-8", newline="") as handle:
+        writer = csv.writer(handle)
+        writer.writerow(line(dataset.column_names))
+        for row in _rows(dataset):
+            writer.writerow(line(json.dumps(v, ensure_ascii=False, default=str)
+                                 if isinstance(v, (list, dict)) else ("" if v is None else v)
+                                 for v in row.values()))
+        handle.flush()
+        os.fsync(handle.fileno())

@@ -1,0 +1,75 @@
+"""The shipped examples run: ``examples/test_gates_example.py`` (docs/GATES.md) passes under
+pytest in its own process, as a user's CI would run it, and its gates bite when raised."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+EXAMPLE = REPO / "examples" / "test_gates_example.py"
+
+
+def _pytest(path: Path) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--rootdir",
+         str(path.parent), str(path)], cwd=REPO, capture_output=True, text=True, timeout=600,
+        env={**os.environ, "PYTHONPATH": str(REPO)})
+
+
+def test_gates_example_passes_and_fails_when_its_gates_are_raised(tmp_path: Path) -> None:
+    done = _pytest(EXAMPLE)
+    assert done.returncode == 0 and "2 passed" in done.stdout, done.stdout + done.stderr
+    raised = tmp_path / "test_raised_gates.py"
+    text = EXAMPLE.read_text(encoding="utf-8")
+    for old, new in (('"rouge.rougeL>=0.4"', '"rouge.rougeL>=0.9"'),
+                     ('"bleu>=0.15"', '"bleu>=0.9"'),
+                     ("Path(__file__).resolve().parents[1]", f"Path({str(REPO)!r})")):
+        assert text.count(old) == 1, old
+        text = text.replace(old, new)
+    raised.write_text(text, encoding="utf-8")
+    failed = _pytest(raised)
+    assert failed.returncode == 1 and "2 failed" in failed.stdout, failed.stdout
+    assert "AssertionError: 1 of 2 gates failed:" in failed.stdout
+    assert "rouge.rougeL>=0.9 FAILED (lower bound" in failed.stdout
+    assert "bleu>=0.9 FAILED (mean" in failed.stdout
+
+
+def test_ci_recipe_is_the_documented_one_and_its_commands_parse() -> None:
+    """examples/ci/judge-metrics-gates.yml: the YAML of docs/GATES.md, valid YAML, its cache
+    restored by the prefix of the key it is saved under, and its judge-metrics commands
+    accepted by the real parser with gates that parse."""
+    import shlex
+
+    import yaml
+
+    from shared.analysis.gates import parse_gates
+    from shared.cli.main import build_parser
+
+    text = (REPO / "examples" / "ci" / "judge-metrics-gates.yml").read_text(encoding="utf-8")
+    assert f"```yaml\n{text}```" in (REPO / "docs" / "GATES.md").read_text(encoding="utf-8")
+    job = yaml.safe_load(text)["jobs"]["gates"]
+    steps = {step.get("name"): step for step in job["steps"]}
+    restore = steps["Restore the judge call cache"]["with"]
+    save = steps["Save the judge call cache"]["with"]
+    assert restore["key"] == save["key"] and restore["path"] == save["path"] == ".judge-cache"
+    assert save["key"].startswith(restore["restore-keys"].splitlines()[0])
+    assert job["env"]["JUDGE_METRICS_CACHE_DIR"].endswith("/" + save["path"])
+    assert steps["Save the judge call cache"]["if"] == "always()"
+    uploaded = steps["Upload the reports"]["with"]["path"].split()
+    commands = []
+    for step in job["steps"]:
+        script = step.get("run", "").replace("\\\n", " ")
+        for line in script.splitlines():
+            words = shlex.split(line.replace('"$SAMPLE"', job["env"]["SAMPLE"]).replace(
+                '"$BASELINE"', job["env"]["BASELINE"]))
+            if words[:3] == [".venv/bin/python", "-m", "shared"]:
+                commands.append(build_parser().parse_args(words[3:]))
+    score, compare = commands
+    assert score.command == "score" and compare.command == "compare"
+    assert [g.text for g in parse_gates(score.gate)] == [
+        "faithfulness>=0.8", "answer_relevance>=0.7", "rouge.rougeL>=0.3"]
+    assert {score.html, score.junit_xml, compare.html, compare.junit_xml} <= set(uploaded)
+    assert compare.fail_on_regression and compare.b == score.out
