@@ -213,3 +213,127 @@ def test_two_different_megabyte_texts_linear(bleu) -> None:
     assert result["scores"] == [valor_bleu(prediction, [reference])]
     assert 0.0 < result["scores"][0] < 1.0
     assert peak < 200 * 2**20, peak  # ~65 MiB; a 170k x 170k table of bytes would be 29 GB
+
+
+# The engine: tokens found with array operations over character classes read off the tokenizer,
+# n-grams counted in sorted rows of samples. Its edge cases, each against nltk run here.
+
+def engine(bleu):
+    """The metric script's module (its private engine functions)."""
+    import sys
+
+    return sys.modules[type(bleu).__module__]
+
+
+def assert_same_identity(tokens: list[str], ids: list[int]) -> None:
+    """Equal ids exactly for equal tokens."""
+    assert len(set(zip(tokens, ids, strict=True))) == len(set(tokens)) == len(set(ids))
+
+
+TRICKY = [
+    "", "   ", "...", ".", "$", "$$", "$5", "$$5", "$5$", "5$5", "$5abc", "a$5b", "$x", "x$",
+    ",abc", "abc,def", "abc,", "don't", "e.g.", "U.S.A.", "$\u0663\u0664x", "\u0663$\u0664",
+    "a\u00a0b", "a\x1cb", "a\x00b", "\x00", "a\u2028b", "\uff15$\uff15", "_$_", "e\u0301$5",
+    "日本語 $5 日本", "😀😀 😀", "a_b-c", "x" * 40, "$" + "9" * 30 + "z" * 20, "ab$12.5cd",
+]
+
+
+def test_tokens_are_the_tokenizers(bleu) -> None:
+    mod = engine(bleu)
+    texts = [*TRICKY, " ".join(TRICKY), "\n".join(TRICKY)]
+    ids, counts = mod._token_ids(texts)
+    expected = [TOKENIZER.tokenize(t) for t in texts]
+    assert counts.tolist() == [len(tokens) for tokens in expected]
+    assert_same_identity([token for tokens in expected for token in tokens], ids.tolist())
+
+
+@settings(max_examples=60, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.lists(st.text(alphabet=st.one_of(
+    st.sampled_from(list("ab5_$.,' \n\t\x00\x1c\u0301\u0663\u00a0\u2028日😀")),
+    st.characters()), max_size=30), min_size=1, max_size=8))
+def test_tokens_are_the_tokenizers_on_any_text(bleu, texts) -> None:
+    ids, counts = engine(bleu)._token_ids(texts)
+    expected = [TOKENIZER.tokenize(t) for t in texts]
+    assert counts.tolist() == [len(tokens) for tokens in expected]
+    assert_same_identity([token for tokens in expected for token in tokens], ids.tolist())
+
+
+@pytest.mark.parametrize("weights", [(0.25,) * 4, (1 / 8,) * 8, (1.0,)])
+def test_edge_cases_identical_to_nltk(bleu, weights) -> None:
+    """Empty predictions, texts shorter than the n-gram order, repeated tokens, unicode and up
+    to five references (some without tokens), each sample as nltk scores it."""
+    rng = random.Random(5)
+    predictions = ["", "...", "the", "the the the the the the", "a a a b a a", "a b", *TRICKY]
+    references = [["a b c"], ["x y"], ["the"], ["the the", "the the the", "."],
+                  ["a a b a a a a", "b a a"], ["a b", "a", "b a b"]]
+    usable = [t for t in TRICKY if t.strip()]  # a reference may not be blank
+    for _ in TRICKY:
+        references.append(rng.sample(usable, rng.randint(1, 5)))
+    result = bleu.compute(predictions=predictions, references=references, weights=list(weights))
+    assert result["scores"] == [valor_bleu(p, refs, weights)
+                                for p, refs in zip(predictions, references, strict=True)]
+    assert result["corpus_bleu"] == nltk_corpus(predictions, references, weights)
+
+
+def test_rows_of_many_lengths_and_repeats(bleu) -> None:
+    """Samples from 0 to ~300 tokens (many width classes), heavy repeats, 1-4 references."""
+    rng = random.Random(3)
+    predictions, references = [], []
+    for _ in range(300):
+        words = rng.choice([["a", "b"], ["a", "b", "c", "d", "e"], [f"w{k}" for k in range(50)]])
+        n = int(rng.expovariate(1 / 40))
+        base = [rng.choice(words) for _ in range(n)]
+        refs = [" ".join(w if rng.random() < 0.8 else rng.choice(words) for w in base) + " ."
+                for _ in range(rng.randint(1, 4))]  # "." : a reference may not be blank
+        predictions.append(" ".join(base))
+        references.append(refs)
+    result = bleu.compute(predictions=predictions, references=references)
+    assert result["scores"] == [valor_bleu(p, refs)
+                                for p, refs in zip(predictions, references, strict=True)]
+    assert result["corpus_bleu"] == nltk_corpus(predictions, references)
+
+
+def test_very_long_samples_counted_by_counter(bleu, monkeypatch) -> None:
+    """Rows wider than the engine's limit take the Counter path, with the same numbers."""
+    monkeypatch.setattr(engine(bleu), "_MAX_ROW", 16)
+    predictions, references = corpus(80, seed=4, multi=True)
+    result = bleu.compute(predictions=predictions, references=references)
+    assert result["scores"] == [valor_bleu(p, refs)
+                                for p, refs in zip(predictions, references, strict=True)]
+
+
+def test_regex_fallback(bleu, monkeypatch) -> None:
+    """A character outside the engine's model of the pattern: the tokenizer itself tokenises."""
+    mod = engine(bleu)
+
+    def unsupported(texts):
+        raise mod._Unsupported("?")
+
+    monkeypatch.setattr(mod, "_token_ids", unsupported)
+    predictions, references = corpus(60, seed=8, multi=True)
+    result = bleu.compute(predictions=predictions, references=references)
+    assert result["scores"] == [valor_bleu(p, refs)
+                                for p, refs in zip(predictions, references, strict=True)]
+
+
+@pytest.mark.parametrize("bits", [50, 55])
+def test_row_counts_do_not_depend_on_the_token_ids(bleu, bits: int) -> None:
+    """The same rows with small token ids and with ids near 2**50 (the n-gram codes are
+    renumbered by rank in their rows instead of growing past 64 bits) or 2**55 (the tokens
+    themselves too): the same clipped counts."""
+    import numpy as np
+
+    mod = engine(bleu)
+    rng = np.random.default_rng(0)
+    n_rows, w = 40, 48
+    small = rng.integers(0, 6, size=(n_rows, w)).astype(np.uint64)
+    small[:, 30:] = 9  # padding: the largest token, at least max_n cells
+    slot = np.zeros((n_rows, w), dtype=np.uint64)
+    slot[:, 12:30] = 1
+    small[:, 11] = 6  # separators: vocabulary + slot
+    small[:, 29] = 7
+    big = small + np.uint64(2**bits)
+    expected = mod._row_numerators(small, slot, 6, 4, 1)
+    assert expected[:, 0].sum() > 0 and expected[:, 3].sum() > 0
+    np.testing.assert_array_equal(mod._row_numerators(big, slot, 6, bits + 1, 1), expected)
