@@ -279,20 +279,29 @@ def test_a_check_still_failing_after_repair_is_an_invalid_answer_saying_what_was
         cache_dir: str) -> None:
     request = prompts.STATEMENTS.request(text=SOURCE)
     check = extraction_check("statements", SOURCE, examples=V1_EXAMPLES)
+    schema = steps.STATEMENTS.schema((SOURCE, None))
     with JudgeServer(_script(COPY, COPY)) as server:
-        judge = get_judge(judge_config(
-            provider="openai-compatible", base_url=server.url, model="scripted",
-            api_key="sk-none", response_format="none", cache_dir=cache_dir, show_progress=False))
-        (outcome,) = judge.structured([request], steps.STATEMENTS.schema((SOURCE, None)),
-                                      checks=[check])
+        options = dict(provider="openai-compatible", base_url=server.url, model="scripted",
+                       api_key="sk-none", response_format="none", cache_dir=cache_dir,
+                       show_progress=False)
+        (outcome,) = get_judge(judge_config(**options)).structured([request], schema,
+                                                                    checks=[check])
         assert len(server.seen) == 2  # one repair, no more
+        # the refused answer and the repair's are cached raw (issue 29.1): a rerun sends
+        # nothing, and the checks, applied again on the cached answers, refuse them alike
+        assert len(CallCache(cache_dir)) == 2
+        rerun = get_judge(judge_config(**options))
+        (again,) = rerun.structured([request], schema, checks=[check])
+        assert len(server.seen) == 2 and rerun.usage.calls == 0
     assert not outcome.ok
     assert outcome.error.startswith("invalid judge answer: copied the prompt's example")
     assert "Paris is the capital of Australia." in outcome.error
-    assert len(CallCache(cache_dir)) == 0  # never cached: a rerun asks again
+    assert again.error == outcome.error
 
 
-def test_checks_change_the_cache_key_and_must_match_the_requests(cache_dir: str) -> None:
+def test_checks_run_on_cached_answers_and_must_match_the_requests(cache_dir: str) -> None:
+    """The checks are not in the cache key (the raw answer depends on the request alone): a
+    checked request reuses the unchecked answer and checks it on reading (docs/RUNNER.md)."""
     request = prompts.STATEMENTS.request(text=SOURCE)
     schema = steps.STATEMENTS.schema((SOURCE, None))
     with JudgeServer(_script(GOOD, GOOD)) as server:
@@ -304,7 +313,9 @@ def test_checks_change_the_cache_key_and_must_match_the_requests(cache_dir: str)
             judge.structured([request], schema, checks=[None, None])
         judge.structured([request], schema)
         judge.structured([request], schema, checks=[lambda value: None])
-        assert judge.usage.calls == 2  # the checked request did not reuse the unchecked answer
+        assert judge.usage.calls == 1 and judge.usage.cache_hits == 1
+        (refused,) = judge.structured([request], schema, checks=[lambda value: "no, never"])
+        assert not refused.ok and "no, never" in refused.error
         again = get_judge(judge_config(**options))
         again.structured([request], schema, checks=[lambda value: None])
         assert again.usage.calls == 0 and again.usage.cache_hits == 1
