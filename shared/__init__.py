@@ -75,6 +75,7 @@ _EXPORTS: dict[str, str] = {
     "text": "base.text",
     "qa_match": "kit.qa_match",
     "lcs": "kit.lcs",
+    "bleu_engine": "kit.bleu",
     "stats": "kit.stats",
     "defaults": "base.defaults",
     # agreement of a metric with human labels (`python -m shared agree`)

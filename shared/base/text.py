@@ -11,8 +11,7 @@ from __future__ import annotations
 import gc
 import string
 import threading
-from collections import Counter
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from functools import lru_cache
 
@@ -128,23 +127,6 @@ def bleu_tokenizer() -> Callable[[str], list[str]]:
     import regex
 
     return regex.compile(BLEU_TOKEN_PATTERN, regex.UNICODE | regex.MULTILINE | regex.DOTALL).findall
-
-
-def bleu_tokenize(text: str) -> list[str]:
-    """Valor's BLEU tokens of ``text`` (same as nltk ``RegexpTokenizer(BLEU_TOKEN_PATTERN)``)."""
-    return bleu_tokenizer()(text)
-
-
-def ngrams(tokens: Sequence[str], n: int) -> list[tuple[str, ...]]:
-    """The ``n``-grams of ``tokens`` in order (empty when there are fewer than ``n`` tokens)."""
-    if n == 1:
-        return [(t,) for t in tokens]
-    return list(zip(*(tokens[i:] for i in range(n)), strict=False))
-
-
-def ngram_counts(tokens: Sequence[str], n: int) -> Counter[tuple[str, ...]]:
-    """How often each ``n``-gram occurs in ``tokens``."""
-    return Counter(zip(*(tokens[i:] for i in range(n)), strict=False))
 
 
 def shorten(text: str, limit: int, ellipsis: str = "...") -> str:

@@ -15,6 +15,7 @@ from nltk.tokenize import RegexpTokenizer
 from nltk.translate.bleu_score import SmoothingFunction, corpus_bleu, sentence_bleu
 
 from shared.kit import registry
+from shared.kit.bleu import ngrams, tokens
 
 TOKENIZER = RegexpTokenizer(r"\w+|\$[\d]+|[^\s\.]+")  # Valor's
 WORDS = (
@@ -218,16 +219,9 @@ def test_two_different_megabyte_texts_linear(bleu) -> None:
 # The engine: tokens found with array operations over character classes read off the tokenizer,
 # n-grams counted in sorted rows of samples. Its edge cases, each against nltk run here.
 
-def engine(bleu):
-    """The metric script's module (its private engine functions)."""
-    import sys
-
-    return sys.modules[type(bleu).__module__]
-
-
-def assert_same_identity(tokens: list[str], ids: list[int]) -> None:
+def assert_same_identity(words: list[str], ids: list[int]) -> None:
     """Equal ids exactly for equal tokens."""
-    assert len(set(zip(tokens, ids, strict=True))) == len(set(tokens)) == len(set(ids))
+    assert len(set(zip(words, ids, strict=True))) == len(set(words)) == len(set(ids))
 
 
 TRICKY = [
@@ -238,25 +232,23 @@ TRICKY = [
 ]
 
 
-def test_tokens_are_the_tokenizers(bleu) -> None:
-    mod = engine(bleu)
+def test_tokens_are_the_tokenizers() -> None:
     texts = [*TRICKY, " ".join(TRICKY), "\n".join(TRICKY)]
-    ids, counts = mod._token_ids(texts)
+    ids, counts = tokens.token_ids(texts)
     expected = [TOKENIZER.tokenize(t) for t in texts]
-    assert counts.tolist() == [len(tokens) for tokens in expected]
-    assert_same_identity([token for tokens in expected for token in tokens], ids.tolist())
+    assert counts.tolist() == [len(words) for words in expected]
+    assert_same_identity([token for words in expected for token in words], ids.tolist())
 
 
-@settings(max_examples=60, deadline=None,
-          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=60, deadline=None)
 @given(st.lists(st.text(alphabet=st.one_of(
     st.sampled_from(list("ab5_$.,' \n\t\x00\x1c\u0301\u0663\u00a0\u2028日😀")),
     st.characters()), max_size=30), min_size=1, max_size=8))
-def test_tokens_are_the_tokenizers_on_any_text(bleu, texts) -> None:
-    ids, counts = engine(bleu)._token_ids(texts)
+def test_tokens_are_the_tokenizers_on_any_text(texts) -> None:
+    ids, counts = tokens.token_ids(texts)
     expected = [TOKENIZER.tokenize(t) for t in texts]
-    assert counts.tolist() == [len(tokens) for tokens in expected]
-    assert_same_identity([token for tokens in expected for token in tokens], ids.tolist())
+    assert counts.tolist() == [len(words) for words in expected]
+    assert_same_identity([token for words in expected for token in words], ids.tolist())
 
 
 @pytest.mark.parametrize("weights", [(0.25,) * 4, (1 / 8,) * 8, (1.0,)])
@@ -296,7 +288,7 @@ def test_rows_of_many_lengths_and_repeats(bleu) -> None:
 
 def test_very_long_samples_counted_by_counter(bleu, monkeypatch) -> None:
     """Rows wider than the engine's limit take the Counter path, with the same numbers."""
-    monkeypatch.setattr(engine(bleu), "_MAX_ROW", 16)
+    monkeypatch.setattr(ngrams, "MAX_ROW", 16)
     predictions, references = corpus(80, seed=4, multi=True)
     result = bleu.compute(predictions=predictions, references=references)
     assert result["scores"] == [valor_bleu(p, refs)
@@ -305,12 +297,10 @@ def test_very_long_samples_counted_by_counter(bleu, monkeypatch) -> None:
 
 def test_regex_fallback(bleu, monkeypatch) -> None:
     """A character outside the engine's model of the pattern: the tokenizer itself tokenises."""
-    mod = engine(bleu)
-
     def unsupported(texts):
-        raise mod._Unsupported("?")
+        raise tokens.Unsupported("?")
 
-    monkeypatch.setattr(mod, "_token_ids", unsupported)
+    monkeypatch.setattr(ngrams, "token_ids", unsupported)
     predictions, references = corpus(60, seed=8, multi=True)
     result = bleu.compute(predictions=predictions, references=references)
     assert result["scores"] == [valor_bleu(p, refs)
@@ -318,13 +308,12 @@ def test_regex_fallback(bleu, monkeypatch) -> None:
 
 
 @pytest.mark.parametrize("bits", [50, 55])
-def test_row_counts_do_not_depend_on_the_token_ids(bleu, bits: int) -> None:
+def test_row_counts_do_not_depend_on_the_token_ids(bits: int) -> None:
     """The same rows with small token ids and with ids near 2**50 (the n-gram codes are
     renumbered by rank in their rows instead of growing past 64 bits) or 2**55 (the tokens
     themselves too): the same clipped counts."""
     import numpy as np
 
-    mod = engine(bleu)
     rng = np.random.default_rng(0)
     n_rows, w = 40, 48
     small = rng.integers(0, 6, size=(n_rows, w)).astype(np.uint64)
@@ -334,6 +323,6 @@ def test_row_counts_do_not_depend_on_the_token_ids(bleu, bits: int) -> None:
     small[:, 11] = 6  # separators: vocabulary + slot
     small[:, 29] = 7
     big = small + np.uint64(2**bits)
-    expected = mod._row_numerators(small, slot, 6, 4, 1)
+    expected = ngrams.row_numerators(small, slot, 6, 4, 1)
     assert expected[:, 0].sum() > 0 and expected[:, 3].sum() > 0
-    np.testing.assert_array_equal(mod._row_numerators(big, slot, 6, bits + 1, 1), expected)
+    np.testing.assert_array_equal(ngrams.row_numerators(big, slot, 6, bits + 1, 1), expected)
