@@ -67,6 +67,13 @@ class BatchSummary:
                 judged = ([str(m.calls), str(m.cache_hits), _money(m.cost),
                            _invalid(m.invalid_answers)] if m.judge else ["-"] * 4)
                 rows.append([m.metric, aggregates, str(m.rows), str(m.unmeasured), *judged])
+            judged_metrics = [m for m in self.metrics if m.judge]
+            if judged_metrics:  # what the run sent: 0 on a rerun (docs/RELIABILITY.md)
+                cost: float | None = 0.0
+                for m in judged_metrics:
+                    cost = add_cost(cost, m.cost)
+                rows.append(["total", "", "", "", str(sum(m.calls for m in judged_metrics)),
+                             str(sum(m.cache_hits for m in judged_metrics)), _money(cost), ""])
         return format_table(header, rows)
 
 

@@ -142,3 +142,19 @@ def test_dry_run_sends_nothing_and_adds_no_column(cache_dir: str) -> None:
     assert l3.dry_run["prompt_tokens"] > 0
     assert l3.calls == 0
     assert "est. cost" in summary.table()
+
+
+def test_the_run_table_totals_the_judge_requests_sent_and_cached() -> None:
+    """The summary says what the run sent in one line (a rerun on a warm cache: 0 sent)."""
+    from shared.runs.summary import BatchSummary, MetricSummary
+
+    summary = BatchSummary([
+        MetricSummary("faithfulness", {"faithfulness": 0.5}, 4, 0, True, calls=3, cache_hits=5,
+                      cost=0.25),
+        MetricSummary("rouge", {"rouge1": 0.5}, 4, 0, False),
+        MetricSummary("toxicity", {"toxicity": 0.0}, 4, 1, True, calls=0, cache_hits=7, cost=None),
+    ], {})
+    total = summary.table().splitlines()[-1].split()
+    assert total == ["total", "3", "12", "unknown"]
+    no_judge = BatchSummary([MetricSummary("rouge", {"rouge1": 0.5}, 4, 0, False)], {})
+    assert "total" not in no_judge.table()
