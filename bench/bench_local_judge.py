@@ -7,7 +7,8 @@ first ``BENCH_LOCAL_JUDGE_ROWS`` rows (default 3 of 20; the whole file is about 
 takes 10 to 30 minutes a side on a shared 2-core machine). The run is made once, in this process,
 with a recorder around the local backend: every call (first passes and repairs, each with its
 requests, schema and token limit) is kept as sent. The recorded calls are then replayed through
-two backends on the same loaded model, alternating which goes first:
+two backends on the same loaded model, call by call, alternating which goes first (a change of
+the machine's load falls on both sides):
 
 - ours: ``LocalBackend(decoder="greedy")``, the default: the prompts' shared prefix computed once
   per call, a hand-written greedy loop with xgrammar's mask, finished rows dropped from the batch;
@@ -80,22 +81,30 @@ def record(rows: int) -> list[tuple[str, list[Any], Any, Any]]:
     return calls
 
 
-def replay(backend: Any, calls: list[tuple[str, list[Any], Any, Any]]) -> tuple[float, list]:
-    """Seconds to send every recorded call through ``backend``, and every answer in order."""
-    answers: list[list[Any]] = []
-    started = time.perf_counter()
-    for operation, requests, arg, max_tokens in calls:
-        got: dict[int, Any] = {}
+def call(backend: Any, recorded: tuple[str, list[Any], Any, Any]) -> list[Any]:
+    """Send one recorded call through ``backend``; its answers in request order."""
+    operation, requests, arg, max_tokens = recorded
+    got: dict[int, Any] = {}
+    if operation == "structured":
+        backend.structured(requests, arg, max_tokens, got.__setitem__)
+    else:
+        backend.yes_no(requests, arg, got.__setitem__)
+    return [got.get(index) for index in range(len(requests))]
 
-        def keep(index: int, outcome: Any, got: dict[int, Any] = got) -> None:
-            got[index] = outcome
 
-        if operation == "structured":
-            backend.structured(requests, arg, max_tokens, keep)
-        else:
-            backend.yes_no(requests, arg, keep)
-        answers.append([got.get(index) for index in range(len(requests))])
-    return time.perf_counter() - started, answers
+def replay(sides: dict[str, Any], calls: list[tuple[str, list[Any], Any, Any]],
+           rep: int) -> tuple[dict[str, float], dict[str, list]]:
+    """Every recorded call through each side, call by call, alternating which side goes first
+    (so a change of the machine's load falls on both): seconds and answers per side."""
+    seconds = dict.fromkeys(sides, 0.0)
+    answers: dict[str, list] = {side: [] for side in sides}
+    for number, recorded in enumerate(calls):
+        order = list(sides) if (number + rep) % 2 == 0 else list(sides)[::-1]
+        for side in order:
+            started = time.perf_counter()
+            answers[side].append(call(sides[side], recorded))
+            seconds[side] += time.perf_counter() - started
+    return seconds, answers
 
 
 def same(a: Any, b: Any) -> bool:
@@ -114,17 +123,16 @@ def main() -> list[dict]:
     calls = record(ROWS)
     requests = sum(len(call[1]) for call in calls)
     structured = sum(len(call[1]) for call in calls if call[0] == "structured")
-    times: dict[str, list[float]] = {"ours": [], "reference": []}
+    sides = {"ours": ours, "reference": reference}
+    times: dict[str, list[float]] = {side: [] for side in sides}
     answers: dict[str, list] = {}
     for rep in budgeted(REPEATS, BUDGET_SECONDS):
-        order = ("ours", "reference") if rep % 2 == 0 else ("reference", "ours")
-        for side in order:
-            seconds, got = replay(ours if side == "ours" else reference, calls)
-            times[side].append(seconds)
-            answers.setdefault(side, got)
-            assert got == answers[side] or all(  # each side deterministic across repetitions
-                same(x, y) for a, b in zip(got, answers[side], strict=True)
-                for x, y in zip(a, b, strict=True)), f"{side} changed between repetitions"
+        seconds, got = replay(sides, calls, rep)
+        for side in sides:
+            times[side].append(seconds[side])
+            first = answers.setdefault(side, got[side])
+            assert all(same(x, y) for a, b in zip(got[side], first, strict=True)
+                       for x, y in zip(a, b, strict=True)), f"{side} changed between repetitions"
     differ = [
         (k, i) for k, (a, b) in enumerate(zip(answers["ours"], answers["reference"], strict=True))
         for i, (x, y) in enumerate(zip(a, b, strict=True)) if not same(x, y)
@@ -135,7 +143,8 @@ def main() -> list[dict]:
     note = (
         f"seconds, {repetitions_note(len(times['ours']), REPEATS, BUDGET_SECONDS)}; "
         f"requests/s: reference {requests / theirs:.2f}, ours {requests / mine:.2f}; "
-        f"{requests} requests ({structured} structured, repairs included; {len(calls)} calls) "
+        f"{requests} requests ({structured} structured, repairs included; {len(calls)} calls, "
+        f"each sent by both sides in turn) "
         f"= make run on the first {ROWS} of {len(SAMPLE.read_text().splitlines())} rows of "
         f"examples/rag_sample.jsonl, recorded once and replayed; reference = transformers "
         f"generate + xgrammar logits processor (decoder='generate'); ours = greedy loop, shared "
