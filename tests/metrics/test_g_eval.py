@@ -133,7 +133,7 @@ def _reference_probabilities(request, labels: list[str]) -> dict[str, float]:
     summed over every token whose stripped text is the label, renormalised."""
     import torch
 
-    from shared.engine.backends.local import load_model
+    from shared.engine.backends.local_model import load_model
 
     lm = load_model(None)
     with torch.inference_mode():

@@ -13,9 +13,11 @@ import pytest
 from backend_cases import STATEMENTS, VERDICTS, YES_NO, ask, collect
 
 from shared.base.defaults import DEFAULT_JUDGE_MODEL, judge_gguf_path
-from shared.base.types import Outcome, YesNoAnswer
+from shared.base.types import JudgeRequest, Outcome, YesNoAnswer
 from shared.engine.backends import make_backend
-from shared.engine.backends.local import LocalBackend, dequantized_dir, load_model
+from shared.engine.backends.local import LocalBackend
+from shared.engine.backends.local_decoding import common_prefix
+from shared.engine.backends.local_model import dequantized_dir, load_model
 from shared.engine.config import judge_config
 from shared.engine.logprobs import NO_TOKENS, YES_TOKENS
 
@@ -178,6 +180,75 @@ def test_constrained_is_a_fact_of_each_call_not_of_the_shared_backend(
     assert [o.constrained for o in results["constrained"].values()] == [True, True]
     assert all(o.ok for answers in results.values() for o in answers.values())
     assert local.constrained  # the backend's own setting: constrained where xgrammar can
+
+
+# ---------------------------------------------------------------- greedy loop vs generate
+
+_FACTS = ["Paris is the capital of France.",
+          "Water boils at 100 degrees Celsius at sea level, and it freezes at zero degrees.",
+          "The cat sat.",
+          "Jane Austen wrote Pride and Prejudice in 1813. It follows Elizabeth Bennet as she "
+          "deals with manners, upbringing and marriage in the English gentry.",
+          "Canberra, not Sydney, is the capital of Australia."]
+_SAME_TEMPLATE = [f"Split the text into short statements, as JSON with a 'statements' list.\n"
+                  f"Text: {fact}" for fact in _FACTS]  # a long shared prefix, own tails
+_UNRELATED = [  # the chat template's system prompt replaced: no prefix beyond its first tokens
+    JudgeRequest(messages=(("system", "You grade statements."),
+                           ("user", f"For each of the 3 statements say yes or no: {facts}")),
+                 prompt_id="test@1")
+    for facts in ("1. Water is wet. 2. Fire is cold. 3. Ice is cold.",
+                  "1. Dogs bark. 2. Cats fly. 3. Snow is white.")
+] + [JudgeRequest(messages=(("system", "Be strict."), ("user", "1. Grass is blue. 2. The sun "
+                                                               "is hot. 3. Two is even.")),
+                  prompt_id="test@1")]
+_UNSUPPORTED = {"type": "object", "properties": {"word": {"type": "string",
+                                                          "pattern": "\\p{L}+"}}}
+
+
+def _answers(backend: LocalBackend, requests: list, schema: dict, max_tokens: int) -> list:
+    results = collect(backend.structured, requests, schema, max_tokens)
+    assert sorted(results) == list(range(len(requests)))
+    return [(o.value, o.error, o.usage, o.constrained) for _, o in sorted(results.items())]
+
+
+@pytest.mark.parametrize(
+    ("requests", "schema", "max_tokens", "batch_size"),
+    [
+        ([ask(p) for p in _SAME_TEMPLATE], STATEMENTS, 48, 2),  # shared prefix, mixed lengths
+        ([ask(p) for p in _SAME_TEMPLATE[:3]], STATEMENTS, 48, 8),  # one batch, rows finish apart
+        (_UNRELATED, VERDICTS, 24, 8),  # prefix not shared (system prompts differ)
+        ([ask(f"Rate from 1 to 5 how true this is: {fact}") for fact in _FACTS[:4]], SCORE, 10,
+         3),
+        ([ask(p) for p in _SAME_TEMPLATE[:2]], _UNSUPPORTED, 8, 2),  # unconstrained decoding
+        ([ask(_SAME_TEMPLATE[1])], STATEMENTS, 48, 8),  # a single request: nothing to share
+    ],
+    ids=["shared-prefix-batches", "one-batch", "no-shared-prefix", "score", "unconstrained",
+         "single"],
+)
+def test_greedy_loop_answers_token_for_token_as_generate(
+        local: LocalBackend, requests: list, schema: dict, max_tokens: int,
+        batch_size: int) -> None:
+    """The default decoder (shared prefix computed once, own greedy loop, finished rows dropped)
+    gives the same answers, token counts and ``constrained`` as transformers' ``generate``."""
+    greedy = LocalBackend(batch_size=batch_size)
+    reference = LocalBackend(batch_size=batch_size, decoder="generate")
+    assert greedy.decoder == "greedy" and greedy.loaded is local.loaded is reference.loaded
+    mine = _answers(greedy, requests, schema, max_tokens)
+    assert mine == _answers(reference, requests, schema, max_tokens)
+    assert all(error is None for _, error, _, _ in mine)
+    assert all(usage.completion_tokens <= max_tokens for _, _, usage, _ in mine)
+
+
+def test_common_prefix_leaves_each_prompt_a_token_of_its_own() -> None:
+    assert common_prefix([[1, 2, 3, 4], [1, 2, 3, 5], [1, 2, 9]]) == [1, 2]
+    assert common_prefix([[1, 2, 3], [1, 2, 3]]) == [1, 2]
+    assert common_prefix([[7, 8]]) == [7]
+    assert common_prefix([[1, 2], [3, 4]]) == [] == common_prefix([])
+
+
+def test_unknown_decoder_is_refused() -> None:
+    with pytest.raises(ValueError, match="decoder"):
+        LocalBackend(decoder="beam")
 
 
 def test_model_is_loaded_once_and_its_dequantized_copy_cached(local: LocalBackend) -> None:

