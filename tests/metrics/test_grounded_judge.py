@@ -226,9 +226,10 @@ def test_copied_answers_are_unmeasured_and_counted_in_the_batch_summary(cache_di
     (bias,) = summary.metrics
     assert bias.unmeasured == 2 and bias.invalid_answers["copied_example"] == 2
     assert repairs == 2  # one repair per extraction, none more
-    header, _, row = summary.table().splitlines()
+    header, _, row, total = summary.table().splitlines()
     assert header.split()[-2:] == ["invalid", "answers"]
     assert row.split()[-1] == "copied_example=2"
+    assert total.split()[:2] == ["total", str(bias.calls)]
 
 
 # --- a judge whose reasons are about other items ------------------------------------------------
