@@ -76,8 +76,6 @@ def add_parser(commands: Any) -> argparse.ArgumentParser:
 
 
 def parse_columns(pairs: list[str]) -> dict[str, str]:
-    from ..runs.summary import BatchInputError
-
     columns: dict[str, str] = {}
     for pair in pairs:
         target, sep, source = pair.partition("=")
