@@ -98,6 +98,8 @@ def replay(sides: dict[str, Any], calls: list[tuple[str, list[Any], Any, Any]],
     (so a change of the machine's load falls on both): seconds and answers per side."""
     seconds = dict.fromkeys(sides, 0.0)
     answers: dict[str, list] = {side: [] for side in sides}
+    for backend in sides.values():  # every repetition starts as make run does: nothing stored
+        backend.loaded.kv_store.clear()
     for number, recorded in enumerate(calls):
         order = list(sides) if (number + rep) % 2 == 0 else list(sides)[::-1]
         for side in order:

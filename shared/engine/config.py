@@ -78,7 +78,7 @@ JUDGE_OPTIONS: tuple[Option, ...] = (
            "provider's"),
     Option("device", str, None, nullable=True, doc='local judge: the torch device ("cpu", '
            '"cuda", ...); default: the best available'),
-    Option("batch_size", int, 8, range=(1, None), doc="local judge: prompts per forward pass"),
+    Option("batch_size", int, 32, range=(1, None), doc="local judge: prompts decoded together"),
     Option("dry_run", bool, False, cli="--dry-run",
            doc="send nothing; report the planned judge requests and their estimated cost (under "
            "dry_run)"),

@@ -160,7 +160,7 @@ def score_dataset(
     if len(dataset) == 0:
         raise BatchInputError("the input has no rows")
 
-    sizes = {name: chunk_size_for(name, chunk_size, config.provider) for name in names}
+    sizes = {name: chunk_size_for(name, chunk_size) for name in names}
     loaded = {name: load_metric(name) for name in names}
     for name in names:
         validate_all(name, loaded[name], dataset, sizes[name])

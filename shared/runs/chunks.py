@@ -18,18 +18,16 @@ from .summary import BatchInputError, MetricSummary, add_cost, is_number
 DEFAULT_CHUNK_SIZE = 1000
 
 
+# Rows per judge call. The local judge decodes a call's requests together (its `batch_size`,
+# also 32): a decode step reads every weight whatever the rows, so fewer, fuller calls are faster
+# (bench/README.md, "local judge"). Each call keeps its own progress bar over requests.
 DEFAULT_JUDGE_CHUNK_SIZE = 32
 
 
-DEFAULT_LOCAL_JUDGE_CHUNK_SIZE = 8  # the in-process judge is slow: keep the progress bar moving
-
-
-def chunk_size_for(name: str, chunk_size: int | None, provider: str) -> int:
+def chunk_size_for(name: str, chunk_size: int | None) -> int:
     if chunk_size is not None:
         return chunk_size
-    if not METRICS[name].judge:
-        return DEFAULT_CHUNK_SIZE
-    return DEFAULT_LOCAL_JUDGE_CHUNK_SIZE if provider == "local" else DEFAULT_JUDGE_CHUNK_SIZE
+    return DEFAULT_JUDGE_CHUNK_SIZE if METRICS[name].judge else DEFAULT_CHUNK_SIZE
 
 
 def load_metric(name: str) -> Any:

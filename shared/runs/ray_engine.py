@@ -76,7 +76,7 @@ def score_on_ray(
     if workers is None:
         workers = max(1, int(ray.cluster_resources().get("CPU", 1)))
     workers, options = _worker_options(names, config, workers, call_options)
-    sizes = {name: chunk_size_for(name, chunk_size, config.provider) for name in names}
+    sizes = {name: chunk_size_for(name, chunk_size) for name in names}
     batch_size = max(sizes.values())
     hf_input = not type(dataset).__module__.startswith("ray.data")
     dataset = _blocks(dataset, hf_input, batch_size, workers)

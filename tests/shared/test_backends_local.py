@@ -16,7 +16,7 @@ from shared.base.defaults import DEFAULT_JUDGE_MODEL, judge_gguf_path
 from shared.base.types import JudgeRequest, Outcome, YesNoAnswer
 from shared.engine.backends import make_backend
 from shared.engine.backends.local import LocalBackend
-from shared.engine.backends.local_decoding import common_prefix
+from shared.engine.backends.local_kv import KVStore
 from shared.engine.backends.local_model import dequantized_dir, load_model
 from shared.engine.config import judge_config
 from shared.engine.logprobs import NO_TOKENS, YES_TOKENS
@@ -228,8 +228,9 @@ def _answers(backend: LocalBackend, requests: list, schema: dict, max_tokens: in
 def test_greedy_loop_answers_token_for_token_as_generate(
         local: LocalBackend, requests: list, schema: dict, max_tokens: int,
         batch_size: int) -> None:
-    """The default decoder (shared prefix computed once, own greedy loop, finished rows dropped)
-    gives the same answers, token counts and ``constrained`` as transformers' ``generate``."""
+    """The default decoder (prompts run from the stored prefixes, one preallocated batch cache,
+    finished rows dropped) gives the same answers, token counts and ``constrained`` as
+    transformers' ``generate``."""
     greedy = LocalBackend(batch_size=batch_size)
     reference = LocalBackend(batch_size=batch_size, decoder="generate")
     assert greedy.decoder == "greedy" and greedy.loaded is local.loaded is reference.loaded
@@ -239,11 +240,56 @@ def test_greedy_loop_answers_token_for_token_as_generate(
     assert all(usage.completion_tokens <= max_tokens for _, _, usage, _ in mine)
 
 
-def test_common_prefix_leaves_each_prompt_a_token_of_its_own() -> None:
-    assert common_prefix([[1, 2, 3, 4], [1, 2, 3, 5], [1, 2, 9]]) == [1, 2]
-    assert common_prefix([[1, 2, 3], [1, 2, 3]]) == [1, 2]
-    assert common_prefix([[7, 8]]) == [7]
-    assert common_prefix([[1, 2], [3, 4]]) == [] == common_prefix([])
+def test_a_repair_runs_from_its_first_conversation_and_answers_as_generate(
+        local: LocalBackend) -> None:
+    """A repair re-sends the first conversation and the answer: the store holds both after the
+    first pass, so the repair's prompt starts from them (from the first prompt at least: the
+    answer's text, tokenized again, may split into other tokens than the grammar chose), and
+    still answers as ``generate``."""
+    greedy, reference = LocalBackend(), LocalBackend(decoder="generate")
+    first = [ask(p) for p in _SAME_TEMPLATE[:3]]
+    answers = _answers(greedy, first, STATEMENTS, 48)
+    repairs = [JudgeRequest(messages=(*request.messages, ("assistant", text),
+                                      ("user", "Your answer is not valid. Reply with JSON.")),
+                            prompt_id=request.prompt_id)
+               for request, (text, *_) in zip(first, answers, strict=True)]
+    lm = greedy.loaded
+    for request, repair in zip(first, repairs, strict=True):
+        _, shared = lm.kv_store.longest_prefix(lm.prompt_ids(repair), 10**6)
+        assert shared >= len(lm.prompt_ids(request))
+    assert _answers(greedy, repairs, STATEMENTS, 48) == _answers(reference, repairs, STATEMENTS,
+                                                                 48)
+
+
+def _states(tokens: int) -> tuple[list, list]:
+    import torch
+
+    return [torch.zeros((1, tokens, 2))], [torch.zeros((1, tokens, 2))]  # 16 bytes a token
+
+
+def test_kv_store_finds_the_longest_shared_prefix_within_the_limit() -> None:
+    store = KVStore()
+    store.put([1, 2, 3, 4], *_states(4))
+    store.put([1, 2, 9], *_states(3))
+    entry, shared = store.longest_prefix([1, 2, 3, 5], 10)
+    assert shared == 3 and list(entry.ids) == [1, 2, 3, 4]
+    assert store.longest_prefix([1, 2, 3, 4, 5], 2)[1] == 2  # the caller leaves a token to run
+    assert store.longest_prefix([7, 1, 2], 10) == (None, 0)
+
+
+def test_kv_store_drops_prefixes_of_a_new_entry_and_evicts_the_oldest() -> None:
+    store = KVStore(max_bytes=16 * 10)
+    store.put([1, 2], *_states(2))
+    store.put([1, 2, 3], *_states(3))  # holds [1, 2]'s states
+    assert [list(e.ids) for e in store.entries.values()] == [[1, 2, 3]] and store.bytes == 48
+    store.put([5, 6, 7, 8], *_states(4))
+    store.longest_prefix([1, 2, 3, 4], 10)  # used: now the newest
+    store.put([9, 9, 9, 9], *_states(4))  # 11 tokens > 160 bytes: the least recently used goes
+    assert [list(e.ids) for e in store.entries.values()] == [[1, 2, 3], [9, 9, 9, 9]]
+    store.put(list(range(11)), *_states(11))  # larger than the store: not kept
+    assert store.bytes == 112
+    store.clear()
+    assert store.longest_prefix([1, 2, 3], 3) == (None, 0) and store.bytes == 0
 
 
 def test_unknown_decoder_is_refused() -> None:

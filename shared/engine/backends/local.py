@@ -25,13 +25,7 @@ from ...base.defaults import DEFAULT_JUDGE_MODEL
 from ...base.text import short_reason
 from ...base.types import JudgeRequest, Outcome, TokenUsage, YesNoAnswer
 from .base import Backend, ResultCallback
-from .local_decoding import (
-    PromptPrefix,
-    common_prefix,
-    generate_answers,
-    greedy_answers,
-    next_token_logprobs,
-)
+from .local_decoding import generate_answers, greedy_answers, next_token_logprobs
 from .local_model import LoadedModel, load_model, resolve_device, weights_identity
 
 if TYPE_CHECKING:
@@ -58,7 +52,7 @@ class LocalBackend(Backend):
     constrained = True  # per answer: Outcome.constrained (False where xgrammar cannot compile)
 
     def __init__(self, model: str | None = None, device: str | None = None,
-                 batch_size: int = 8, decoder: str = "greedy") -> None:
+                 batch_size: int = 32, decoder: str = "greedy") -> None:
         if decoder not in DECODERS:
             raise ValueError(f"decoder must be one of {DECODERS}, got {decoder!r}")
         self.spec = model
@@ -131,18 +125,11 @@ class LocalBackend(Backend):
 
         lm = self.loaded
         compiled, _ = lm.grammar(json_schema)
-        chunks = self._chunks(lm, requests, on_result, reserve=max_tokens)
-        shared = common_prefix([ids for _, prompts in chunks for ids in prompts])
-        prefix: PromptPrefix | None = None
-        for chunk, prompts in chunks:
+        for chunk, prompts in self._chunks(lm, requests, on_result, reserve=max_tokens):
             try:
                 with lm.lock, torch.inference_mode():
-                    if self.decoder == "generate":
-                        answers = generate_answers(lm, prompts, compiled, max_tokens)
-                    else:
-                        if prefix is None:
-                            prefix = PromptPrefix.build(lm, shared)
-                        answers = greedy_answers(lm, prefix, prompts, compiled, max_tokens)
+                    decode = generate_answers if self.decoder == "generate" else greedy_answers
+                    answers = decode(lm, prompts, compiled, max_tokens)
             except Exception as exc:
                 _fail(chunk, f"local judge model failed: {type(exc).__name__}: {exc}", on_result)
                 continue

@@ -19,6 +19,7 @@ from ...base.text import short_reason
 from ...base.types import JudgeRequest
 from ..cache import user_cache_dir
 from ..logprobs import NO_TOKENS, YES_TOKENS
+from .local_kv import KVStore
 
 MODEL_CACHE_ENV = "JUDGE_METRICS_MODEL_CACHE"
 
@@ -76,6 +77,7 @@ class LoadedModel:
     pad_id: int
     max_positions: int | None
     lock: threading.Lock = field(default_factory=threading.Lock)
+    kv_store: KVStore = field(default_factory=KVStore)  # states kept between requests
     _compiler: Any = None
     _grammars: dict[str, Any] = field(default_factory=dict)
 
