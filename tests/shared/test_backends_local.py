@@ -16,6 +16,8 @@ from shared.base.defaults import DEFAULT_JUDGE_MODEL, judge_gguf_path
 from shared.base.types import JudgeRequest, Outcome, YesNoAnswer
 from shared.engine.backends import make_backend
 from shared.engine.backends.local import LocalBackend
+from shared.engine.backends.local_decoding import generate_answers
+from shared.engine.backends.local_greedy import GreedyBatch, draft
 from shared.engine.backends.local_kv import KVStore
 from shared.engine.backends.local_model import dequantized_dir, load_model
 from shared.engine.config import judge_config
@@ -259,6 +261,31 @@ def test_a_repair_runs_from_its_first_conversation_and_answers_as_generate(
         assert shared >= len(lm.prompt_ids(request))
     assert _answers(greedy, repairs, STATEMENTS, 48) == _answers(reference, repairs, STATEMENTS,
                                                                  48)
+
+
+def test_prompt_lookup_saves_steps_and_answers_as_generate(local: LocalBackend) -> None:
+    """An answer that copies its prompt is checked several tokens a step, and is still what
+    ``generate`` answers."""
+    import torch
+
+    lm = local.loaded
+    ids = lm.prompt_ids(ask("Copy the text word for word into a JSON 'statements' list.\n"
+                            f"Text: {_FACTS[3]}"))
+    compiled, _ = lm.grammar(STATEMENTS)
+    with lm.lock, torch.inference_mode():
+        batch, steps = GreedyBatch(lm, [ids], compiled, 64), 0
+        while batch.going:
+            batch.step()
+            steps += 1
+        assert batch.answers == generate_answers(lm, [ids], compiled, 64)
+    assert steps <= 0.75 * len(batch.answers[0])  # one step a token without proposals
+
+
+def test_draft_proposes_what_followed_the_latest_occurrence_of_the_last_tokens() -> None:
+    assert draft([5, 6, 7, 8, 5, 6], 3, set()) == [7, 8, 5]  # [8, 5, 6] not seen: [5, 6] is
+    assert draft([1, 2, 9, 1, 2, 8, 1, 2], 1, set()) == [8]  # the latest occurrence
+    assert draft([1, 2, 3, 4, 1, 2], 4, {4}) == [3]  # cut before an end token
+    assert draft([1, 2, 3], 4, set()) == [] == draft([1, 2, 1], 0, set())
 
 
 def _states(tokens: int) -> tuple[list, list]:

@@ -25,7 +25,8 @@ from ...base.defaults import DEFAULT_JUDGE_MODEL
 from ...base.text import short_reason
 from ...base.types import JudgeRequest, Outcome, TokenUsage, YesNoAnswer
 from .base import Backend, ResultCallback
-from .local_decoding import generate_answers, greedy_answers, next_token_logprobs
+from .local_decoding import generate_answers, next_token_logprobs
+from .local_greedy import greedy_answers
 from .local_model import LoadedModel, load_model, resolve_device, weights_identity
 
 if TYPE_CHECKING:

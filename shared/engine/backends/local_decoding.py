@@ -1,19 +1,14 @@
 """How the local judge decodes: the next-token log-probabilities of a batch (yes/no and label
-readings) and greedy, schema-constrained answers (structured). :func:`greedy_answers` runs
-each prompt from the longest prefix whose key/value states the model's store holds
-(:mod:`.local_kv`), decodes the rows together in one preallocated cache, and answers token for
-token what :func:`generate_answers` (transformers' ``generate`` with xgrammar's logits
-processor, the reference) answers; bench/README.md says where the time goes."""
+readings), the reference decoder of structured answers (:func:`generate_answers`:
+transformers' ``generate`` with xgrammar's logits processor) and the pieces of the default one
+(:mod:`.local_greedy`): a prompt run from the longest prefix whose key/value states the model's
+store holds (:func:`prefill`, :mod:`.local_kv`). bench/README.md says where the time goes."""
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
 from .local_kv import buffer_cache
-
-# Answer positions the batch cache has room for at first; a longer answer doubles it. Judge
-# answers are short (24 tokens on average on `make run`), and a row's room is paid by every row.
-ANSWER_ROOM = 64
 
 if TYPE_CHECKING:
     from .local_model import LoadedModel
@@ -115,88 +110,6 @@ def grow(lm: LoadedModel, keys: list[Any], values: list[Any], batch: int,
         out_keys.append(key_buffer)
         out_values.append(value_buffer)
     return out_keys, out_values
-
-
-def greedy_answers(lm: LoadedModel, prompts: list[list[int]], compiled: Any,
-                   max_tokens: int) -> list[list[int]]:
-    """Greedy decoding of a batch, token for token what :func:`generate_answers` answers.
-
-    Each prompt runs on its own from the longest prefix the store holds (:func:`prefill`); the
-    rows are then laid out left-padded in one preallocated cache (``[pad][prompt][answer]``, the
-    pads masked) and decoded together: each step fills xgrammar's mask of the rows still going
-    and takes the argmax. A finished row's prompt and answer go to the store (a repair re-sends
-    both) and the row leaves the batch once a quarter of the rows have finished, so a long
-    answer does not make the others run on and the cache is not copied at every finish."""
-    import torch
-
-    firsts, row_keys, row_values = zip(*(prefill(lm, ids) for ids in prompts), strict=True)
-    batch, width = len(prompts), max(len(ids) for ids in prompts)
-    keys, values = grow(lm, [None] * len(row_keys[0]), [None] * len(row_keys[0]), batch,
-                        width + min(max_tokens, ANSWER_ROOM))
-    mask = torch.zeros((batch, width), dtype=torch.long, device=lm.device)
-    for row, ids in enumerate(prompts):
-        start = width - len(ids)
-        mask[row, start:] = 1
-        for layer, (k, v) in enumerate(zip(row_keys[row], row_values[row], strict=True)):
-            keys[layer][row, :, start:width] = k
-            values[layer][row, :, start:width] = v
-    cache = buffer_cache(keys, values, length=width)
-    logits = torch.stack(firsts)
-    next_position = torch.tensor([[len(ids)] for ids in prompts], device=lm.device)
-    matchers = bitmask = None
-    if compiled is not None:
-        import xgrammar
-
-        matchers = [xgrammar.GrammarMatcher(compiled) for _ in prompts]
-        bitmask = xgrammar.allocate_token_bitmask(batch, lm.vocab_size)
-    eos = set(lm.eos_ids)
-    answers: list[list[int]] = [[] for _ in prompts]
-    rows = list(range(batch))  # the prompt of each row of the batch
-    going = list(range(batch))  # the positions (in ``rows``) still decoding
-    for step in range(max_tokens):
-        scores = logits.float()
-        if matchers is not None:
-            for position in going:
-                matchers[rows[position]].fill_next_token_bitmask(bitmask, position)
-            xgrammar.apply_token_bitmask_inplace(scores, bitmask[:len(rows)].to(scores.device),
-                                                 indices=going)
-        tokens = scores.argmax(dim=-1).tolist()
-        finished = []
-        for position in going:
-            row, token = rows[position], tokens[position]
-            if token in eos:
-                finished.append(position)
-                continue
-            answers[row].append(token)
-            if matchers is not None:
-                matchers[row].accept_token(token)
-        last = step == max_tokens - 1
-        for position in finished:
-            keep_row(lm, cache, position, prompts[rows[position]] + answers[rows[position]],
-                     width - len(prompts[rows[position]]))
-        going = [position for position in going if position not in finished]
-        if not going or last:
-            break
-        if len(rows) - len(going) >= max(1, len(rows) // 4):
-            kept = torch.tensor(going, dtype=torch.long, device=lm.device)
-            cache.batch_select_indices(kept)
-            mask, next_position = mask[kept], next_position[kept]
-            rows, going = [rows[position] for position in going], list(range(len(going)))
-        mask = torch.cat([mask, mask.new_ones((len(rows), 1))], dim=1)
-        step_ids = torch.tensor([[answers[row][-1] if answers[row] else lm.pad_id]
-                                 for row in rows], dtype=torch.long, device=lm.device)
-        logits = forward(lm, cache, input_ids=step_ids, attention_mask=mask,
-                         position_ids=next_position).logits[:, -1, :]
-        next_position = next_position + 1
-    return answers
-
-
-def keep_row(lm: LoadedModel, cache: Any, position: int, ids: list[int], start: int) -> None:
-    """Store the finished row at ``position``: its prompt and answer (every answer token has
-    run: the row finished on the logits after its last one)."""
-    end = start + len(ids)
-    lm.kv_store.put(ids, [layer.keys[position, :, start:end].clone() for layer in cache.layers],
-                    [layer.values[position, :, start:end].clone() for layer in cache.layers])
 
 
 def left_pad(prompts: list[list[int]], pad_id: int, device: str) -> tuple[Any, Any]:
