@@ -55,13 +55,12 @@ SUMMEVAL_PAIRS = ("summeval.jsonl", "SummEval pairs")
 DAVIDSON = ("toxicity_davidson.jsonl", "Davidson et al. 2017 tweets")
 # Judge rows per (metric, set): a seeded permutation of the set's rows, first N taken, so a
 # smaller N is a subset of a larger one (every judge metric of a set sees the same first rows).
-# Sized from the embedded judge's cost on 2 idle cores (docs/BATCH.md, "The embedded judge":
-# ~1 s per l3score request, ~10 CPU-seconds per structured answer; answer_correctness makes 3
-# per row, faithfulness and toxicity 2, summary_coherence and hallucination 1, on long articles
-# for SummEval) so that `make agreement` takes about 15-20 minutes.
-JUDGE_ROWS = {"l3score": 30, "answer_correctness": 6, "summary_coherence": 8,
-              "faithfulness": 6, "hallucination": 6, "toxicity": 12, "g_eval": 8,
-              "pairwise": 8}
+# 60 rows for every judge metric (issue 32), so that intervals narrow: with the local decoder's
+# key/value store and prompt lookup (bench/README.md, "local judge") 60 SummEval rows take about
+# 1.8 s a row for summary_coherence and 3.7 s for hallucination on 2 idle cores.
+JUDGE_ROWS = {"l3score": 60, "answer_correctness": 60, "summary_coherence": 60,
+              "faithfulness": 60, "hallucination": 60, "toxicity": 60, "g_eval": 60,
+              "pairwise": 60}
 NO_LABELLED_SET = {
     "answer_relevance": "no set here labels whether an answer addresses its question",
     "bias": "no set here labels bias",
@@ -394,7 +393,7 @@ def write_figures(results: list[dict[str, Any]], header: dict[str, Any], path: P
         figures[job.name] = {
             "data_set": job.data[1], "label": job.label, "statistic": name,
             "value": stat.value, "low": stat.low, "high": stat.high, "n": rep.n,
-            "constant_score": rep.constant_score,
+            "unmeasured": rep.unmeasured, "constant_score": rep.constant_score,
         }
     data = {"generated": header["date"], "command": "make agreement",
             "judge": header["judge"], "metrics": figures}

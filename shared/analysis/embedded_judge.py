@@ -52,9 +52,15 @@ def embedded_judge_note(metric: str, figures: Mapping[str, Any] | None = None) -
         return (f"embedded judge: every one of its {entry['unmeasured']} {entry.get('data_set')} "
                 "rows in `make agreement` was unmeasured (no answer passed the grounding checks, "
                 f"bench/AGREEMENT.md); {tail}")
-    if not isinstance(entry, Mapping) or entry.get("value") is None:
+    if not isinstance(entry, Mapping) or (entry.get("value") is None and not entry.get("n")):
         return f"embedded judge: agreement with people not measured for {metric}; {tail}"
     name = _STATISTIC_NAMES.get(str(entry.get("statistic")), str(entry.get("statistic")))
+    if entry.get("value") is None:  # rows measured, but the statistic is undefined on them
+        unmeasured = entry.get("unmeasured")
+        of = f" of {entry['n'] + unmeasured}" if isinstance(unmeasured, int) else ""
+        return (f"embedded judge: only {entry['n']}{of} {entry.get('data_set')} rows were measured "
+                f"in `make agreement` and no {name} is defined on them (bench/AGREEMENT.md); "
+                f"{tail}")
     interval = ""
     if entry.get("low") is not None and entry.get("high") is not None:
         interval = f" [{entry['low']:.2f}, {entry['high']:.2f}]"

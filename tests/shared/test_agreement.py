@@ -240,6 +240,15 @@ def test_every_metric_declares_its_decision_threshold() -> None:
     assert set(DECISION_THRESHOLDS) == set(METRICS)
 
 
+def test_embedded_judge_note_says_when_measured_rows_define_no_statistic() -> None:
+    entry = {"data_set": "SummEval", "label": "consistency", "statistic": "spearman",
+             "value": None, "low": None, "high": None, "n": 4, "unmeasured": 56,
+             "constant_score": None}
+    note = agreement.embedded_judge_note("faithfulness", {"metrics": {"faithfulness": entry}})
+    assert "only 4 of 60 SummEval rows were measured" in note and "no Spearman" in note
+    assert "not measured for" not in note
+
+
 def test_embedded_judge_note_reads_the_shipped_figures() -> None:
     figures = agreement.embedded_judge_figures()
     assert figures, "shared/analysis/agreement_figures.json is written by `make agreement`"
@@ -250,6 +259,8 @@ def test_embedded_judge_note_reads_the_shipped_figures() -> None:
             assert f"every one of its {entry['unmeasured']} " in note and "unmeasured" in note
         elif entry.get("constant_score") is not None:
             assert f"same score ({entry['constant_score']:g})" in note
+        elif entry.get("value") is None:
+            assert f"only {entry['n']} " in note and "no " in note
         else:
             assert f"{entry['value']:.2f}" in note
     assert "not measured" in agreement.embedded_judge_note("bias", {"metrics": {}})
