@@ -19,6 +19,7 @@ the machine's load falls on both sides):
   xgrammar's transformers logits processor.
 
 The store starts empty at each repetition, as in ``make run``.
+
 Yes/No requests (l3score) take the same code on both sides and are included. Every answer is
 compared after timing: structured answers must be the same text with the same token counts (the
 decoding is greedy, so any difference is a bug), Yes/No answers the same tokens and numbers.

@@ -1,5 +1,5 @@
 """The local judge's key/value states: kept between requests (:class:`KVStore`) and laid out
-for a batch (:class:`BatchCache`).
+for a batch (:func:`buffer_cache`).
 
 A causal model's key/value states at position *t* depend on tokens 0..t only, so a request
 whose token ids begin with an earlier sequence's can start from that sequence's states and run
@@ -8,7 +8,8 @@ only the rest. Two kinds of requests profit, and they are most of the embedded j
 system prompt and the template's instructions, and the repair of a refused answer, which
 re-sends the first conversation and the answer the model just gave before its own correction
 request. This is what inference servers call prefix caching; the store here is the plain form of
-it: whole sequences, matched on their longest common prefix, evicted oldest first.
+it: whole sequences, matched on their longest common prefix, the least recently used evicted
+first.
 """
 
 from __future__ import annotations
