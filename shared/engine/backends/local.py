@@ -18,16 +18,17 @@ A loaded model is kept for the life of the process and shared by every backend t
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from ...base.defaults import DEFAULT_JUDGE_MODEL
 from ...base.text import short_reason
 from ...base.types import JudgeRequest, Outcome, TokenUsage, YesNoAnswer
 from .base import Backend, ResultCallback
-from .local_decoding import generate_answers, next_token_logprobs
+from .local_decoding import generate_answers, next_token_logprobs, prefill
 from .local_greedy import greedy_answers
 from .local_model import LoadedModel, load_model, resolve_device, weights_identity
+from .local_workers import in_groups, worker_count
 
 if TYPE_CHECKING:
     from ..config import JudgeConfig
@@ -53,14 +54,19 @@ class LocalBackend(Backend):
     constrained = True  # per answer: Outcome.constrained (False where xgrammar cannot compile)
 
     def __init__(self, model: str | None = None, device: str | None = None,
-                 batch_size: int = 32, decoder: str = "greedy") -> None:
+                 batch_size: int = 32, decoder: str = "greedy",
+                 workers: int | None = None) -> None:
         if decoder not in DECODERS:
             raise ValueError(f"decoder must be one of {DECODERS}, got {decoder!r}")
+        if workers is not None and (isinstance(workers, bool) or not isinstance(workers, int)
+                                    or workers < 1):
+            raise ValueError(f"workers must be an int >= 1 or None, got {workers!r}")
         self.spec = model
         self.device = resolve_device(device)
         self.model = model or DEFAULT_JUDGE_MODEL
         self.batch_size = batch_size
         self.decoder = decoder
+        self.workers = workers  # None: local_workers.WORKERS on a CPU
 
     @classmethod
     def from_config(cls, config: JudgeConfig) -> LocalBackend:
@@ -95,7 +101,7 @@ class LocalBackend(Backend):
         for chunk, prompts in self._chunks(lm, requests, on_result):
             try:
                 with lm.lock, torch.inference_mode():
-                    logprobs = next_token_logprobs(lm, prompts)
+                    logprobs = self._next_token_logprobs(lm, prompts)
                     top = torch.topk(logprobs, k, dim=-1)
                     p_yes = logprobs[:, lm.yes_ids].exp().sum(-1).clamp(0.0, 1.0)
                     p_no = logprobs[:, lm.no_ids].exp().sum(-1).clamp(0.0, 1.0)
@@ -118,7 +124,7 @@ class LocalBackend(Backend):
 
         lm = self.loaded
         label_probabilities(lm, self._chunks(lm, requests, on_result), labels, on_result,
-                            lambda prompts: next_token_logprobs(lm, prompts))
+                            lambda prompts: self._next_token_logprobs(lm, prompts))
 
     def structured(self, requests: Sequence[JudgeRequest], json_schema: dict[str, Any],
                    max_tokens: int, on_result: ResultCallback) -> None:
@@ -129,8 +135,11 @@ class LocalBackend(Backend):
         for chunk, prompts in self._chunks(lm, requests, on_result, reserve=max_tokens):
             try:
                 with lm.lock, torch.inference_mode():
-                    decode = generate_answers if self.decoder == "generate" else greedy_answers
-                    answers = decode(lm, prompts, compiled, max_tokens)
+                    if self.decoder == "generate":
+                        answers = generate_answers(lm, prompts, compiled, max_tokens)
+                    else:
+                        answers = self._in_workers(lm, prompts, lambda group: greedy_answers(
+                            lm, group, compiled, max_tokens), warm_store=True)
             except Exception as exc:
                 _fail(chunk, f"local judge model failed: {type(exc).__name__}: {exc}", on_result)
                 continue
@@ -141,6 +150,25 @@ class LocalBackend(Backend):
                                          constrained=compiled is not None))
 
     # -- plumbing
+
+    def _in_workers(self, lm: LoadedModel, prompts: list[list[int]],
+                    task: Callable[[list[list[int]]], list[Any]],
+                    warm_store: bool = False) -> list[Any]:
+        """``task`` on the prompts split over the CPU workers (:mod:`.local_workers`). With
+        ``warm_store`` and several groups, the first prompt runs alone first: the key/value
+        store then holds the prefix the call's prompts share (one template's), and every group
+        starts from it instead of each computing it."""
+        count = worker_count(self.device, len(prompts), self.workers)
+        if warm_store and count > 1:
+            prefill(lm, prompts[0])
+        return in_groups(prompts, count, task)
+
+    def _next_token_logprobs(self, lm: LoadedModel, prompts: list[list[int]]) -> Any:
+        """:func:`.local_decoding.next_token_logprobs` of each worker's share, stacked."""
+        import torch
+
+        return torch.stack(self._in_workers(
+            lm, prompts, lambda group: list(next_token_logprobs(lm, group))))
 
     def _chunks(
         self,

