@@ -13,8 +13,8 @@ A group's answers do not depend on the other group's: a row is decoded as in one
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
 import threading
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import TypeVar
 
