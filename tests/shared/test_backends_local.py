@@ -16,10 +16,12 @@ from shared.base.defaults import DEFAULT_JUDGE_MODEL, judge_gguf_path
 from shared.base.types import JudgeRequest, Outcome, YesNoAnswer
 from shared.engine.backends import make_backend
 from shared.engine.backends.local import LocalBackend
+from shared.engine.backends.local_attention import NAME as GROUPED_ATTENTION
+from shared.engine.backends.local_attention import grouped_sdpa
 from shared.engine.backends.local_decoding import generate_answers
 from shared.engine.backends.local_greedy import GreedyBatch, draft
 from shared.engine.backends.local_kv import KVStore
-from shared.engine.backends.local_model import dequantized_dir, load_model
+from shared.engine.backends.local_model import dequantized_dir, gguf_parsed_once, load_model
 from shared.engine.config import judge_config
 from shared.engine.logprobs import NO_TOKENS, YES_TOKENS
 
@@ -348,6 +350,47 @@ def test_model_is_loaded_once_and_its_dequantized_copy_cached(local: LocalBacken
     assert load_model(None, local.device) is local.loaded
     assert local.model == DEFAULT_JUDGE_MODEL and local.kind == "local" and local.host == ""
     assert (dequantized_dir(judge_gguf_path()) / "config.json").is_file()
+
+
+@pytest.mark.parametrize("positions", [1, 2, 5])
+def test_grouped_attention_is_transformers_sdpa_to_the_bit(local: LocalBackend,
+                                                          positions: int) -> None:
+    """The judge's attention (keys and values read in place for the 3 query heads of each)
+    gives exactly what transformers' SDPA attention (which copies them) gives, on the masks the
+    decoder makes: left padding, and several positions over a cache."""
+    import torch
+    from transformers.integrations.sdpa_attention import sdpa_attention_forward
+
+    assert local.loaded.model.config._attn_implementation == GROUPED_ATTENTION
+    layer = local.loaded.model.model.layers[0].self_attn
+    generator = torch.Generator().manual_seed(positions)
+    query = torch.randn(3, 9, positions, 64, generator=generator)
+    key, value = (torch.randn(3, 3, 40, 64, generator=generator) for _ in range(2))
+    mask = torch.ones(3, 1, positions, 40, dtype=torch.bool)
+    mask[0, :, :, :7] = False  # a left-padded row
+    mask[:, :, :, 40 - positions:] = torch.ones(positions, positions, dtype=torch.bool).tril()
+    with torch.inference_mode():
+        mine, _ = grouped_sdpa(layer, query, key, value, mask, scaling=0.125)
+        theirs, _ = sdpa_attention_forward(layer, query, key, value, mask, scaling=0.125)
+    assert layer.num_key_value_groups == 3 and torch.equal(mine, theirs)
+
+
+def test_a_gguf_is_parsed_once_while_loading_and_gguf_is_restored_after() -> None:
+    import gguf
+
+    path = judge_gguf_path()
+    reader_type, name_map = gguf.GGUFReader, gguf.get_tensor_name_map
+    with gguf_parsed_once():
+        reader = gguf.GGUFReader(path)
+        assert gguf.GGUFReader(str(path)) is reader  # the same file, by any path type
+        assert isinstance(reader, reader_type) and len(reader.tensors) == 272
+        arch = gguf.MODEL_ARCH.LLAMA
+        assert gguf.get_tensor_name_map(arch, 30) is gguf.get_tensor_name_map(arch, 30)
+        assert gguf.get_tensor_name_map(arch, 2) is not gguf.get_tensor_name_map(arch, 30)
+    assert (gguf.GGUFReader, gguf.get_tensor_name_map) == (reader_type, name_map)
+    with pytest.raises(RuntimeError), gguf_parsed_once():
+        raise RuntimeError
+    assert (gguf.GGUFReader, gguf.get_tensor_name_map) == (reader_type, name_map)
 
 
 def test_missing_models_are_named(tmp_path: object) -> None:

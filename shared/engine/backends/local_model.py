@@ -10,6 +10,8 @@ import os
 import shutil
 import threading
 import warnings
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -19,6 +21,7 @@ from ...base.text import short_reason
 from ...base.types import JudgeRequest
 from ..cache import user_cache_dir
 from ..logprobs import NO_TOKENS, YES_TOKENS
+from .local_attention import use_grouped_sdpa
 from .local_kv import KVStore
 
 MODEL_CACHE_ENV = "JUDGE_METRICS_MODEL_CACHE"
@@ -148,6 +151,7 @@ def _load(spec: str | None, device: str) -> LoadedModel:
                     f"`huggingface-cli download {spec}` first): {short_reason(str(exc))}"
                 ) from exc
     model.eval()
+    use_grouped_sdpa(model)
     vocab_size = int(model.get_output_embeddings().weight.shape[0])
     token_texts = tokenizer.batch_decode([[i] for i in range(vocab_size)])
     yes_ids = [i for i, text in enumerate(token_texts) if text.strip().lower() in YES_TOKENS]
@@ -207,12 +211,49 @@ def _load_gguf(gguf: Path, device: str) -> tuple[Any, Any]:
         except Exception as exc:  # a damaged copy: rebuild it
             warnings.warn(f"rebuilding the dequantized model cache {cached}: {exc}", stacklevel=3)
             shutil.rmtree(cached, ignore_errors=True)
-    tokenizer = AutoTokenizer.from_pretrained(str(gguf.parent), gguf_file=gguf.name)
-    model = AutoModelForCausalLM.from_pretrained(
-        str(gguf.parent), gguf_file=gguf.name, dtype=torch.float32
-    )
+    with gguf_parsed_once():
+        tokenizer = AutoTokenizer.from_pretrained(str(gguf.parent), gguf_file=gguf.name)
+        model = AutoModelForCausalLM.from_pretrained(
+            str(gguf.parent), gguf_file=gguf.name, dtype=torch.float32
+        )
     _save_dequantized(model, tokenizer, cached)
     return model.to(device), tokenizer
+
+
+@contextmanager
+def gguf_parsed_once() -> Iterator[None]:
+    """While transformers loads a GGUF's tokenizer and model: one ``gguf.GGUFReader`` per file
+    and one tensor-name map per architecture and depth, instead of one per use.
+
+    transformers parses the file three times (tokenizer, config, weights; 2.8 s each for
+    SmolLM2's 49,152-token vocabulary on 2 cores) and builds the gguf name map once per
+    submodule of the model (397 times, about 7 s): most of the 27 s a first load took, all of
+    it paid by a fresh ``make run``. Both are read-only and looked up on the ``gguf`` module at
+    each call, so sharing them changes no result (the dequantized weights are the same)."""
+    import gguf
+
+    reader_type, name_map = gguf.GGUFReader, gguf.get_tensor_name_map
+    readers: dict[str, Any] = {}
+    maps: dict[tuple[Any, int], Any] = {}
+
+    def shared_reader(path: Any, *args: Any, **kwargs: Any) -> Any:
+        if args or kwargs:  # another mode than read-only: not shared
+            return reader_type(path, *args, **kwargs)
+        key = os.fspath(path)
+        if key not in readers:
+            readers[key] = reader_type(path)
+        return readers[key]
+
+    def shared_name_map(arch: Any, n_blocks: int) -> Any:
+        if (arch, n_blocks) not in maps:
+            maps[arch, n_blocks] = name_map(arch, n_blocks)
+        return maps[arch, n_blocks]
+
+    gguf.GGUFReader, gguf.get_tensor_name_map = shared_reader, shared_name_map
+    try:
+        yield
+    finally:
+        gguf.GGUFReader, gguf.get_tensor_name_map = reader_type, name_map
 
 
 def _save_dequantized(model: Any, tokenizer: Any, target: Path) -> None:
