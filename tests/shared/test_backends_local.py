@@ -102,10 +102,17 @@ def test_left_padded_batches_match_single_requests(local: LocalBackend) -> None:
         assert abs(a.p_yes - b.p_yes) < 1e-4 and abs(a.p_no - b.p_no) < 1e-4
 
 
-def test_yes_no_split_over_workers_matches_one_batch(local: LocalBackend) -> None:
+@pytest.mark.parametrize("workers", [1, 2])
+def test_yes_no_from_stored_prefixes_matches_one_padded_batch(local: LocalBackend,
+                                                              workers: int) -> None:
+    """The default path (each prompt from the longest stored prefix, on 1 or 2 workers) reads
+    the same distribution as one left-padded forward pass of the whole prompts."""
     requests = [ask(f"Is {thing} cold? {YES_NO}") for thing in ("ice", "fire", "snow")]
-    one = collect(LocalBackend(workers=1).yes_no, requests, 5)
-    two = collect(LocalBackend(workers=2).yes_no, requests, 5)
+    local.loaded.kv_store.clear()
+    one = collect(LocalBackend(decoder="generate", workers=1).yes_no, requests, 5)
+    two = collect(LocalBackend(workers=workers).yes_no, requests, 5)
+    _, shared = local.loaded.kv_store.longest_prefix(local.loaded.prompt_ids(requests[2]), 10**6)
+    assert shared == len(local.loaded.prompt_ids(requests[2]))  # kept for the next prompts
     for index in range(3):
         a, b = one[index].value, two[index].value
         assert [t for t, _ in a.top] == [t for t, _ in b.top]

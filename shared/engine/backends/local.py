@@ -8,9 +8,10 @@ the file's
 name, size and modification time, so later processes load them in a fraction of a second.
 A loaded model is kept for the life of the process and shared by every backend that names it.
 
-- ``yes_no``: one batched forward pass (left padding); the last position's full log-softmax
-  gives the top-k list (tokens decoded as an API shows them, e.g. ``" Yes"``) and the exact
-  ``p_yes``/``p_no`` (summed over every token whose stripped, lower-cased text is a Yes/No word).
+- ``yes_no``: each prompt run from the longest stored prefix (``decoder="generate"``: one
+  left-padded forward pass); the last position's full log-softmax gives the top-k list (tokens
+  decoded as an API shows them, e.g. ``" Yes"``) and the exact ``p_yes``/``p_no`` (summed over
+  every token whose stripped, lower-cased text is a Yes/No word).
 - ``structured``: greedy decoding constrained to the JSON schema by ``xgrammar``; a schema that
   xgrammar cannot compile is decoded unconstrained (each answer of that call says so:
   ``Outcome.constrained`` is False) and the runner validates and repairs.
@@ -164,11 +165,21 @@ class LocalBackend(Backend):
         return in_groups(prompts, count, task)
 
     def _next_token_logprobs(self, lm: LoadedModel, prompts: list[list[int]]) -> Any:
-        """:func:`.local_decoding.next_token_logprobs` of each worker's share, stacked."""
+        """The log-softmax of the next token after each prompt (a row each), on the CPU
+        workers. The default decoder runs each prompt from the longest prefix the store holds
+        (:func:`.local_decoding.prefill`): a template's prompts (a G-Eval criterion and its
+        steps, L3Score's instructions) share their beginning, and no row pads another.
+        ``decoder="generate"`` keeps one left-padded forward pass per worker's share
+        (:func:`.local_decoding.next_token_logprobs`). The two agree to float32 rounding."""
         import torch
 
-        return torch.stack(self._in_workers(
-            lm, prompts, lambda group: list(next_token_logprobs(lm, group))))
+        if self.decoder == "generate":
+            return torch.stack(self._in_workers(
+                lm, prompts, lambda group: list(next_token_logprobs(lm, group))))
+        logits = self._in_workers(lm, prompts, lambda group: [prefill(lm, ids)[0]
+                                                               for ids in group],
+                                  warm_store=True)
+        return torch.log_softmax(torch.stack(logits).float(), dim=-1)
 
     def _chunks(
         self,
