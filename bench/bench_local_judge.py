@@ -14,7 +14,7 @@ the machine's load falls on both sides):
   local_greedy.py``): each prompt run from the longest prefix the key/value store holds (a
   repair from its first conversation), the call's rows decoded together in one preallocated
   cache, prompt-lookup proposals checked in one pass, finished rows dropped, a call's prompts
-  split over four CPU worker threads (``local_workers.py``);
+  split over two CPU worker threads (``local_workers.py``);
 - reference: ``LocalBackend(decoder="generate", batch_size=8)``, the code and setting before
   this benchmark existed: ``model.generate`` on the whole left-padded prompts, 8 at a time, with
   xgrammar's transformers logits processor.

@@ -6,12 +6,9 @@ thread, and the matrix products of a few rows are bound by reading the weights, 
 arithmetic. Two prompts run side by side, each on its own core with one torch thread, do more
 than one run on both cores: on 2 cores 1.3x for one-row decode steps, 2x for 4 to 8 rows and
 for a 40-token prefill, 1.8x for a 100-token one (bench/README.md, "local judge"). So a call's
-prompts are split into groups (every ``count``-th prompt, as they come sorted by length), each
-run on a thread of its own with the caller's torch threads shared out between them. There are
-more groups than cores (``WORKERS``): a group ends when its longest answer does, and a core
-whose group has ended takes up another instead of waiting for the slowest (context_precision on
-`make run`'s 20 rows: 72 s with 2 groups, 61 s with 3, 62 s with 4). A row is decoded the same
-in any group.
+prompts are split into ``WORKERS`` groups (alternately, as they come sorted by length), and each
+group runs on a thread of its own, with the caller's torch threads shared out between them.
+A group's answers do not depend on the other group's: a row is decoded as in one batch.
 """
 
 from __future__ import annotations
@@ -24,25 +21,24 @@ from typing import TypeVar
 Item = TypeVar("Item")
 Result = TypeVar("Result")
 
-# Groups a call is split into at most (two per core on the 2 cores measured; on a larger machine
-# each group gets a share of the caller's threads).
-WORKERS = 4
+# Groups a call is split into at most: the 2 cores measured. More groups than cores would only
+# take turns on them; on a larger machine each group gets the caller's threads shared out.
+WORKERS = 2
 
 _POOLS: dict[int, ThreadPoolExecutor] = {}  # by size, made at first use and kept
 _POOLS_LOCK = threading.Lock()
 
 
 def worker_count(device: str, rows: int, workers: int | None = None) -> int:
-    """Groups for ``rows`` prompts on ``device``: ``workers`` on a CPU (default ``WORKERS``, or
-    1 when the caller runs torch on one thread: one core asked for), never more than the rows;
-    1 on a GPU, where one batch is the fast way."""
+    """Groups for ``rows`` prompts on ``device``: ``workers`` (default: ``WORKERS``, at most the
+    caller's torch threads) on a CPU, never more than the rows; 1 on a GPU, where one batch
+    is the fast way."""
     if device != "cpu":
         return 1
     import torch
 
-    if workers is None:
-        workers = WORKERS if torch.get_num_threads() > 1 else 1
-    return max(1, min(workers, rows))
+    wanted = min(WORKERS, torch.get_num_threads()) if workers is None else workers
+    return max(1, min(wanted, rows))
 
 
 def in_groups(items: Sequence[Item], count: int,
