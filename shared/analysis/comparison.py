@@ -99,7 +99,7 @@ class CompareReport:
     def as_dict(self) -> dict[str, Any]:
         data = asdict(self)
         data.pop("pairs", None)
-        return _finite(data)
+        return json_ready(data)
 
     def column(self, name: str) -> ColumnComparison | None:
         return next((c for c in self.columns if c.column == name), None)
@@ -319,12 +319,12 @@ def _fmt_p(value: float | None) -> str:
     return f"{value:.2e}" if value < 1e-4 else f"{value:.4f}"
 
 
-def _finite(value: Any) -> Any:
+def json_ready(value: Any) -> Any:
     """NaN/inf -> None, numpy scalars -> Python (JSON-ready)."""
     if isinstance(value, dict):
-        return {k: _finite(v) for k, v in value.items()}
+        return {k: json_ready(v) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
-        return [_finite(v) for v in value]
+        return [json_ready(v) for v in value]
     if isinstance(value, (np.floating, float)):
         return float(value) if math.isfinite(float(value)) else None
     if isinstance(value, np.integer):

@@ -10,11 +10,11 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from typing import Any
 
 from ..runs.summary import BatchInputError
-from .comparison import CompareReport, score_columns
+from .comparison import CompareReport, json_ready, score_columns
 from .gates import checks_html
 
 DEFAULT_ALPHA = 0.05
@@ -74,6 +74,10 @@ class RegressionCheck:
         return (f"{self.label}: {verdict}; delta {_signed(self.delta)} "
                 f"[{_signed(self.low)}, {_signed(self.high)}], p {_p(self.p_value)}, "
                 f"p (Holm) {_p(self.p_holm)}")
+
+    def as_dict(self) -> dict[str, Any]:
+        """``compare --json``'s entry: the numbers, the rule and the decision."""
+        return json_ready({**asdict(self), "worse": self.worse, "regressed": self.regressed})
 
     def cells(self) -> list[str]:
         """The row of :data:`REGRESSION_HEADER` without the result."""

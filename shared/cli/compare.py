@@ -121,7 +121,8 @@ def run(args: argparse.Namespace) -> int:
     checks = regression_checks(report, alpha=args.alpha, min_delta=args.min_delta)
     print(regressions_text(checks))
     if args.json:
-        write_json(report.as_dict(), Path(args.json))
+        write_json({**report.as_dict(), "regressions": [c.as_dict() for c in checks]},
+                   Path(args.json))
         print(f"wrote {args.json}", file=sys.stderr)
     if args.html:
         from ..analysis.report import write_compare_html

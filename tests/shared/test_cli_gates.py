@@ -154,10 +154,18 @@ def _compare(tmp_path: Path, column: str, a: list, b: list, *flags: str,
 def test_compare_significant_regression_fails(tmp_path: Path,
                                               capsys: pytest.CaptureFixture) -> None:
     a, b = [1.0] * 50, [0.0 if i % 2 else 1.0 for i in range(50)]
-    done, cases = _compare(tmp_path, "accuracy", a, b, "--fail-on-regression")
+    done, cases = _compare(tmp_path, "accuracy", a, b, "--fail-on-regression", "--json",
+                           str(tmp_path / "r.json"))
     assert done.returncode == 1, done.stderr
     assert "REGRESSION accuracy: B is worse than A" in done.stdout
     assert len(cases) == 1 and cases[0][0] == "accuracy" and "p (Holm)" in cases[0][1]
+    # --json carries the decision with its numbers, as the table and the JUnit file do
+    report = json.loads((tmp_path / "r.json").read_text(encoding="utf-8"))
+    (check,) = report["regressions"]
+    (column,) = report["columns"]
+    assert check["column"] == "accuracy" and check["regressed"] and check["worse"]
+    assert check["delta"] == column["delta"] == pytest.approx(-0.5)
+    assert check["p_holm"] == column["p_holm"] < check["alpha"] == 0.05
     # without --fail-on-regression the regression is reported, and the exit status stays 0
     done, cases = _compare(tmp_path, "accuracy", a, b, capsys=capsys)
     assert done.returncode == 0 and "REGRESSION accuracy" in done.stdout and cases[0][1]
