@@ -303,6 +303,35 @@ def test_prompt_lookup_saves_steps_and_answers_as_generate(local: LocalBackend) 
     assert steps <= 0.75 * len(batch.answers[0])  # one step a token without proposals
 
 
+def test_a_stored_prompt_runs_nothing_and_gives_the_logits_of_its_first_run(
+        local: LocalBackend) -> None:
+    """A call's first prompt warms the store before the workers start; when its group reaches it
+    again, no forward pass runs and the logits are those of the first run. A longer prompt
+    still runs its own last tokens."""
+    import torch
+
+    from shared.engine.backends.local_decoding import prefill
+
+    lm = local.loaded
+    lm.kv_store.clear()
+    ids = lm.prompt_ids(ask("Is ice cold? " + YES_NO))
+    passes = []
+    hook = lm.model.register_forward_hook(lambda *_: passes.append(1))
+    try:
+        with lm.lock, torch.inference_mode():
+            first, _, _ = prefill(lm, ids)
+            again, keys, _ = prefill(lm, ids)
+            assert len(passes) == 1 and torch.equal(first, again)
+            assert keys[0].shape[-2] == len(ids)
+            longer, _, _ = prefill(lm, ids + ids[-3:])
+            lm.kv_store.clear()
+            alone, _, _ = prefill(lm, ids + ids[-3:])
+    finally:
+        hook.remove()
+    assert len(passes) == 3
+    assert torch.allclose(longer, alone, atol=1e-3)  # from the stored prompt as from nothing
+
+
 def test_draft_proposes_what_followed_the_latest_occurrence_of_the_last_tokens() -> None:
     assert draft([5, 6, 7, 8, 5, 6], 3, set()) == [7, 8, 5]  # [8, 5, 6] not seen: [5, 6] is
     assert draft([1, 2, 9, 1, 2, 8, 1, 2], 1, set()) == [8]  # the latest occurrence

@@ -73,10 +73,16 @@ def forward(lm: LoadedModel, cache: Any, **inputs: Any) -> Any:
 def prefill(lm: LoadedModel, ids: list[int]) -> tuple[Any, list[Any], list[Any]]:
     """Run the prompt ``ids`` from the longest prefix the store holds (:mod:`.local_kv`), batch
     of one, so no row pads another: the next-token logits after it and its key/value states
-    (per layer ``(heads, tokens, head_dim)``), which the store keeps for later requests."""
+    (per layer ``(heads, tokens, head_dim)``), which the store keeps for later requests. A
+    prompt the store holds with its logits (run before: a call's first prompt warms the store
+    for the CPU workers) runs nothing."""
     import torch
 
-    entry, shared = lm.kv_store.longest_prefix(ids, len(ids) - 1)
+    entry, shared = lm.kv_store.longest_prefix(ids, len(ids))
+    if entry is not None and shared == len(ids):
+        if entry.next_logits is not None and len(entry.ids) == len(ids):
+            return entry.next_logits, entry.keys, entry.values
+        shared -= 1  # the last token runs, for the logits after it
     layers = lm.model.config.num_hidden_layers
     keys = [None] * layers if entry is None else [k[None, :, :shared] for k in entry.keys]
     values = [None] * layers if entry is None else [v[None, :, :shared] for v in entry.values]
@@ -86,7 +92,7 @@ def prefill(lm: LoadedModel, ids: list[int]) -> tuple[Any, list[Any], list[Any]]
                      logits_to_keep=1).logits[0, -1, :]
     keys = [layer.keys[0] for layer in cache.layers]
     values = [layer.values[0] for layer in cache.layers]
-    lm.kv_store.put(ids, keys, values)
+    lm.kv_store.put(ids, keys, values, logits)
     return logits, keys, values
 
 

@@ -29,15 +29,20 @@ KV_STORE_BYTES = 2 << 30
 
 @dataclass
 class KVEntry:
-    """One sequence's key/value states: per layer a ``(heads, tokens, head_dim)`` tensor each."""
+    """One sequence's key/value states: per layer a ``(heads, tokens, head_dim)`` tensor each;
+    and the logits of the token after it when they were computed (a prompt's, not an
+    answer's), so the same prompt again runs nothing."""
 
     ids: np.ndarray
     keys: list[Any]
     values: list[Any]
+    next_logits: Any = None
 
     @property
     def nbytes(self) -> int:
-        return sum(t.element_size() * t.nelement() for t in (*self.keys, *self.values))
+        tensors = (*self.keys, *self.values, *([] if self.next_logits is None
+                                               else [self.next_logits]))
+        return sum(t.element_size() * t.nelement() for t in tensors)
 
 
 class KVStore:
@@ -69,9 +74,10 @@ class KVStore:
             self.entries.move_to_end(best[0])
             return self.entries[best[0]], best[1]
 
-    def put(self, ids: list[int], keys: list[Any], values: list[Any]) -> None:
+    def put(self, ids: list[int], keys: list[Any], values: list[Any],
+            next_logits: Any = None) -> None:
         """Keep ``ids``' states (dropping the entries that are a prefix of it: it holds theirs)."""
-        entry = KVEntry(np.asarray(ids, dtype=np.int64), keys, values)
+        entry = KVEntry(np.asarray(ids, dtype=np.int64), keys, values, next_logits)
         if entry.nbytes > self.max_bytes:
             return
         with self.lock:
