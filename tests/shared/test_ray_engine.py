@@ -128,6 +128,35 @@ def test_cli_engine_ray_reads_jsonl_and_writes_a_parquet_folder(
     assert f"wrote {out} ({len(ROWS)} rows)" in capsys.readouterr().err
 
 
+def test_cli_engine_ray_gates_as_the_local_engine_does(
+    cluster: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``score --gate`` reads the gated columns from Ray's result: the same outcomes, and the
+    same JUnit file, as the local engine's on the same rows (``--html`` is refused with Ray).
+    """
+    import xml.etree.ElementTree as ET
+
+    from shared.analysis.gates import evaluate_gates
+
+    source = tmp_path / "rows.jsonl"
+    source.write_text("".join(json.dumps(r) + "\n" for r in ROWS), encoding="utf-8")
+    gates = ["rouge.rouge1>=0.99", "accuracy>=0.2"]
+    out, junit = tmp_path / "scored.parquet", tmp_path / "gates.xml"
+    code = main(["score", str(source), "-m", "accuracy", "-m", "rouge", "--out", str(out),
+                 "--engine", "ray", "--address", cluster, "--workers", "1", "--quiet",
+                 *(arg for gate in gates for arg in ("--gate", gate)),
+                 "--junit-xml", str(junit)])
+    err = capsys.readouterr().err
+    assert code == 1, err
+    local = evaluate_gates(score_dataset(datasets.Dataset.from_list(ROWS),
+                                         ["accuracy", "rouge"], show_progress=False), gates)
+    assert [o.passed for o in local] == [False, True]
+    assert f"judge-metrics: gate {local[0].message}" in err
+    cases = ET.parse(junit).getroot().iter("testcase")
+    assert [(c.get("name"), c.find("failure") is not None) for c in cases] == [
+        (gates[0], True), (gates[1], False)]
+
+
 def test_a_bad_cell_in_a_worker_is_a_clear_error(cluster: str) -> None:
     rows = [dict(ROWS[0]), {**ROWS[1], "prediction": None}]
     with pytest.raises(BatchInputError, match=r"metric 'bleu': column 'prediction', row 1: "
