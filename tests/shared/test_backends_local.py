@@ -8,6 +8,7 @@ import math
 import threading
 
 import jsonschema
+import numpy as np
 import openai
 import pytest
 from backend_cases import STATEMENTS, VERDICTS, YES_NO, ask, collect
@@ -424,6 +425,17 @@ def test_a_gguf_is_parsed_once_while_loading_and_gguf_is_restored_after() -> Non
         assert gguf.get_tensor_name_map(arch, 30) is gguf.get_tensor_name_map(arch, 30)
         assert gguf.get_tensor_name_map(arch, 2) is not gguf.get_tensor_name_map(arch, 30)
     assert (gguf.GGUFReader, gguf.get_tensor_name_map) == (reader_type, name_map)
+    # parsed from a plain array: gguf's own reader finds the same fields and tensors
+    mapped = gguf.GGUFReader(path)
+    assert list(reader.fields) == list(mapped.fields)
+    for name, field in mapped.fields.items():
+        ours = reader.fields[name]
+        assert (ours.types, ours.data, ours.offset) == (field.types, field.data, field.offset)
+        assert all(np.array_equal(a, b) for a, b in zip(ours.parts, field.parts, strict=True))
+    for ours, tensor in zip(reader.tensors, mapped.tensors, strict=True):
+        assert (ours.name, ours.tensor_type, list(ours.shape)) == (
+            tensor.name, tensor.tensor_type, list(tensor.shape))
+        assert np.array_equal(ours.data, tensor.data)
     with pytest.raises(RuntimeError), gguf_parsed_once():
         raise RuntimeError
     assert (gguf.GGUFReader, gguf.get_tensor_name_map) == (reader_type, name_map)

@@ -229,10 +229,27 @@ def gguf_parsed_once() -> Iterator[None]:
     SmolLM2's 49,152-token vocabulary on 2 cores) and builds the gguf name map once per
     submodule of the model (397 times, about 7 s): most of the 27 s a first load took, all of
     it paid by a fresh ``make run``. Both are read-only and looked up on the ``gguf`` module at
-    each call, so sharing them changes no result (the dequantized weights are the same)."""
+    each call, so sharing them changes no result (the dequantized weights are the same). The
+    shared reader also parses the file from a plain array (:class:`PlainArrayReader`)."""
     import gguf
+    import numpy as np
 
     reader_type, name_map = gguf.GGUFReader, gguf.get_tensor_name_map
+
+    class PlainArrayReader(reader_type):  # type: ignore[misc, valid-type]
+        """The reader over a plain ndarray view of its memory map. The metadata (vocabulary
+        and merges) is parsed in 1.3 million slices, and ``np.memmap`` runs a Python
+        ``__array_finalize__`` for each: the parse took 3.5 s, 1.2 s from the plain view, and
+        a first load 9.9 s instead of 6.7 s. Same fields, same tensors (tested)."""
+
+        @property
+        def data(self) -> Any:
+            return self._plain_data
+
+        @data.setter
+        def data(self, mapped: Any) -> None:
+            self._plain_data = mapped.view(np.ndarray)
+
     readers: dict[str, Any] = {}
     maps: dict[tuple[Any, int], Any] = {}
 
@@ -241,7 +258,7 @@ def gguf_parsed_once() -> Iterator[None]:
             return reader_type(path, *args, **kwargs)
         key = os.fspath(path)
         if key not in readers:
-            readers[key] = reader_type(path)
+            readers[key] = PlainArrayReader(path)
         return readers[key]
 
     def shared_name_map(arch: Any, n_blocks: int) -> Any:
