@@ -88,6 +88,14 @@ def test_yes_no_variants_cover_every_spelling(local: LocalBackend) -> None:
     assert not yes_ids & no_ids
 
 
+def assert_same_reading(a: YesNoAnswer, b: YesNoAnswer) -> None:
+    """Two readings of one Yes/No prompt agree: the same top tokens, their log-probs within
+    1e-3, p_yes and p_no within 1e-4 (float32 sums in another order)."""
+    assert [t for t, _ in a.top] == [t for t, _ in b.top]
+    assert max(abs(x - y) for (_, x), (_, y) in zip(a.top, b.top, strict=True)) < 1e-3
+    assert abs(a.p_yes - b.p_yes) < 1e-4 and abs(a.p_no - b.p_no) < 1e-4
+
+
 def test_left_padded_batches_match_single_requests(local: LocalBackend) -> None:
     requests = [ask(f"Is ice cold? {YES_NO}"),
                 ask(f"Read this carefully. The Eiffel Tower is in Paris, which is in France. "
@@ -97,10 +105,7 @@ def test_left_padded_batches_match_single_requests(local: LocalBackend) -> None:
     assert single_backend is not local and single_backend.loaded is local.loaded
     single = collect(single_backend.yes_no, requests, 5)
     for index in range(2):
-        a, b = batched[index].value, single[index].value
-        assert [t for t, _ in a.top] == [t for t, _ in b.top]
-        assert max(abs(x - y) for (_, x), (_, y) in zip(a.top, b.top, strict=True)) < 1e-3
-        assert abs(a.p_yes - b.p_yes) < 1e-4 and abs(a.p_no - b.p_no) < 1e-4
+        assert_same_reading(batched[index].value, single[index].value)
 
 
 @pytest.mark.parametrize("workers", [1, 2])
@@ -115,10 +120,7 @@ def test_yes_no_from_stored_prefixes_matches_one_padded_batch(local: LocalBacken
     _, shared = local.loaded.kv_store.longest_prefix(local.loaded.prompt_ids(requests[2]), 10**6)
     assert shared == len(local.loaded.prompt_ids(requests[2]))  # kept for the next prompts
     for index in range(3):
-        a, b = one[index].value, two[index].value
-        assert [t for t, _ in a.top] == [t for t, _ in b.top]
-        assert max(abs(x - y) for (_, x), (_, y) in zip(a.top, b.top, strict=True)) < 1e-3
-        assert abs(a.p_yes - b.p_yes) < 1e-4 and abs(a.p_no - b.p_no) < 1e-4
+        assert_same_reading(one[index].value, two[index].value)
         assert one[index].usage == two[index].usage
 
 

@@ -40,8 +40,9 @@ class KVEntry:
 
     @property
     def nbytes(self) -> int:
-        tensors = (*self.keys, *self.values, *([] if self.next_logits is None
-                                               else [self.next_logits]))
+        tensors = [*self.keys, *self.values]
+        if self.next_logits is not None:
+            tensors.append(self.next_logits)
         return sum(t.element_size() * t.nelement() for t in tensors)
 
 
