@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import math
+import warnings
 from pathlib import Path
 
 import datasets
@@ -23,6 +24,7 @@ from sklearn.metrics import (
     cohen_kappa_score,
     f1_score,
     roc_auc_score,
+    roc_curve,
 )
 
 from shared import agreement, stats
@@ -32,6 +34,13 @@ from shared.analysis.agreement import (
     MissingLabelError,
     MixedLabelError,
     compare,
+)
+from shared.analysis.agreement_stats import (
+    auroc,
+    balanced_accuracy,
+    best_balanced_accuracy,
+    cohen_kappa,
+    f1,
 )
 from shared.cli.main import main
 from shared.kit.registry import DECISION_THRESHOLDS, METRICS
@@ -94,6 +103,77 @@ def test_boolean_statistics_equal_scikit_learn(rows, threshold) -> None:
     assert math.isclose(_value(report, "best_balanced_accuracy"), best, abs_tol=1e-12)
     assert math.isclose(balanced_accuracy_score(
         y, (np.array(scores) >= report.best_threshold).astype(int)), best, abs_tol=1e-12)
+
+
+def _scikit_learn_statistics(threshold: float):
+    """The boolean statistics as scikit-learn computes them (NaN where it raises or warns of
+    an undefined value), keyed by the report's names."""
+
+    def quiet(function):
+        def wrapped(scores, labels):
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                try:
+                    value = float(function(scores, labels.astype(int)))
+                except ValueError:
+                    return math.nan
+            return value if math.isfinite(value) else math.nan
+        return wrapped
+
+    def at(scores):
+        return (scores >= threshold).astype(int)
+
+    def best(scores, labels):
+        fpr, tpr, _ = roc_curve(labels, scores, drop_intermediate=False)
+        return float(np.max((tpr[1:] + 1.0 - fpr[1:]) / 2.0))
+
+    return {
+        "auroc": quiet(lambda s, y: roc_auc_score(y, s) if 0 < y.sum() < y.size else math.nan),
+        "balanced_accuracy": quiet(lambda s, y: balanced_accuracy_score(y, at(s))
+                                   if 0 < y.sum() < y.size else math.nan),
+        "cohen_kappa": quiet(lambda s, y: cohen_kappa_score(y, at(s))),
+        "f1": quiet(lambda s, y: f1_score(y, at(s), zero_division=0.0)),
+        "best_balanced_accuracy": quiet(lambda s, y: best(s, y)
+                                        if 0 < y.sum() < y.size else math.nan),
+    }
+
+
+tied_scores = st.sampled_from([0.0, 0.2, 0.25, 0.5, 0.5000001, 0.8, 1.0])
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.integers(1, 30).flatmap(lambda n: st.tuples(
+    st.lists(tied_scores, min_size=n, max_size=n),
+    st.lists(st.booleans(), min_size=n, max_size=n))),
+    st.sampled_from([0.25, 0.5, 0.8]))
+def test_boolean_statistics_equal_scikit_learn_on_ties_and_one_class(rows, threshold) -> None:
+    """Tied scores, a threshold equal to a score, one class in the labels or the predictions:
+    each statistic is scikit-learn's value, NaN where scikit-learn's is undefined."""
+    scores, labels = np.array(rows[0]), np.array(rows[1], dtype=float)
+    functions = {"auroc": auroc, "balanced_accuracy": balanced_accuracy(threshold),
+                 "cohen_kappa": cohen_kappa(threshold), "f1": f1(threshold),
+                 "best_balanced_accuracy": best_balanced_accuracy}
+    for name, reference in _scikit_learn_statistics(threshold).items():
+        ours, expected = functions[name](scores, labels), reference(scores, labels)
+        assert (math.isnan(ours) and math.isnan(expected)) or math.isclose(
+            ours, expected, rel_tol=1e-12, abs_tol=1e-12), (name, ours, expected)
+
+
+def test_boolean_intervals_equal_scikit_learn_on_the_same_resamples() -> None:
+    """The whole bootstrap, with scikit-learn's statistics on the same seeded resamples (some
+    with one class): the same intervals."""
+    rng = np.random.default_rng(5)
+    labels = (rng.random(25) < 0.15).astype(float)
+    labels[:2] = 1.0, 0.0
+    scores = np.round(labels * 0.3 + rng.random(25), 1)
+    report = compare(scores.tolist(), labels.astype(bool).tolist(), threshold=0.5, seed=2,
+                     n_resamples=300)
+    for name, reference in _scikit_learn_statistics(0.5).items():
+        low, high, _ = stats.bootstrap_statistic(reference, scores, labels, seed=2,
+                                                 n_resamples=300)
+        stat = report.statistic(name)
+        assert (stat.low, stat.high) == (pytest.approx(low, abs=1e-12),
+                                         pytest.approx(high, abs=1e-12)), name
 
 
 @settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])
