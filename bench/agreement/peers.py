@@ -10,8 +10,9 @@ Run by ``bench/agreement/run.py`` under ``.venv-agreement``'s Python (RAGAS and 
 [{"id", "metric", "kind", "sensitive", "rows": [...]}], "embeddings": {text: vector}}``.
 Every cell is scored row by row, in the given order, through the peer's own code path; the judge
 is the llama.cpp server at ``base_url``. A row the peer raised on, or returned no number for, is
-an error with its (shortened) message; rows left when the peer's time share (``seconds``, split
-over its remaining cells as it goes) runs out are "not reached". ``OUT.json`` gets, per cell, the
+an error with its (shortened) message; the cells' rows are taken in rounds (row 1 of each cell,
+then row 2, ...: ``rounds.py``), and rows left when the peer's time share (``seconds``) runs out
+are "not reached". ``OUT.json`` gets, per cell, the
 per-row scores (``None`` = error or not reached), the error texts, the requests sent and the time;
 also the peer's version and every outbound connection it tried (all refused: only loopback is
 allowed, so a peer that phones home shows up here instead of leaking).
@@ -35,6 +36,8 @@ import warnings
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
+
+from rounds import round_robin  # bench/agreement/rounds.py, beside this script
 
 # No phoning home: the peers' documented opt-outs, set before they are imported.
 OPT_OUTS = {
@@ -372,36 +375,27 @@ def number(value: Any) -> float | None:
 
 def run_cells(job: dict[str, Any], scorers: dict[str, Callable[[dict[str, Any]], Any]]
               ) -> list[dict[str, Any]]:
-    started = time.monotonic()
-    budget = float(job["seconds"])
-    out = []
+    """The cells' rows in rounds (``rounds.round_robin``) within the peer's share."""
     cells = job["cells"]
-    for index, cell in enumerate(cells):
-        remaining = budget - (time.monotonic() - started)
-        deadline = time.monotonic() + remaining / (len(cells) - index)
-        scorer = scorers.get(cell["metric"])
-        rows = cell["rows"]
-        result: dict[str, Any] = {"id": cell["id"], "scores": [None] * len(rows),
-                                  "errors": [None] * len(rows), "reached": 0}
-        cell_started, before = time.perf_counter(), Counter.requests
-        for i, row in enumerate(rows):
-            if time.monotonic() >= deadline:
-                break
-            result["reached"] = i + 1
-            try:
-                value = scorer(row)
-            except Exception as error:  # noqa: BLE001 - a peer's failure is a measured result
-                result["errors"][i] = error_text(error, cell["sensitive"])
-                continue
-            if isinstance(value, Exception):
-                result["errors"][i] = error_text(value, cell["sensitive"])
-            elif number(value) is None:
-                result["errors"][i] = f"no score (returned {type(value).__name__})"
-            else:
-                result["scores"][i] = number(value)
-        result["seconds"] = time.perf_counter() - cell_started
-        result["requests"] = Counter.requests - before
-        out.append(result)
+    out = [{"id": cell["id"], "scores": [None] * len(cell["rows"]),
+            "errors": [None] * len(cell["rows"]), "reached": 0, "seconds": 0.0, "requests": 0}
+           for cell in cells]
+    for c, i in round_robin([len(cell["rows"]) for cell in cells], float(job["seconds"])):
+        cell, result = cells[c], out[c]
+        result["reached"] = i + 1
+        started, before = time.perf_counter(), Counter.requests
+        try:
+            value = scorers[cell["metric"]](cell["rows"][i])
+        except Exception as error:  # noqa: BLE001 - a peer's failure is a measured result
+            value = error
+        if isinstance(value, Exception):
+            result["errors"][i] = error_text(value, cell["sensitive"])
+        elif number(value) is None:
+            result["errors"][i] = f"no score (returned {type(value).__name__})"
+        else:
+            result["scores"][i] = number(value)
+        result["seconds"] += time.perf_counter() - started
+        result["requests"] += Counter.requests - before
     return out
 
 

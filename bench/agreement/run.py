@@ -8,7 +8,8 @@ writes
 "Agreement with people" block of every metric card. Every number comes from this run.
 
     .venv/bin/python bench/agreement/run.py [judge options as in `python -m shared score`]
-        [--judge-rows N] [--seed S] [--only METRIC ...] [--side-seconds S] [--no-side-by-side]
+        [--judge-rows N] [--seed S] [--only METRIC ...] [--run-seconds S] [--side-seconds S]
+        [--no-side-by-side]
 
 Judge metrics run on a seeded subsample (``--judge-rows``, the same rows for every judge metric
 of a set); string and embedding metrics on every row. Davidson's texts are never printed.
@@ -16,8 +17,8 @@ of a set); string and embedding metrics on every row. Davidson's texts are never
 The side-by-side section then starts one llama.cpp server (the embedded SmolLM2 GGUF) and runs
 our judge metrics (``provider="openai-compatible"``) and the peers' equivalents (valor-lite,
 RAGAS, DeepEval, each in a ``.venv-agreement`` process: ``peers.py``) on the same seeded rows,
-within ``--side-seconds``, with each side's error rate (bench/README.md).
-"""
+within what the main tables left of the run's 20 minutes (``--run-seconds``; ``--side-seconds``
+sets it outright), with each side's error rate (bench/README.md)."""
 
 from __future__ import annotations
 
@@ -48,6 +49,7 @@ from shared.kit.registry import METRICS, available  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import criteria  # noqa: E402  (bench/agreement/criteria.py)
+import rounds  # noqa: E402  (bench/agreement/rounds.py)
 
 EVOUNA = ("answer_equivalence_evouna_nq.jsonl", "EVOUNA NQ answer equivalence")
 SUMMEVAL = ("summeval.jsonl", "SummEval")
@@ -476,6 +478,16 @@ SIDE_ROWS = {EVOUNA[0]: 8, SUMMEVAL[0]: 4, DAVIDSON[0]: 8}
 # (metric) what is left of the side's share divided by the cells still to run. Rows a side did
 # not reach in its share are reported as such, never as errors.
 SIDE_SECONDS = 600.0
+# The whole `make agreement` is to take at most 20 minutes. The main tables are fixed work; the
+# section is the part that can give: by default it gets what is left of RUN_SECONDS after the
+# main tables (counted from this script's start), at most SIDE_SECONDS and at least
+# MIN_SIDE_SECONDS. RUN_SECONDS is 20 minutes less 100 s: make's own steps around this script
+# (the server check, the grounding table, interpreter starts: 28 s measured), the server's start
+# and MiniLM's vectors, and the row a side starts just before its share ends (a peer's row can
+# take a minute). MIN_SIDE_SECONDS: about one row of each metric for every side (measured:
+# ours 20 s, valor-lite 15 s, DeepEval 30 s, RAGAS 80 s).
+RUN_SECONDS = 1100.0
+MIN_SIDE_SECONDS = 150.0
 # Completion cap for every request of the section (the peers send none, or langchain's
 # max_completion_tokens, which llama-cpp-python's server ignores: it would generate until the
 # context is full). 512 tokens hold any answer these short inputs call for.
@@ -558,8 +570,9 @@ def _reason(details: Any) -> str:
 
 def run_ours_side(pairs: list[Pairing], rows: dict[str, list[dict[str, Any]]], base_url: str,
                   seconds: float, cache_dir: str) -> dict[str, dict[str, Any]]:
-    """Our metrics row by row (so a time share can stop between rows) through the batch path,
-    provider ``openai-compatible`` against the server, JSON mode, a fresh call cache."""
+    """Our metrics row by row, the cells in rounds (``rounds.round_robin``: a time share stops
+    between rows) through the batch path, provider ``openai-compatible`` against the server,
+    JSON mode, a fresh call cache."""
     import datasets
 
     from shared.runs.batch import score_dataset
@@ -567,27 +580,22 @@ def run_ours_side(pairs: list[Pairing], rows: dict[str, list[dict[str, Any]]], b
     options = {"provider": "openai-compatible", "base_url": base_url, "model": SIDE_MODEL_ALIAS,
                "api_key": "not-needed", "response_format": "json_object",
                "timeout": SIDE_TIMEOUT, "cache_dir": cache_dir}
-    started, out = time.monotonic(), {}
-    for index, pair in enumerate(pairs):
-        deadline = time.monotonic() + (seconds - (time.monotonic() - started)) / (
-            len(pairs) - index)
-        cell = rows[pair.data[0]]
-        result: dict[str, Any] = {"scores": [None] * len(cell), "errors": [None] * len(cell),
-                                  "reached": 0, "requests": 0}
-        cell_started = time.perf_counter()
-        for i, row in enumerate(cell):
-            if time.monotonic() >= deadline:
-                break
-            result["reached"] = i + 1
-            one = agreement.map_columns(datasets.Dataset.from_list([row]), pair.columns)
-            try:
-                scored, summary = score_dataset(
-                    one, [pair.metric], show_progress=False,
-                    metric_options={pair.metric: pair.options} if pair.options else None,
-                    **options)
-            except Exception as error:  # noqa: BLE001 - measured like a peer's
-                result["errors"][i] = f"raised {type(error).__name__}"
-                continue
+    cells = [rows[pair.data[0]] for pair in pairs]
+    out = [{"scores": [None] * len(cell), "errors": [None] * len(cell), "reached": 0,
+            "requests": 0, "seconds": 0.0} for cell in cells]
+    for c, i in rounds.round_robin([len(cell) for cell in cells], seconds):
+        pair, result = pairs[c], out[c]
+        result["reached"] = i + 1
+        started = time.perf_counter()
+        one = agreement.map_columns(datasets.Dataset.from_list([cells[c][i]]), pair.columns)
+        try:
+            scored, summary = score_dataset(
+                one, [pair.metric], show_progress=False,
+                metric_options={pair.metric: pair.options} if pair.options else None,
+                **options)
+        except Exception as error:  # noqa: BLE001 - measured like a peer's
+            result["errors"][i] = f"raised {type(error).__name__}"
+        else:
             result["requests"] += summary.metrics[0].calls if summary.metrics else 0
             value = scored[pair.metric][0]
             if value is None:
@@ -596,9 +604,8 @@ def run_ours_side(pairs: list[Pairing], rows: dict[str, list[dict[str, Any]]], b
                                        else f"unmeasured: {_short(reason)}")
             else:
                 result["scores"][i] = float(value)
-        result["seconds"] = time.perf_counter() - cell_started
-        out[pair.id] = result
-    return out
+        result["seconds"] += time.perf_counter() - started
+    return {pair.id: result for pair, result in zip(pairs, out, strict=True)}
 
 
 def _short(text: str, limit: int = 90) -> str:
@@ -669,6 +676,12 @@ def side_result(pair: Pairing, side: str, what: str, higher: str, cell: dict[str
             "tried": len(labels), "reached": reached, "errors": len(errors),
             "common_error": f"{common[0][1]}x {common[0][0]}" if common else "",
             "requests": cell.get("requests"), "seconds": cell.get("seconds", 0.0)}
+
+
+def side_budget(run_seconds: float, elapsed: float) -> float:
+    """The section's default share: what is left of ``run_seconds`` after ``elapsed``, at most
+    ``SIDE_SECONDS`` and at least ``MIN_SIDE_SECONDS``."""
+    return min(SIDE_SECONDS, max(MIN_SIDE_SECONDS, run_seconds - elapsed))
 
 
 def run_side_by_side(seed: int, seconds: float = SIDE_SECONDS,
@@ -781,6 +794,10 @@ def side_section(side: dict[str, Any] | None, why_not: str | None) -> list[str]:
     versions = ", ".join(f"{k} {v}" for k, v in side["versions"].items()) or "none ran"
     outbound = "; ".join(f"{k}: {', '.join(v)}" for k, v in side["outbound"].items() if v)
     rows = ", ".join(f"{name} {n}" for name, n in side["rows"].items())
+    budget = f"{side['budget']:.0f} s" + ("" if side.get("run_seconds") is None else (
+        f" (what the main tables left of the run's {side['run_seconds']:.0f} s, at most "
+        f"{SIDE_SECONDS:.0f} s and at least {MIN_SIDE_SECONDS:.0f} s: `--run-seconds`, "
+        "`--side-seconds`)"))
     return head + [
         f"One llama.cpp server (`llama_cpp.server`, the embedded SmolLM2-135M-Instruct GGUF, one "
         f"thread, started and stopped by this run in {side['server_seconds']:.0f} s) judged every "
@@ -788,9 +805,10 @@ def side_section(side: dict[str, Any] | None, why_not: str | None) -> list[str]:
         "cache; each peer in its own process under `.venv-agreement` through its own code path "
         f"({versions}). Rows: the first of each set's seeded permutation ({rows}; the same "
         "permutation the judge rows above come from), scored in that order by every side. The "
-        f"section shares {side['budget']:.0f} s between the sides (each gets what is left "
-        "divided by the sides still to run, split the same way over its metrics); rows a side "
-        "did not reach in its share are left out and shown as `reached of tried`. Took "
+        f"section shares {budget} between the sides (each gets what is left divided by the "
+        "sides still to run, and takes its metrics' rows in rounds: the first row of each, then "
+        "the second, ...); rows a side did not reach in its share are left out and shown as "
+        "`reached of tried`. Took "
         f"{side['seconds']:.0f} s. Every request's completion is capped at {SIDE_MAX_TOKENS} "
         "tokens (the peers send no cap, or one this server ignores).",
         "",
@@ -825,9 +843,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--only", action="append", metavar="METRIC",
                         help="run only these metrics/baselines (writes the report only)")
     parser.add_argument("--report", default=str(REPORT), help="where to write the table")
-    parser.add_argument("--side-seconds", type=float, default=SIDE_SECONDS, metavar="S",
+    parser.add_argument("--side-seconds", type=float, metavar="S",
                         help="time shared by ours and the peers in the side-by-side section "
-                             f"(default {SIDE_SECONDS:g})")
+                             f"(default: what is left of --run-seconds after the main tables, "
+                             f"at most {SIDE_SECONDS:g} and at least {MIN_SIDE_SECONDS:g})")
+    parser.add_argument("--run-seconds", type=float, default=RUN_SECONDS, metavar="S",
+                        help="the whole run's time, which sets the side-by-side section's "
+                             f"default share (default {RUN_SECONDS:g})")
     parser.add_argument("--no-side-by-side", action="store_true",
                         help="skip the side-by-side section (it says so in the report)")
     args = parser.parse_args(argv)
@@ -862,7 +884,10 @@ def main(argv: list[str] | None = None) -> int:
     if not args.no_side_by_side and (not args.only or any(
             p.metric in args.only for p in pairings())):
         try:
-            side = run_side_by_side(args.seed, args.side_seconds, only=args.only)
+            seconds = args.side_seconds if args.side_seconds is not None else side_budget(
+                args.run_seconds, time.perf_counter() - started)
+            side = run_side_by_side(args.seed, seconds, only=args.only)
+            side["run_seconds"] = None if args.side_seconds is not None else args.run_seconds
             why_not = None
         except (ImportError, OSError, RuntimeError) as error:  # no server: the section says so
             why_not = f"the llama.cpp server could not start ({type(error).__name__}: " + (

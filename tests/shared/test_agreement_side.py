@@ -33,6 +33,66 @@ def pair(metric: str):
     return next(p for p in run.pairings() if p.metric == metric)
 
 
+class SteppedClock:
+    """``time.monotonic`` for the scheduler: each reading ``step`` seconds after the last."""
+
+    def __init__(self, step: float) -> None:
+        self.now, self.step = 0.0, step
+
+    def __call__(self) -> float:
+        self.now += self.step
+        return self.now
+
+
+def test_a_side_takes_its_metrics_rows_in_rounds_until_its_share_ends(monkeypatch):
+    """Row 1 of each cell, then row 2 of each cell that has one, ...; with a share of 3.5 clock
+    steps (the clock is read for the deadline, then before each pair) three pairs start."""
+    rounds = sys.modules["rounds"]
+    everything = list(rounds.round_robin([2, 3, 1], seconds=1e9))
+    assert everything == [(0, 0), (1, 0), (2, 0), (0, 1), (1, 1), (1, 2)]
+    assert list(rounds.round_robin([2, 3, 1], seconds=0.0)) == []
+    assert list(rounds.round_robin([], seconds=10.0)) == []
+    monkeypatch.setattr(rounds.time, "monotonic", SteppedClock(1.0))
+    assert list(rounds.round_robin([2, 3, 1], seconds=3.5)) == everything[:3]
+
+
+def test_the_sections_default_share_is_what_the_main_tables_left_of_the_run():
+    assert run.side_budget(1100.0, 700.0) == 400.0
+    assert run.side_budget(1100.0, 100.0) == run.SIDE_SECONDS
+    assert run.side_budget(1100.0, 1050.0) == run.MIN_SIDE_SECONDS
+
+
+def test_a_peer_scores_its_cells_in_rounds_and_records_every_outcome():
+    """peers.run_cells with plain scorers: the rows are scored in rounds, a raised error, an
+    error returned as the result and a non-number are errors with their text, and the per-cell
+    requests are the ones sent while that cell's rows were scored."""
+    calls = []
+
+    def scorer(name):
+        def score(row):
+            calls.append((name, row["i"]))
+            peers.Counter.requests += 1
+            return {"raise": ValueError("bad json"), "text": "n/a"}.get(row["kind"], row["i"])
+        return score
+
+    def raising(row):
+        calls.append(("b", row["i"]))
+        raise RuntimeError("judge down")
+
+    rows = [{"i": 0, "kind": "number"}, {"i": 1, "kind": "raise"}, {"i": 2, "kind": "text"}]
+    job = {"seconds": 1e9, "cells": [
+        {"id": "a", "metric": "a", "sensitive": False, "rows": rows},
+        {"id": "b", "metric": "b", "sensitive": True, "rows": rows[:1]}]}
+    out = peers.run_cells(job, {"a": scorer("a"), "b": raising})
+    assert calls == [("a", 0), ("b", 0), ("a", 1), ("a", 2)]
+    a, b = out
+    assert a["reached"] == 3 and a["scores"] == [0.0, None, None] and a["requests"] == 3
+    assert a["errors"][0] is None and "bad json" in a["errors"][1]
+    assert a["errors"][2] == "no score (returned str)"
+    assert b["reached"] == 1 and b["requests"] == 0 and b["errors"] == [
+        "raised RuntimeError (message withheld: the set's texts stay private)"]
+
+
 def test_side_rows_are_a_seeded_prefix_of_the_judge_rows():
     """Every side gets the same rows: the first of the seeded permutation the main table's
     judge rows come from, in permutation order (a prefix is itself a seeded sample)."""
