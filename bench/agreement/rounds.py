@@ -16,8 +16,8 @@ from collections.abc import Iterator, Sequence
 
 def round_robin(row_counts: Sequence[int], seconds: float) -> Iterator[tuple[int, int]]:
     """``(cell, row)`` indices in rounds (row 0 of each cell, then row 1, ...), while less than
-    ``seconds`` have passed since the first call; checked before each pair, so a row that
-    started in time finishes."""
+    ``seconds`` have passed since the first pair was asked for; checked before each pair, so a
+    row that started in time finishes."""
     deadline = time.monotonic() + seconds
     for row in range(max(row_counts, default=0)):
         for cell, count in enumerate(row_counts):

@@ -473,10 +473,10 @@ SIDE_PEERS = ("valor-lite", "RAGAS", "DeepEval")
 # Rows per set for the side-by-side section: the first N of the set's seeded permutation (the
 # order the main table's judge rows come from), scored in that order by every side.
 SIDE_ROWS = {EVOUNA[0]: 8, SUMMEVAL[0]: 4, DAVIDSON[0]: 8}
-# The whole section's time (the server's start excluded), shared by ours and the three peers:
-# each side gets what is left divided by the sides still to run, and inside a side each cell
-# (metric) what is left of the side's share divided by the cells still to run. Rows a side did
-# not reach in its share are reported as such, never as errors.
+# The whole section's time (the server's start excluded) at most, shared by ours and the three
+# peers: each side gets what is left divided by the sides still to run, and takes its cells'
+# (metrics') rows in rounds (rounds.py). Rows a side did not reach in its share are reported as
+# such, never as errors.
 SIDE_SECONDS = 600.0
 # The whole `make agreement` is to take at most 20 minutes. The main tables are fixed work; the
 # section is the part that can give: by default it gets what is left of RUN_SECONDS after the
