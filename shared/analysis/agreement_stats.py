@@ -33,14 +33,19 @@ def _quiet(function: Callable[..., float]) -> Callable[..., float]:
     return wrapped
 
 
+def _classes(labels: np.ndarray) -> tuple[np.ndarray, int, int]:
+    """The positive rows' mask and the two class sizes (positives, negatives)."""
+    positive = labels == 1.0
+    n_positive = int(np.count_nonzero(positive))
+    return positive, n_positive, labels.size - n_positive
+
+
 def auroc(scores: np.ndarray, labels: np.ndarray) -> float:
     """``sklearn.metrics.roc_auc_score``: the Mann-Whitney U of the positives' ranks (ties
     count one half) over the number of (positive, negative) pairs."""
     from scipy.stats import rankdata
 
-    positive = labels == 1.0
-    n_positive = int(positive.sum())
-    n_negative = labels.size - n_positive
+    positive, n_positive, n_negative = _classes(labels)
     if n_positive == 0 or n_negative == 0:
         return math.nan
     rank_sum = float(rankdata(scores)[positive].sum())
@@ -51,10 +56,10 @@ def _counts(threshold: float, scores: np.ndarray,
             labels: np.ndarray) -> tuple[int, int, int, int]:
     """(true positives, false positives, false negatives, true negatives) at ``threshold``."""
     predicted = scores >= threshold
-    positive = labels == 1.0
+    positive, n_positive, _ = _classes(labels)
     tp = int(np.count_nonzero(predicted & positive))
     fp = int(np.count_nonzero(predicted)) - tp
-    fn = int(np.count_nonzero(positive)) - tp
+    fn = n_positive - tp
     return tp, fp, fn, labels.size - tp - fp - fn
 
 
@@ -99,9 +104,7 @@ def best_threshold(scores: np.ndarray, labels: np.ndarray) -> tuple[float, float
     """The threshold with the highest balanced accuracy on these rows (Youden's J over every
     distinct score, as on ``sklearn.metrics.roc_curve``; the highest such score on a tie) and
     that balanced accuracy; ``(nan, nan)`` with one class."""
-    positive = labels == 1.0
-    n_positive = int(positive.sum())
-    n_negative = labels.size - n_positive
+    positive, n_positive, n_negative = _classes(labels)
     if n_positive == 0 or n_negative == 0:
         return math.nan, math.nan
     order = np.argsort(scores, kind="mergesort")[::-1]
