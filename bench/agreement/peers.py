@@ -30,14 +30,13 @@ import os
 import re
 import socket
 import sys
-import time
 import traceback
 import warnings
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from rounds import round_robin  # bench/agreement/rounds.py, beside this script
+from rounds import RowOutcome, score_in_rounds  # bench/agreement/rounds.py, beside it
 
 # No phoning home: the peers' documented opt-outs, set before they are imported.
 OPT_OUTS = {
@@ -375,28 +374,25 @@ def number(value: Any) -> float | None:
 
 def run_cells(job: dict[str, Any], scorers: dict[str, Callable[[dict[str, Any]], Any]]
               ) -> list[dict[str, Any]]:
-    """The cells' rows in rounds (``rounds.round_robin``) within the peer's share."""
+    """The cells' rows in rounds (``rounds.score_in_rounds``) within the peer's share."""
     cells = job["cells"]
-    out = [{"id": cell["id"], "scores": [None] * len(cell["rows"]),
-            "errors": [None] * len(cell["rows"]), "reached": 0, "seconds": 0.0, "requests": 0}
-           for cell in cells]
-    for c, i in round_robin([len(cell["rows"]) for cell in cells], float(job["seconds"])):
-        cell, result = cells[c], out[c]
-        result["reached"] = i + 1
-        started, before = time.perf_counter(), Counter.requests
+
+    def score(c: int, row: dict[str, Any]) -> RowOutcome:
+        cell, before = cells[c], Counter.requests
         try:
-            value = scorers[cell["metric"]](cell["rows"][i])
+            value = scorers[cell["metric"]](row)
         except Exception as error:  # noqa: BLE001 - a peer's failure is a measured result
             value = error
         if isinstance(value, Exception):
-            result["errors"][i] = error_text(value, cell["sensitive"])
+            outcome = None, error_text(value, cell["sensitive"])
         elif number(value) is None:
-            result["errors"][i] = f"no score (returned {type(value).__name__})"
+            outcome = None, f"no score (returned {type(value).__name__})"
         else:
-            result["scores"][i] = number(value)
-        result["seconds"] += time.perf_counter() - started
-        result["requests"] += Counter.requests - before
-    return out
+            outcome = number(value), None
+        return *outcome, Counter.requests - before
+
+    results = score_in_rounds([cell["rows"] for cell in cells], float(job["seconds"]), score)
+    return [{"id": cell["id"], **result} for cell, result in zip(cells, results, strict=True)]
 
 
 def main(argv: list[str]) -> int:

@@ -1,5 +1,6 @@
-"""The order in which one side of the side-by-side section scores its cells' rows, within its
-time share; used by ``run.py`` (ours) and ``peers.py`` (each peer, in its own process).
+"""How one side of the side-by-side section scores its cells' rows within its time share, and
+what it records of them; used by ``run.py`` (ours) and ``peers.py`` (each peer, in its own
+process), each with its own way of scoring a row.
 
 Row 1 of every cell, then row 2 of every cell that has one, and so on, until the share is spent.
 Every cell then reaches the same first rows (a prefix of the seeded permutation, fewer only where
@@ -11,7 +12,11 @@ answer_correctness reached 4 of its 8 rows in a run in which our side used 103 s
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from typing import Any
+
+#: One row's outcome: its score (None = no score), its error text (None = none), requests sent.
+RowOutcome = tuple[float | None, str | None, int]
 
 
 def round_robin(row_counts: Sequence[int], seconds: float) -> Iterator[tuple[int, int]]:
@@ -26,3 +31,20 @@ def round_robin(row_counts: Sequence[int], seconds: float) -> Iterator[tuple[int
             if time.monotonic() >= deadline:
                 return
             yield cell, row
+
+
+def score_in_rounds(cells: Sequence[Sequence[Any]], seconds: float,
+                    score: Callable[[int, Any], RowOutcome]) -> list[dict[str, Any]]:
+    """``score(cell, row)`` on the cells' rows in rounds within ``seconds``; per cell, the
+    per-row scores and errors (``None`` where not reached), the rows reached, the requests
+    sent and the time spent."""
+    out = [{"scores": [None] * len(rows), "errors": [None] * len(rows), "reached": 0,
+            "requests": 0, "seconds": 0.0} for rows in cells]
+    for c, i in round_robin([len(rows) for rows in cells], seconds):
+        result = out[c]
+        result["reached"] = i + 1
+        started = time.perf_counter()
+        result["scores"][i], result["errors"][i], requests = score(c, cells[c][i])
+        result["seconds"] += time.perf_counter() - started
+        result["requests"] += requests
+    return out

@@ -570,9 +570,9 @@ def _reason(details: Any) -> str:
 
 def run_ours_side(pairs: list[Pairing], rows: dict[str, list[dict[str, Any]]], base_url: str,
                   seconds: float, cache_dir: str) -> dict[str, dict[str, Any]]:
-    """Our metrics row by row, the cells in rounds (``rounds.round_robin``: a time share stops
-    between rows) through the batch path, provider ``openai-compatible`` against the server,
-    JSON mode, a fresh call cache."""
+    """Our metrics row by row, the cells in rounds (``rounds.score_in_rounds``: a time share
+    stops between rows) through the batch path, provider ``openai-compatible`` against the
+    server, JSON mode, a fresh call cache."""
     import datasets
 
     from shared.runs.batch import score_dataset
@@ -580,32 +580,28 @@ def run_ours_side(pairs: list[Pairing], rows: dict[str, list[dict[str, Any]]], b
     options = {"provider": "openai-compatible", "base_url": base_url, "model": SIDE_MODEL_ALIAS,
                "api_key": "not-needed", "response_format": "json_object",
                "timeout": SIDE_TIMEOUT, "cache_dir": cache_dir}
-    cells = [rows[pair.data[0]] for pair in pairs]
-    out = [{"scores": [None] * len(cell), "errors": [None] * len(cell), "reached": 0,
-            "requests": 0, "seconds": 0.0} for cell in cells]
-    for c, i in rounds.round_robin([len(cell) for cell in cells], seconds):
-        pair, result = pairs[c], out[c]
-        result["reached"] = i + 1
-        started = time.perf_counter()
-        one = agreement.map_columns(datasets.Dataset.from_list([cells[c][i]]), pair.columns)
+
+    def score(c: int, row: dict[str, Any]) -> rounds.RowOutcome:
+        pair = pairs[c]
+        one = agreement.map_columns(datasets.Dataset.from_list([row]), pair.columns)
         try:
             scored, summary = score_dataset(
                 one, [pair.metric], show_progress=False,
                 metric_options={pair.metric: pair.options} if pair.options else None,
                 **options)
         except Exception as error:  # noqa: BLE001 - measured like a peer's
-            result["errors"][i] = f"raised {type(error).__name__}"
-        else:
-            result["requests"] += summary.metrics[0].calls if summary.metrics else 0
-            value = scored[pair.metric][0]
-            if value is None:
-                reason = _reason(scored[f"{pair.metric}_details"][0])
-                result["errors"][i] = ("unmeasured" if pair.data == DAVIDSON
-                                       else f"unmeasured: {_short(reason)}")
-            else:
-                result["scores"][i] = float(value)
-        result["seconds"] += time.perf_counter() - started
-    return {pair.id: result for pair, result in zip(pairs, out, strict=True)}
+            return None, f"raised {type(error).__name__}", 0
+        requests = summary.metrics[0].calls if summary.metrics else 0
+        value = scored[pair.metric][0]
+        if value is not None:
+            return float(value), None, requests
+        if pair.data == DAVIDSON:
+            return None, "unmeasured", requests
+        reason = _reason(scored[f"{pair.metric}_details"][0])
+        return None, f"unmeasured: {_short(reason)}", requests
+
+    results = rounds.score_in_rounds([rows[pair.data[0]] for pair in pairs], seconds, score)
+    return {pair.id: result for pair, result in zip(pairs, results, strict=True)}
 
 
 def _short(text: str, limit: int = 90) -> str:
