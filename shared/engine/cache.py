@@ -32,6 +32,9 @@ CACHE_FILE = "judge-calls.sqlite3"
 # bump when the key or the stored value format changes (old entries are then never reused)
 # 2: the whole endpoint URL (scheme, host, port, path) instead of host[:port]
 KEY_VERSION = 2
+# How long a connection waits for another one's lock (SQLite's busy timeout), and how long
+# opening keeps retrying a set-up that SQLite refused at once because of one.
+BUSY_SECONDS = 60.0
 
 
 def user_cache_dir() -> Path:
@@ -91,6 +94,15 @@ def call_key(
     return hashlib.sha256(_canonical(payload).encode("utf-8", "surrogatepass")).hexdigest()
 
 
+def _is_busy(error: sqlite3.Error) -> bool:
+    """Another connection holds the lock this one needs. Setting up a new file (its journal
+    mode, its table) can get this at once, without the busy timeout's wait, when several
+    processes open it together: SQLite refuses rather than risk a deadlock. It passes, so it is
+    retried; it is not a file that cannot be written."""
+    return (getattr(error, "sqlite_errorcode", 0) & 0xFF) in (sqlite3.SQLITE_BUSY,
+                                                                sqlite3.SQLITE_LOCKED)
+
+
 def _is_corrupt(error: sqlite3.Error) -> bool:
     """A file that is not (or no longer) a database; not a lock, a read-only or I/O refusal."""
     if isinstance(error, sqlite3.OperationalError):
@@ -148,21 +160,29 @@ class CallCache:
         if not os.access(self.directory, os.W_OK) or (
                 self.path.exists() and not os.access(self.path, os.W_OK)):
             raise sqlite3.OperationalError("attempt to write a readonly database")
-        connection = sqlite3.connect(
-            self.path, timeout=60.0, isolation_level=None, check_same_thread=False
-        )
-        try:
-            connection.execute("PRAGMA journal_mode=WAL")
-            connection.execute("PRAGMA synchronous=NORMAL")
-            connection.execute(
-                "CREATE TABLE IF NOT EXISTS calls ("
-                "key TEXT PRIMARY KEY, value TEXT NOT NULL, created REAL NOT NULL)"
+        deadline = time.monotonic() + BUSY_SECONDS
+        while True:
+            connection = sqlite3.connect(
+                self.path, timeout=BUSY_SECONDS, isolation_level=None, check_same_thread=False
             )
-        except BaseException:
-            connection.close()
-            raise
-        self.read_only = False
-        return connection
+            try:
+                connection.execute("PRAGMA journal_mode=WAL")
+                connection.execute("PRAGMA synchronous=NORMAL")
+                connection.execute(
+                    "CREATE TABLE IF NOT EXISTS calls ("
+                    "key TEXT PRIMARY KEY, value TEXT NOT NULL, created REAL NOT NULL)"
+                )
+            except sqlite3.OperationalError as error:
+                connection.close()
+                if not _is_busy(error) or time.monotonic() >= deadline:
+                    raise
+                time.sleep(0.05)  # another process is setting the new file up: try again
+                continue
+            except BaseException:
+                connection.close()
+                raise
+            self.read_only = False
+            return connection
 
     def _open_read_only(self, why: BaseException) -> sqlite3.Connection:
         """The cache file opened read-only (``mode=ro``; ``immutable=1`` when its WAL side
@@ -177,8 +197,8 @@ class CallCache:
         for flags in ("mode=ro", "mode=ro&immutable=1"):
             uri = f"{self.path.resolve().as_uri()}?{flags}"
             try:
-                connection = sqlite3.connect(uri, uri=True, timeout=60.0, isolation_level=None,
-                                             check_same_thread=False)
+                connection = sqlite3.connect(uri, uri=True, timeout=BUSY_SECONDS,
+                                             isolation_level=None, check_same_thread=False)
                 connection.execute("SELECT COUNT(*) FROM calls").fetchone()
             except sqlite3.Error as error:
                 last = error
@@ -226,7 +246,7 @@ class CallCache:
         if not self.path.exists():
             return True
         try:
-            connection = sqlite3.connect(self.path, timeout=60.0)
+            connection = sqlite3.connect(self.path, timeout=BUSY_SECONDS)
         except sqlite3.Error as error:
             return not _is_corrupt(error)
         try:
