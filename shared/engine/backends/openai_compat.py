@@ -48,9 +48,9 @@ from .openai_transport import DEAD_AFTER, Liveness, event_loop, http_client
 #: ``none``: no ``response_format`` at all.
 CONSTRAINED_FORMATS = frozenset({"json_schema", "json_object"})
 SEED = 1234
-#: The request field that bounds the answer length, where a provider needs another name than
-#: ``max_tokens`` (OpenAI's reasoning models refuse ``max_tokens``).
-MAX_TOKENS_FIELD = {"openai": "max_completion_tokens"}
+#: The request field that bounds the answer length, per provider (its capabilities'
+#: ``max_tokens_field``: OpenAI's reasoning models refuse ``max_tokens``).
+MAX_TOKENS_FIELD = {name: p.capabilities.max_tokens_field for name, p in PROVIDERS.items()}
 NO_KEY = "not-needed"  # the SDK needs some key; servers without authentication ignore it
 #: Requests sent one at a time before a log-probability batch, until one answer tells whether
 #: the model returns log-probabilities.
@@ -92,8 +92,9 @@ class OpenAICompatBackend(Backend):
         self.endpoint = endpoint_of(base_url)
         self.response_format = style
         self.constrained = style in CONSTRAINED_FORMATS
-        self.seed = SEED if PROVIDERS[config.provider].seed else None
-        self.max_tokens_field = MAX_TOKENS_FIELD.get(config.provider, "max_tokens")
+        capabilities = PROVIDERS[config.provider].capabilities
+        self.seed = SEED if capabilities.seed else None
+        self.max_tokens_field = capabilities.max_tokens_field
         self.max_concurrency = config.max_concurrency
         self.timeout = float(config.timeout)
         self.max_retries = config.max_retries
