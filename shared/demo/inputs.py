@@ -9,6 +9,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from ..engine.backends.registry import LOCAL
 from ..kit.registry import MetricSpec, example_rows
 from ..runs.records import read_records
 from ..runs.summary import BatchInputError
@@ -121,7 +122,7 @@ def judge_options(values: Mapping[str, Any]) -> dict[str, Any]:
         value = values.get(name)
         if isinstance(value, str) and value.strip():
             options[name] = value.strip()
-    if options.get("provider", "local") == "local":
+    if options.get("provider", LOCAL) == LOCAL:
         options.pop("api_key", None)
     for name in ("use_cache", "dry_run", "retry_unmeasured"):
         if name in values and values[name] is not None:

@@ -15,6 +15,7 @@ from typing import Any
 
 from ..analysis.embedded_judge import embedded_judge_note, is_embedded_judge
 from ..base.options import Option
+from ..engine.backends.registry import LOCAL
 from ..engine.config import PROVIDERS
 from ..kit.registry import MetricSpec, metric_path, spec_of
 from .inputs import (
@@ -308,7 +309,7 @@ def build_panel(name: str, metric_dir: str | Path | None) -> MetricPanel:
         panel.initial[panel.option_fields[option.name]] = field_value(
             option, example_options.get(option.name, option.default))
     panel.initial.update({panel.judge_fields[k]: v for k, v in (
-        ("provider", "local"), ("model", ""), ("base_url", ""), ("api_key", ""),
+        ("provider", LOCAL), ("model", ""), ("base_url", ""), ("api_key", ""),
         ("use_cache", True), ("dry_run", False), ("retry_unmeasured", False))
         if k in panel.judge_fields})
 
@@ -326,7 +327,7 @@ def _judge_fields(panel: MetricPanel) -> None:
         gr.Markdown(_JUDGE_HELP)
         judge = panel.judge_fields
         judge["provider"] = gr.Dropdown(
-            choices=list(PROVIDERS), value="local", label="provider",
+            choices=list(PROVIDERS), value=LOCAL, label="provider",
             elem_id=f"{name}-provider")
         judge["model"] = gr.Textbox(
             label="model", placeholder="the provider's default model",

@@ -75,3 +75,33 @@ def test_capability_queries() -> None:
     assert with_logprobs == tuple(n for n, p in PROVIDERS.items() if p.capabilities.logprobs)
     assert registry.with_capability("batch", "openai") == tuple(
         n for n, p in PROVIDERS.items() if p.capabilities.batch == "openai")
+
+
+def test_generated_provider_tables_are_up_to_date() -> None:
+    from shared.kit import cards, provider_tables
+    from shared.kit.registry import METRICS, available
+
+    assert cards.write_cards(check=True) == []
+    assert not cards.write_backends_doc(check=True)
+    text = cards.BACKENDS_DOC.read_text(encoding="utf-8")
+    for name, provider in PROVIDERS.items():
+        assert f"| `{name}` ({provider.title}" in text
+    with_tables = [n for n in available() if METRICS[n].judge
+                   and provider_tables.START in cards.card_path(n).read_text(encoding="utf-8")]
+    assert len(with_tables) >= 11
+    for name in with_tables:
+        card = cards.card_path(name).read_text(encoding="utf-8")
+        rows = [line for line in card.split(provider_tables.START)[1].split(
+            provider_tables.END)[0].splitlines() if line.startswith("| `")]
+        assert [row.split("`")[1] for row in rows] == list(PROVIDERS)
+
+
+def test_a_card_says_which_providers_a_metric_needs() -> None:
+    from shared.kit import provider_tables
+
+    requires = [("top_logprobs", 5)]
+    table = provider_tables.card_table(requires)
+    for name in PROVIDERS:
+        row = next(line for line in table.splitlines() if line.startswith(f"| `{name}`"))
+        able = name in registry.providers_with("top_logprobs", 5)
+        assert row.endswith("| yes |") == able, row

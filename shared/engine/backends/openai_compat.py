@@ -48,9 +48,6 @@ from .openai_transport import DEAD_AFTER, Liveness, event_loop, http_client
 #: ``none``: no ``response_format`` at all.
 CONSTRAINED_FORMATS = frozenset({"json_schema", "json_object"})
 SEED = 1234
-#: The request field that bounds the answer length, per provider (its capabilities'
-#: ``max_tokens_field``: OpenAI's reasoning models refuse ``max_tokens``).
-MAX_TOKENS_FIELD = {name: p.capabilities.max_tokens_field for name, p in PROVIDERS.items()}
 NO_KEY = "not-needed"  # the SDK needs some key; servers without authentication ignore it
 #: Requests sent one at a time before a log-probability batch, until one answer tells whether
 #: the model returns log-probabilities.
@@ -80,8 +77,6 @@ class OpenAICompatBackend(Backend):
     kind = "openai-compatible"
 
     def __init__(self, config: JudgeConfig) -> None:
-        import openai
-
         model = config.resolved_model()
         base_url = config.resolved_base_url()
         style = config.resolved_response_format() or "none"
@@ -94,21 +89,25 @@ class OpenAICompatBackend(Backend):
         self.constrained = style in CONSTRAINED_FORMATS
         capabilities = PROVIDERS[config.provider].capabilities
         self.seed = SEED if capabilities.seed else None
-        self.max_tokens_field = capabilities.max_tokens_field
+        self.max_tokens_field = capabilities.max_tokens_field  # OpenAI: max_completion_tokens
+        self.top_logprobs = capabilities.top_logprobs
         self.max_concurrency = config.max_concurrency
         self.timeout = float(config.timeout)
         self.max_retries = config.max_retries
         self._liveness = Liveness()
-        self._client = openai.AsyncOpenAI(
-            api_key=config.resolved_api_key() or NO_KEY,
-            base_url=base_url,
-            timeout=self.timeout,
-            max_retries=self.max_retries,
-            http_client=http_client(self.timeout, self._liveness),
-        )
+        self._client = self.new_client(config.resolved_api_key() or NO_KEY, base_url,
+                                       http_client(self.timeout, self._liveness))
         self._semaphore: asyncio.Semaphore | None = None  # created on the loop
         self._logprobs_seen = False
-        self._logprobs_missing = False  # label requests: the model gave none, write the label
+        # label requests: the model gave none (or its provider has none), write the label
+        self._logprobs_missing = not capabilities.logprobs
+
+    def new_client(self, api_key: str, base_url: str | None, http: Any) -> Any:
+        """The ``openai`` SDK client requests go through (Azure's backend takes its own)."""
+        import openai
+
+        return openai.AsyncOpenAI(api_key=api_key, base_url=base_url, timeout=self.timeout,
+                                  max_retries=self.max_retries, http_client=http)
 
     def __repr__(self) -> str:
         return (
@@ -131,8 +130,8 @@ class OpenAICompatBackend(Backend):
         if operation == "yes_no":
             params.update({"logprobs": True, self.max_tokens_field: 1})
         elif operation == "labels":
-            params.update({"logprobs": True, self.max_tokens_field: 1,
-                           "top_logprobs": LABEL_TOP_LOGPROBS})
+            top = min(LABEL_TOP_LOGPROBS, self.top_logprobs) or LABEL_TOP_LOGPROBS
+            params.update({"logprobs": True, self.max_tokens_field: 1, "top_logprobs": top})
         elif operation == "structured":
             params["response_format"] = self.response_format
         else:
@@ -163,6 +162,10 @@ class OpenAICompatBackend(Backend):
     ) -> None:
         if isinstance(top_k, bool) or not isinstance(top_k, int) or top_k < 1:
             raise ValueError(f"top_k must be an int >= 1, got {top_k!r}")
+        if not self.top_logprobs:
+            raise LogprobsUnavailable(
+                f"provider={self.provider!r} returns no log-probabilities; a metric scored from "
+                "the judge's Yes/No log-probabilities needs a provider that does")
         params = self.sampling_params("yes_no")
         params["top_logprobs"] = top_k
 
