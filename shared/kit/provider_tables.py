@@ -101,8 +101,10 @@ def _base_url_cell(name: str, provider: Provider) -> str:
                else "required" if provider.needs_base_url else "none")
     if provider.base_url_env:
         default += f" (or `{provider.base_url_env}`)"
-    meaning = provider.base_url_doc or "the OpenAI-compatible API root (requests to " \
-        "`{base_url}/chat/completions`)"
+    meaning = provider.base_url_doc or (
+        "the OpenAI-compatible API root (requests to `{base_url}/chat/completions`)"
+        if provider.backend.startswith("openai_compat:")
+        else "the root the provider's official SDK takes (a proxy or a test server can stand in)")
     return f"{default}: {meaning}"
 
 

@@ -1,9 +1,9 @@
 """Judge backend for OpenAI-compatible chat-completion servers, through the ``openai`` SDK.
 
-Providers ``openai``, ``deepseek``, ``xai`` and ``openai-compatible`` (any ``base_url``: vLLM,
-llama.cpp's server, llama-cpp-python's server, Ollama, LiteLLM). What a server can do is a
-setting of its provider (``shared.engine.config.PROVIDERS``), overridable by the ``response_format``
-judge option; nothing is detected from the server.
+Every provider whose registry entry names this backend (OpenAI, DeepSeek, xAI, Hugging Face's
+router, the presets, and ``openai-compatible``: any ``base_url``). What a server can do is its
+provider's ``Capabilities`` (``shared.engine.backends.registry``), the structured-output style
+overridable by the ``response_format`` judge option; nothing is detected from the server.
 
 The async plumbing (the shared event loop, the concurrency bound, the dead judge that fails
 fast) is :class:`.remote.RemoteBackend`'s. Retries (429 honouring Retry-After, 408/409, 5xx,

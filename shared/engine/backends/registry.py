@@ -77,7 +77,8 @@ class Provider:
     that installs its SDK and ``sdk`` that SDK's import name (``None``: always installed);
     ``needs_base_url``: there is no default endpoint; ``needs_key``: a request without a key is
     refused; ``base_url_doc``: what ``base_url`` is for this provider, for the docs (default:
-    the root of an OpenAI-compatible API, requests going to ``{base_url}/chat/completions``)."""
+    for the OpenAI-compatible backend the API root, requests going to
+    ``{base_url}/chat/completions``; for another, the root its official SDK takes)."""
 
     backend: str
     title: str
