@@ -41,4 +41,8 @@ PROVIDERS: dict[str, Provider] = {
     "openai-compatible": Provider(_OPENAI_COMPATIBLE, None, "OPENAI_COMPATIBLE_API_KEY", None,
                                   "json_schema", seed=True),
     "local": Provider("local:LocalBackend"),
+    "anthropic": Provider("anthropic_messages:AnthropicBackend", "https://api.anthropic.com",
+                          "ANTHROPIC_API_KEY", "claude-haiku-4-5"),
+    "bedrock": Provider("bedrock:BedrockBackend", None, "AWS_ACCESS_KEY_ID",
+                        "global.anthropic.claude-haiku-4-5-20251001-v1:0"),
 }

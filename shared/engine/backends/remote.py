@@ -33,7 +33,8 @@ from .openai_transport import DEAD_AFTER, Liveness, event_loop
 if TYPE_CHECKING:
     from ..config import JudgeConfig
 
-__all__ = ["DEAD_AFTER", "MAX_PROBES", "MalformedResponse", "RemoteBackend", "host_of"]
+__all__ = ["DEAD_AFTER", "MAX_PROBES", "MalformedResponse", "RemoteBackend", "host_of",
+           "require_sdk"]
 
 #: Requests sent one at a time before a log-probability batch, until one answer tells whether
 #: the model returns log-probabilities.
@@ -44,6 +45,18 @@ _DONE = object()
 
 class MalformedResponse(ValueError):
     """A reply that is not a usable answer of its protocol."""
+
+
+def require_sdk(module: str, provider: str, extra: str) -> Any:
+    """The SDK ``module``, imported; missing, a one-line ``ValueError`` naming the pip extra
+    that installs it."""
+    import importlib
+
+    try:
+        return importlib.import_module(module)
+    except ImportError:
+        raise ValueError(f"provider={provider!r} needs the {module} SDK: pip install "
+                         f"'judge-metrics[{extra}]'") from None
 
 
 def host_of(url: str | None) -> str:
