@@ -183,3 +183,23 @@ def test_a_missing_sdk_names_the_extra(monkeypatch: pytest.MonkeyPatch) -> None:
         make_backend(config)
     message = str(raised.value)
     assert "\n" not in message and "pip install 'judge-metrics[anthropic]'" in message
+
+
+def test_an_unreachable_judge_fails_fast() -> None:
+    """Nothing listens at the endpoint: after DEAD_AFTER failed attempts the rest of the batch
+    is not sent (the RemoteBackend plumbing, fed by the SDK's HTTP attempts)."""
+    from conftest import free_port
+
+    from shared.engine.backends.remote import DEAD_AFTER
+
+    config = judge_config(provider="anthropic", api_key=KEY, max_retries=DEAD_AFTER,
+                          base_url=f"http://127.0.0.1:{free_port()}", max_concurrency=1)
+    judge = make_backend(config)
+    try:
+        results = collect(judge.structured, [ask(f"Question {n}?") for n in range(4)],
+                          STATEMENTS, 16)
+    finally:
+        release_backend(config)
+    reasons = [results[n].error or "" for n in range(4)]
+    assert all("unreachable" in reason for reason in reasons[1:]), reasons
+    assert f"{DEAD_AFTER} attempts in a row" in reasons[-1]

@@ -14,7 +14,7 @@
   :class:`~.base.LogprobsUnavailable` before any request; label requests read the label the
   judge writes (``method`` "sampled").
 - Greedy decoding is asked for with ``inferenceConfig.temperature`` 0.
-- Retries: botocore's ``standard`` retry mode, ``max_attempts`` = ``max_retries`` + 1
+- Retries: botocore's ``standard`` retry mode, ``total_max_attempts`` = ``max_retries`` + 1
   (throttling such as ``ThrottlingException``/429, 5xx, connection errors), with
   ``connect_timeout``/``read_timeout`` = ``timeout``.
 - boto3 is synchronous: each call runs in a thread pool of ``max_concurrency`` workers, awaited
@@ -115,7 +115,7 @@ class BedrockBackend(RemoteBackend):
         super().__init__(config, config.resolved_base_url())
         self._api_key = config.api_key or None
         settings = Config(
-            retries={"mode": "standard", "max_attempts": self.max_retries + 1},
+            retries={"mode": "standard", "total_max_attempts": self.max_retries + 1},
             connect_timeout=self.timeout, read_timeout=self.timeout,
             max_pool_connections=self.max_concurrency,
             **({"signature_version": botocore.UNSIGNED} if self._api_key else {}))
