@@ -51,7 +51,7 @@ def scores(result: dict[str, Any]) -> dict[str, Any]:
     """A result without what differs between two providers by design (usage, cost, the judge
     description)."""
     return {key: value for key, value in result.items()
-            if key not in ("usage", "cost", "judge", "dry_run")}
+            if key not in ("usage", "Cost", "judge", "dry_run")}
 
 
 def assert_no_key(where: str, text: str | bytes) -> None:
@@ -68,6 +68,10 @@ def test_a_structured_metric_gives_the_openai_compatible_numbers(
     ours = metrics["faithfulness"].compute(**inputs, **options(fake, str(tmp_path / "claude")))
     assert scores(ours) == scores(reference)
     assert ours["usage"]["calls"] == fake.count > 0
+    # priced at the list price of the model (USD per 1M tokens: 1.00 in, 5.00 out)
+    usage = ours["usage"]
+    assert ours["Cost"] == pytest.approx(
+        (usage["prompt_tokens"] * 1.00 + usage["completion_tokens"] * 5.00) / 1e6, abs=1e-6)
     # the wire format: the version header, the key, one forced tool, no sampling parameters
     for seen in fake.received:
         assert seen.path == "/v1/messages" and seen.headers["anthropic-version"]
@@ -178,9 +182,9 @@ def test_a_wrong_key_is_an_authentication_error(fake: FakeAnthropic) -> None:
 
 def test_a_missing_sdk_names_the_extra(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setitem(sys.modules, "anthropic", None)
-    config = judge_config(provider="anthropic", api_key=KEY, base_url="http://127.0.0.1:9")
-    with pytest.raises(ValueError) as raised:
-        make_backend(config)
+    with pytest.raises(ValueError) as raised:  # at configuration, before any request
+        make_backend(judge_config(provider="anthropic", api_key=KEY,
+                                  base_url="http://127.0.0.1:9"))
     message = str(raised.value)
     assert "\n" not in message and "pip install 'judge-metrics[anthropic]'" in message
 

@@ -67,7 +67,7 @@ def options(fake: FakeBedrock, cache_dir: str, **more: Any) -> dict[str, Any]:
 
 def scores(result: dict[str, Any]) -> dict[str, Any]:
     return {key: value for key, value in result.items()
-            if key not in ("usage", "cost", "judge", "dry_run")}
+            if key not in ("usage", "Cost", "judge", "dry_run")}
 
 
 def assert_no_secret(where: str, text: str | bytes) -> None:
@@ -85,6 +85,10 @@ def test_a_structured_metric_gives_the_openai_compatible_numbers(
     ours = metrics["faithfulness"].compute(**inputs, **options(fake, str(tmp_path / "bedrock")))
     assert scores(ours) == scores(reference)
     assert ours["usage"]["calls"] == fake.count > 0
+    # priced at the list price of the model (USD per 1M tokens: 1.00 in, 5.00 out)
+    usage = ours["usage"]
+    assert ours["Cost"] == pytest.approx(
+        (usage["prompt_tokens"] * 1.00 + usage["completion_tokens"] * 5.00) / 1e6, abs=1e-6)
     assert set(fake.model_ids()) == {MODEL}
     for seen in fake.received:  # SigV4 for bedrock in AWS_REGION, one forced tool, greedy
         assert seen.headers["authorization"].startswith(
@@ -201,9 +205,9 @@ def test_no_region_is_a_one_line_error(monkeypatch: pytest.MonkeyPatch) -> None:
 
 def test_a_missing_sdk_names_the_extra(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setitem(sys.modules, "boto3", None)
-    config = judge_config(provider="bedrock", model=MODEL, base_url="http://127.0.0.1:9")
-    with pytest.raises(ValueError) as raised:
-        make_backend(config)
+    with pytest.raises(ValueError) as raised:  # at configuration, before any request
+        make_backend(judge_config(provider="bedrock", model=MODEL,
+                                  base_url="http://127.0.0.1:9"))
     message = str(raised.value)
     assert "\n" not in message and "pip install 'judge-metrics[bedrock]'" in message
 

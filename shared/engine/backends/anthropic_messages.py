@@ -100,7 +100,7 @@ class AnthropicBackend(RemoteBackend):
     constrained = False
 
     def __init__(self, config: JudgeConfig) -> None:
-        anthropic = require_sdk("anthropic", config.provider, "anthropic")
+        anthropic = require_sdk(config.provider)
         super().__init__(config, config.resolved_base_url())
         self._client = anthropic.AsyncAnthropic(
             api_key=config.resolved_api_key(),
@@ -182,11 +182,16 @@ class AnthropicBackend(RemoteBackend):
 
     # -- the request and its errors
 
-    async def _create(self, request: JudgeRequest, **params: Any) -> Any:
+    def message_params(self, request: JudgeRequest, **params: Any) -> dict[str, Any]:
+        """The Messages API parameters of ``request`` (what a Message Batches request's
+        ``params`` holds too): the model, the system text, the turns and ``params``."""
         system, turns = split_system(request)
         if system is not None:
             params["system"] = system
-        return await self._client.messages.create(model=self.model, messages=turns, **params)
+        return {"model": self.model, "messages": turns, **params}
+
+    async def _create(self, request: JudgeRequest, **params: Any) -> Any:
+        return await self._client.messages.create(**self.message_params(request, **params))
 
     def reason(self, exc: BaseException) -> str:
         """A readable, key-free reason for a failed request: the HTTP status and the API's own

@@ -108,7 +108,7 @@ class BedrockBackend(RemoteBackend):
     constrained = False
 
     def __init__(self, config: JudgeConfig) -> None:
-        boto3 = require_sdk("boto3", config.provider, "bedrock")
+        boto3 = require_sdk(config.provider)
         import botocore.exceptions
         from botocore.config import Config
 

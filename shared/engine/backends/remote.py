@@ -47,16 +47,22 @@ class MalformedResponse(ValueError):
     """A reply that is not a usable answer of its protocol."""
 
 
-def require_sdk(module: str, provider: str, extra: str) -> Any:
-    """The SDK ``module``, imported; missing, a one-line ``ValueError`` naming the pip extra
-    that installs it."""
+def require_sdk(provider: str) -> Any:
+    """The SDK of ``provider`` (its registry entry's ``sdk``), imported; missing, the one-line
+    ``ValueError`` of the configuration check, naming the pip extra that installs it."""
     import importlib
 
+    from ..config import check_sdk
+    from .registry import PROVIDERS
+
+    check_sdk(provider)
+    module = PROVIDERS[provider].sdk
+    assert module is not None, f"{provider!r} names no SDK"
     try:
         return importlib.import_module(module)
-    except ImportError:
+    except ImportError:  # found but broken: the same one line
         raise ValueError(f"provider={provider!r} needs the {module} SDK: pip install "
-                         f"'judge-metrics[{extra}]'") from None
+                         f"'judge-metrics[{PROVIDERS[provider].extra}]'") from None
 
 
 def host_of(url: str | None) -> str:
