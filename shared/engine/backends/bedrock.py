@@ -141,6 +141,12 @@ class BedrockBackend(RemoteBackend):
         return (f"BedrockBackend(provider={self.provider!r}, model={self.model!r}, "
                 f"region={self.region!r}, host={self.host!r})")
 
+    def uses_api_key(self, api_key: str | None) -> bool:
+        import hmac
+
+        return hmac.compare_digest((self._api_key or "").encode("utf-8"),
+                                   (api_key or "").encode("utf-8"))
+
     def secrets(self) -> list[str]:
         found = [self._api_key or ""]
         credentials = self._session.get_credentials()
