@@ -96,7 +96,7 @@ def split_system(request: JudgeRequest) -> tuple[str | None, list[dict[str, str]
 class AnthropicBackend(RemoteBackend):
     """A Claude model behind Anthropic's Messages API."""
 
-    kind = "anthropic"
+    kind = "anthropic-messages"  # the protocol (a call-cache key part)
     constrained = False
 
     def __init__(self, config: JudgeConfig) -> None:

@@ -104,7 +104,7 @@ def converse_messages(request: JudgeRequest) -> tuple[list[dict[str, str]],
 class BedrockBackend(RemoteBackend):
     """A model behind Amazon Bedrock's Converse API."""
 
-    kind = "bedrock"
+    kind = "bedrock-converse"  # the protocol (a call-cache key part)
     constrained = False
 
     def __init__(self, config: JudgeConfig) -> None:

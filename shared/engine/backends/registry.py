@@ -191,7 +191,7 @@ PROVIDERS: dict[str, Provider] = {
          "claude-opus-4-5-20251101": _P(5.00, 25.00, 0.50),
          "claude-opus-4-1": _P(15.00, 75.00, 1.50),
          "claude-opus-4-1-20250805": _P(15.00, 75.00, 1.50)},
-        extra="anthropic", sdk="anthropic"),
+        extra="anthropic", sdk="anthropic", base_url_env="ANTHROPIC_BASE_URL"),
     # Amazon Bedrock's Converse API: a forced tool in toolConfig, no log-probabilities. The
     # standard AWS credential chain (so no key is required here) or a Bedrock API key
     # (AWS_BEARER_TOKEN_BEDROCK, or api_key); the endpoint follows AWS_REGION. Claude's global
