@@ -72,6 +72,11 @@ class GEval(JudgeMetric):
                doc="the integer scale; each score must be one answer token, so single digits"),
         Option("threshold", float, None, nullable=True, range=(0, 1),
                doc="a 0-1 score at or above it passes: details[i]['passed'] and pass_rate"),
+        Option("samples", int, None, nullable=True, range=(1, 100),
+               doc="G-Eval's own estimate: N answers per sample at temperature 1 (each seeded "
+               "apart where the provider takes a seed), the score distribution their shares; "
+               "N requests per sample instead of 1. For judges without log-probabilities "
+               "(details[i]['samples'], ['sampled_scores'])"),
         Option("explain", bool, False,
                doc="a second request per sample for a short reason of its score "
                "(details[i]['reason'])"),
@@ -98,13 +103,13 @@ class GEval(JudgeMetric):
               references: list[list[str]] | None, contexts: list[list[str]] | None,
               sources: list[str] | None, criteria: str,
               evaluation_steps: tuple[str, ...] | None, rubric: dict[int, str] | None,
-              score_range: tuple[int, int], threshold: float | None, explain: bool,
-              ) -> list[SampleResult]:
+              score_range: tuple[int, int], threshold: float | None, samples: int | None,
+              explain: bool) -> list[SampleResult]:
         scale = criteria_judge.Criteria(criteria, evaluation_steps or (), rubric or {},
                                         *score_range)
         shown = criteria_judge.sample_materials(len(predictions), questions, references,
                                                 contexts, sources)
-        readings = criteria_judge.rate(judge, scale, predictions, shown)
+        readings = criteria_judge.rate(judge, scale, predictions, shown, samples)
         raw = [scoring.expected_score(r.value.probabilities) if r.ok else None for r in readings]
         reasons = (criteria_judge.explain(judge, scale, predictions, shown, raw) if explain
                    else [None] * len(predictions))
@@ -128,6 +133,9 @@ def _result(reading: Any, raw_score: float, reason: Any, scale: Any,
         "raw_score": raw_score, "probabilities": reading.probabilities,
         "score_method": reading.method, "label_mass": reading.mass,
         "evaluation_steps": list(scale.steps)}
+    if reading.samples is not None:
+        details["samples"] = len(reading.samples)
+        details["sampled_scores"] = [None if s is None else int(s) for s in reading.samples]
     if reason is not None:  # a failed reason keeps the score: the reason says why it is missing
         details["reason"] = reason.value["reason"] if reason.ok else None
         if not reason.ok:
