@@ -14,10 +14,11 @@ llama.cpp server of the ``llama_server`` fixture). The upstream answer comes bac
 ``totalTokenCount``), ``modelVersion``, ``responseId``.
 
 Errors have the reference's shape, ``{"error": {"code", "message", "status", "details"}}``:
-a wrong or missing key is 400 ``INVALID_ARGUMENT``; ``fail(n, 429)`` makes the next ``n``
-requests 429 ``RESOURCE_EXHAUSTED`` carrying a ``google.rpc.RetryInfo`` ``retryDelay`` (and a
-``Retry-After`` header), ``fail(n, 503)`` 503 ``UNAVAILABLE``. Every request is recorded in
-``seen`` (path, headers, body, status), the faults too.
+a wrong or missing key is 400 ``INVALID_ARGUMENT``, and so is ``responseLogprobs`` to a model
+named in ``no_logprobs`` (as for a model that does not return them); ``fail(n, 429)`` makes the
+next ``n`` requests 429 ``RESOURCE_EXHAUSTED`` carrying a ``google.rpc.RetryInfo``
+``retryDelay`` (and a ``Retry-After`` header), ``fail(n, 503)`` 503 ``UNAVAILABLE``. Every
+request is recorded in ``seen`` (path, headers, body, status), the faults too.
 """
 
 from __future__ import annotations
@@ -52,8 +53,10 @@ class FakeGemini:
     """``with FakeGemini(upstream_base_url, api_key) as server: server.url`` (the root a Gemini
     client takes as its base URL)."""
 
-    def __init__(self, upstream: str, api_key: str, upstream_model: str = "smollm2") -> None:
+    def __init__(self, upstream: str, api_key: str, upstream_model: str = "smollm2",
+                 no_logprobs: frozenset[str] = frozenset()) -> None:
         self.upstream = upstream.rstrip("/")
+        self.no_logprobs = no_logprobs  # models that refuse responseLogprobs
         self.api_key = api_key
         self.upstream_model = upstream_model
         self.seen: list[Seen] = []
@@ -137,6 +140,9 @@ class FakeGemini:
         if fault is not None:
             return error(fault, "Resource has been exhausted (e.g. check quota)."
                          if fault == 429 else "The service is currently unavailable.")
+        config = body.get("generationConfig") or {}
+        if route.group(1) in self.no_logprobs and config.get("responseLogprobs"):
+            return error(400, f"Logprobs is not enabled for models/{route.group(1)}")
         try:
             chat = to_chat_completion(body, self.upstream_model)
         except ValueError as exc:

@@ -18,7 +18,7 @@ from fakes.gemini import RETRY_DELAY_SECONDS, FakeGemini
 from metric_examples import metric_inputs
 
 from shared.base.types import LabelAnswer, YesNoAnswer
-from shared.engine.backends import make_backend
+from shared.engine.backends import LogprobsUnavailable, make_backend
 from shared.engine.backends.gemini import SEED, GeminiBackend
 from shared.engine.config import judge_config
 from shared.kit import registry
@@ -148,6 +148,39 @@ def test_a_structured_metric_matches_the_openai_compatible_path(
     _assert_no_key(through_gemini, again, Path(cache))
 
 
+def test_g_eval_samples_match_the_openai_compatible_path(
+        gemini: FakeGemini, llama_server: str, tmp_path: Path) -> None:
+    g_eval = evaluate.load(registry.metric_path("g_eval"))
+    inputs = dict(questions=QUESTIONS, predictions=PREDICTIONS, criteria="Is it correct?",
+                  samples=3)
+    through_gemini = g_eval.compute(**inputs, **gemini_options(gemini, str(tmp_path / "g")))
+    direct = g_eval.compute(**inputs, **compat_options(llama_server, str(tmp_path / "d")))
+    assert through_gemini["details"] == direct["details"]
+    assert through_gemini["scores"] == direct["scores"]
+    configs = [seen.body["generationConfig"] for seen in gemini.seen]
+    assert sorted(c["seed"] for c in configs) == sorted([SEED, SEED + 1, SEED + 2] * 2)
+    assert all((c["temperature"], c["topP"], c["maxOutputTokens"]) == (1, 1, 16) and
+               "responseLogprobs" not in c for c in configs)
+
+
+def test_a_model_without_logprobs(llama_server: str, tmp_path: Path) -> None:
+    """l3score cannot run on it; g_eval writes its score, or samples it with samples=N."""
+    with FakeGemini(llama_server, KEY, no_logprobs=frozenset({MODEL})) as server:
+        with pytest.raises(LogprobsUnavailable, match="no log-probabilities"):
+            collect(gemini_backend(server).yes_no, [ask(f"Is it? {YES_NO}")], 5)
+        g_eval = evaluate.load(registry.metric_path("g_eval"))
+        inputs = dict(predictions=PREDICTIONS, criteria="Is it a city?")
+        written = g_eval.compute(**inputs, **gemini_options(server, str(tmp_path / "w")))
+        sampled = g_eval.compute(**inputs, samples=4,
+                                 **gemini_options(server, str(tmp_path / "s")))
+    for result, samples in ((written, None), (sampled, 4)):
+        measured = [d for d, score in zip(result["details"], result["scores"], strict=True)
+                    if score is not None]
+        assert measured, result["unmeasured"]
+        assert all(d["score_method"] == "sampled" and d.get("samples") == samples
+                   for d in measured)
+
+
 def test_resource_exhausted_is_asked_again_after_the_named_delay(gemini: FakeGemini) -> None:
     judge = gemini_backend(gemini, max_retries=3)
     gemini.fail(2, 429)
@@ -189,12 +222,16 @@ def test_the_key_comes_from_the_environment_and_shows_nowhere(
 
 def test_a_missing_sdk_is_one_line_naming_the_extra(gemini: FakeGemini,
                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    line = "provider='gemini' needs the google.genai SDK: pip install 'judge-metrics[gemini]'"
+    config = judge_config(provider="gemini", base_url=gemini.url, api_key=KEY, model=MODEL)
     monkeypatch.setitem(sys.modules, "google.genai", None)  # import google.genai fails
-    with pytest.raises(ImportError) as raised:
-        GeminiBackend(judge_config(provider="gemini", base_url=gemini.url, api_key=KEY,
-                                   model=MODEL))
-    assert str(raised.value) == ("provider='gemini' needs the google-genai SDK: pip install "
-                                 "'judge-metrics[gemini]'")
+    with pytest.raises(ValueError) as refused:  # at configuration, before any request
+        judge_config(provider="gemini", base_url=gemini.url, api_key=KEY, model=MODEL)
+    assert str(refused.value) == line
+    with pytest.raises(ImportError) as raised:  # and the backend itself, if reached
+        GeminiBackend(config)
+    assert str(raised.value) == line
+    assert gemini.count == 0
 
 
 def _assert_no_key(*places: object) -> None:

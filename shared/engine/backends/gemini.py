@@ -58,7 +58,7 @@ def _sdk() -> tuple[Any, Any]:
         from google import genai
         from google.genai import types
     except ImportError:
-        raise ImportError("provider='gemini' needs the google-genai SDK: pip install "
+        raise ImportError("provider='gemini' needs the google.genai SDK: pip install "
                           "'judge-metrics[gemini]'") from None
     return genai, types
 
