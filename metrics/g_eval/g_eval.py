@@ -27,7 +27,9 @@ integer scale (default 1 to 5). The judge answers with one score token, and the 
 probability-weighted mean of the scale's scores: sum(s * P(s)), with P renormalised over the
 scale (exact from the full next-token distribution on the local judge, from the top-20
 log-probabilities on an OpenAI-compatible one, the written score where a model gives no
-log-probabilities). Each sample's score is rescaled to 0-1 over the scale.
+log-probabilities). With samples=N the distribution is instead the share of N answers sampled at
+temperature 1 naming each score (the paper's own estimate, N requests per sample). Each sample's
+score is rescaled to 0-1 over the scale.
 """
 
 _KWARGS_DESCRIPTION = """\
@@ -41,7 +43,8 @@ Returns:
     g_eval (float or None): mean 0-1 score over the measured samples.
     pass_rate (float or None): with threshold, the share of measured samples at or above it.
     scores, details, unmeasured, usage, Cost: per-sample 0-1 scores; per sample raw_score,
-        probabilities, score_method (and reason, passed); samples that could not be judged;
+        probabilities, score_method (and samples, sampled_scores, reason, passed); samples
+        that could not be judged;
         call counts and cost.
 Examples:
     >>> g_eval = evaluate.load("metrics/g_eval")
