@@ -5,7 +5,8 @@ client: it serves ``POST /v1beta/models/{model}:generateContent`` with the key i
 ``x-goog-api-key`` header (or the ``key`` query parameter), reads the request's ``contents``,
 ``systemInstruction`` and ``generationConfig`` (``temperature``, ``topP``, ``seed``,
 ``maxOutputTokens``, ``responseMimeType`` with ``responseJsonSchema`` or ``responseSchema``,
-``responseLogprobs`` and ``logprobs``, which the reference bounds to [0, 20]), and translates the
+``responseLogprobs`` and ``logprobs``, which the reference bounds to [0, 20],
+``thinkingConfig.thinkingLevel``), and translates the
 request into an OpenAI chat completion for an upstream OpenAI-compatible server (the real
 llama.cpp server of the ``llama_server`` fixture). The upstream answer comes back as a
 ``GenerateContentResponse``: ``candidates[0].content.parts[0].text``, ``finishReason``,
@@ -38,6 +39,7 @@ MAX_LOGPROBS = 20  # the reference: "The number must be in the range of [0, 20]"
 RETRY_DELAY_SECONDS = 1
 STATUS_NAMES = {400: "INVALID_ARGUMENT", 404: "NOT_FOUND", 429: "RESOURCE_EXHAUSTED",
                 500: "INTERNAL", 503: "UNAVAILABLE"}
+THINKING_LEVELS = ("MINIMAL", "LOW", "MEDIUM", "HIGH")
 FINISH_REASONS = {"stop": "STOP", "length": "MAX_TOKENS"}
 
 
@@ -201,6 +203,12 @@ def to_chat_completion(body: dict[str, Any], model: str) -> dict[str, Any]:
         chat["response_format"] = {"type": "json_object", "schema": schema}
     elif config.get("responseMimeType") == "application/json":
         chat["response_format"] = {"type": "json_object"}
+    # protobuf's JSON mapping takes a field by its lowerCamelCase name or its proto name
+    thinking_config = config.get("thinkingConfig") or config.get("thinking_config") or {}
+    thinking = thinking_config.get("thinkingLevel", thinking_config.get("thinking_level"))
+    if thinking is not None and thinking not in THINKING_LEVELS:
+        raise ValueError(f"Invalid value at 'generation_config.thinking_config.thinking_level' "
+                         f"({thinking!r})")  # the stand-in model does not think either way
     if "logprobs" in config and not config.get("responseLogprobs"):
         raise ValueError("logprobs is only valid if responseLogprobs is true")
     if config.get("responseLogprobs"):

@@ -81,6 +81,8 @@ def test_yes_no_sends_the_reference_request_and_reads_the_real_top_logprobs(
     assert {k.lower(): v for k, v in seen.headers.items()}["x-goog-api-key"] == KEY
     assert seen.body["contents"] == [{"role": "user", "parts": [{"text": request.messages[0][1]}]}]
     config = seen.body["generationConfig"]
+    thinking = config.pop("thinkingConfig")  # a Flash model: minimal thinking
+    assert list(thinking.values()) == ["MINIMAL"]  # the SDK names it thinking_level
     assert config == {"temperature": 0, "topP": 1, "seed": SEED, "responseLogprobs": True,
                       "logprobs": 5, "maxOutputTokens": 1}
 
@@ -242,3 +244,12 @@ def _assert_no_key(*places: object) -> None:
                     assert KEY.encode() not in file.read_bytes(), file
         else:
             assert KEY not in json.dumps(place, default=str)
+
+
+def test_only_flash_models_are_asked_for_minimal_thinking(gemini: FakeGemini) -> None:
+    flash = gemini_backend(gemini)
+    pro = make_backend(judge_config(provider="gemini", base_url=gemini.url, api_key=KEY,
+                                    model="gemini-3.1-pro-preview"))
+    for operation in ("yes_no", "labels", "structured", "label_samples"):
+        assert flash.sampling_params(operation)["thinkingConfig"] == {"thinkingLevel": "MINIMAL"}
+        assert "thinkingConfig" not in pro.sampling_params(operation)

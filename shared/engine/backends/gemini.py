@@ -48,6 +48,12 @@ if TYPE_CHECKING:
     from ..config import JudgeConfig
 
 SEED = 1234
+#: Models whose name holds this (Gemini's Flash and Flash-Lite models, the default among them)
+#: are asked for minimal thinking (``thinkingConfig.thinkingLevel``): a judge's one-token or
+#: short JSON answer needs none, and on Gemini 3 models thought tokens count against
+#: ``maxOutputTokens``, so a one-token read would be spent thinking. Pro models cannot think
+#: that little; their thoughts share the answer's token limit.
+MINIMAL_THINKING = "flash"
 API_VERSION = "v1beta"
 #: Answer tokens of a label written instead of read (no log-probabilities, or sampled).
 SAMPLED_MAX_TOKENS = 16
@@ -100,6 +106,8 @@ class GeminiBackend(RemoteBackend):
         """The ``generationConfig`` of ``operation`` (Gemini's field names), the schema and
         the top-k of a Yes/No reading aside."""
         params: dict[str, Any] = {"temperature": 0, "topP": 1, "seed": SEED}
+        if MINIMAL_THINKING in self.model.lower():
+            params["thinkingConfig"] = {"thinkingLevel": "MINIMAL"}
         if operation == "yes_no":
             params.update({"responseLogprobs": True, "maxOutputTokens": 1})
         elif operation == "labels":
@@ -245,9 +253,12 @@ class GeminiBackend(RemoteBackend):
         from google.genai import errors
 
         contents, system = self._contents(request)
-        config = self._types.GenerateContentConfig(
-            system_instruction=system, **{SDK_FIELDS[name]: value for name, value in
-                                          params.items()})
+        fields = {SDK_FIELDS[name]: value for name, value in params.items()
+                  if name != "thinkingConfig"}
+        if "thinkingConfig" in params:
+            fields["thinking_config"] = self._types.ThinkingConfig(
+                thinking_level=params["thinkingConfig"]["thinkingLevel"])
+        config = self._types.GenerateContentConfig(system_instruction=system, **fields)
         for attempt in itertools.count():
             try:
                 return await self._client.aio.models.generate_content(
