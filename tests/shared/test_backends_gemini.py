@@ -191,6 +191,23 @@ def test_resource_exhausted_is_asked_again_after_the_named_delay(gemini: FakeGem
     assert got.ok, got.error
     assert time.monotonic() - started >= 2 * RETRY_DELAY_SECONDS  # waited as told, twice
     assert [seen.status for seen in gemini.seen] == [429, 429, 200]
+    gemini.fail(1, 503)  # an overloaded service: asked again after a back-off
+    assert collect(judge.yes_no, [ask(f"Is ice cold? {YES_NO}")], 5)[0].ok
+    assert [seen.status for seen in gemini.seen][3:] == [503, 200]
+
+
+def test_an_unreachable_judge_fails_fast_with_a_reason() -> None:
+    from conftest import free_port
+
+    judge = make_backend(judge_config(provider="gemini", base_url=f"http://127.0.0.1:"
+                                      f"{free_port()}", api_key=KEY, model=MODEL,
+                                      max_retries=1))
+    started = time.monotonic()
+    got = collect(judge.structured, [ask(f"question {i}") for i in range(6)], STATEMENTS, 50)
+    assert time.monotonic() - started < 30
+    assert all(not o.ok and KEY not in o.error for o in got.values())
+    assert any("connection to 127.0.0.1" in o.error for o in got.values())
+    assert any("unreachable" in o.error for o in got.values())  # the rest were not sent
 
 
 def test_an_exhausted_quota_is_a_fault_never_cached(gemini: FakeGemini, tmp_path: Path) -> None:

@@ -96,12 +96,6 @@ class GeminiBackend(RemoteBackend):
 
     # -- configuration
 
-    def uses_api_key(self, api_key: str | None) -> bool:
-        import hmac
-
-        return hmac.compare_digest(self._api_key.encode("utf-8"),
-                                   (api_key or "").encode("utf-8"))
-
     def sampling_params(self, operation: str) -> dict[str, Any]:
         """The ``generationConfig`` of ``operation`` (Gemini's field names), the schema and
         the top-k of a Yes/No reading aside."""
