@@ -72,7 +72,7 @@ def _sdk() -> tuple[Any, Any]:
 class GeminiBackend(RemoteBackend):
     """A judge behind the Gemini API."""
 
-    kind = "gemini"
+    kind = "gemini-generate-content"  # the protocol (a call-cache key part)
     constrained = True
 
     def __init__(self, config: JudgeConfig) -> None:
@@ -95,6 +95,12 @@ class GeminiBackend(RemoteBackend):
         return f"GeminiBackend(model={self.model!r}, host={self.host!r})"
 
     # -- configuration
+
+    def uses_api_key(self, api_key: str | None) -> bool:
+        import hmac
+
+        return hmac.compare_digest(self._api_key.encode("utf-8"),
+                                   (api_key or "").encode("utf-8"))
 
     def sampling_params(self, operation: str) -> dict[str, Any]:
         """The ``generationConfig`` of ``operation`` (Gemini's field names), the schema and
