@@ -21,6 +21,8 @@ from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from ..base.types import LabelAnswer
+
 #: top log-probabilities asked of an OpenAI-compatible server to read label probabilities
 #: (DeepEval's GEval asks for 20, the most OpenAI returns)
 LABEL_TOP_LOGPROBS = 20
@@ -176,3 +178,11 @@ def sampled_label(text: str, labels: Collection[str]) -> str | None:
         if word in labels:
             return word
     return None
+
+
+def sampled_answer(text: str, labels: Sequence[str]) -> LabelAnswer:
+    """A written answer as a :class:`LabelAnswer` (``method`` "sampled", ``text`` the answer):
+    1.0 for the label it names (:func:`sampled_label`), 0.0 for the others; all 0.0 when it
+    names none."""
+    label = sampled_label(text, labels)
+    return LabelAnswer({k: float(k == label) for k in labels}, "sampled", text)
