@@ -4,9 +4,10 @@
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
-from ..base.options import Option
+from ..base.options import DuplicateKeyError, Option, json_value
 from .inputs import DemoInputError
 from .render import show
 
@@ -35,12 +36,28 @@ def option_value(option: Option, value: Any) -> Any:
         if not isinstance(value, str):
             return value
         try:
-            return json.loads(value)
+            return json_value(value)
+        except DuplicateKeyError as error:
+            raise DemoInputError(f"option {option.name}: {error}") from None
         except json.JSONDecodeError as error:
             raise DemoInputError(
-                f"option {option.name}: not valid JSON ({error.msg}); e.g. {show(option.default)}"
+                f"option {option.name}: not valid JSON ({error.msg}); e.g. {json_example(option)}"
             ) from None
     return value
+
+
+def json_example(option: Option) -> str:
+    """An example of a JSON option's value: its default, else the example its doc gives
+    (``e.g. {"1": "rude"}``), else one of its type."""
+    if option.default is not None:
+        return show(option.default)
+    found = re.search(r"e\.g\. (\{.*\}|\[.*\])", option.doc or "")
+    if found:
+        try:
+            return json.dumps(json.loads(found.group(1)))
+        except ValueError:
+            pass
+    return '{"key": "value"}' if option.type is dict else '["first", "second"]'
 
 
 def option_choices(option: Option) -> list[tuple[str, Any]] | None:

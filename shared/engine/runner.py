@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Any
 from ..base.types import JudgeRequest, LabelAnswer, Outcome, TokenUsage, YesNoAnswer
 from .answers import AnswerSchema, answer_schemas
 from .cache import CallCache, call_key, open_cache
-from .call_batch import CallBatch
+from .call_batch import INVALID, CallBatch, note_received
 from .config import JudgeConfig, endpoint_of
 from .pricing import cost_of, estimate_cost
 from .structured import Check, StructuredCall
@@ -91,8 +91,22 @@ def encode_labels(answer: LabelAnswer) -> dict[str, Any]:
 
 
 def decode_labels(payload: dict[str, Any]) -> LabelAnswer:
-    return LabelAnswer({str(k): float(v) for k, v in payload["probabilities"].items()},
-                       str(payload["method"]), payload.get("text"))
+    """A cached label answer as stored; its probabilities are checked on every read
+    (:func:`shared.engine.logprobs.label_answer_problem`), not converted here."""
+    text, probabilities = payload.get("text"), payload["probabilities"]
+    return LabelAnswer(dict(probabilities) if isinstance(probabilities, dict) else probabilities,
+                       str(payload["method"]), text if isinstance(text, str) else None)
+
+
+def label_check(labels: Sequence[str]) -> Callable[[LabelAnswer], str | None]:
+    """Why a label answer, fresh or cached, is refused (``None``: it is readable)."""
+    from .logprobs import label_answer_problem
+
+    def check(answer: LabelAnswer) -> str | None:
+        written = answer.text if answer.method == "sampled" else None
+        return label_answer_problem(answer.probabilities, labels, written)
+
+    return check
 
 
 # ---------------------------------------------------------------- the judge
@@ -254,15 +268,18 @@ class Judge:
         return self._next_token(
             "labels", requests, {"labels": labels}, desc, LabelAnswer, encode_labels,
             decode_labels,
-            lambda reqs, on_result: self.backend.label_probabilities(reqs, labels, on_result))
+            lambda reqs, on_result: self.backend.label_probabilities(reqs, labels, on_result),
+            label_check(labels))
 
     def _next_token(self, operation: str, requests: list[JudgeRequest], extra: dict[str, Any],
                     desc: str | None, answer_type: type, encode: Callable[[Any], Any],
                     decode: Callable[[Any], Any],
                     call: Callable[[list[JudgeRequest], Callable[[int, Outcome], None]], None],
-                    ) -> list[Outcome]:
+                    check: Callable[[Any], str | None] | None = None) -> list[Outcome]:
         """A one-token operation (``yes_no``, ``labels``): dry-run plan, cache, de-duplication,
-        sending the rest through ``call``, caching each ``answer_type`` answer as it arrives."""
+        sending the rest through ``call``, caching each ``answer_type`` answer as it arrives.
+        ``check`` refuses an answer, fresh or cached (an invalid answer with its reason; with
+        ``retry_unmeasured`` a refused cached answer is asked again, once per process)."""
         if not requests:
             return []
         if self.config.dry_run:
@@ -271,11 +288,15 @@ class Judge:
         keys = [self.call_key(operation, request, sampling, extra) for request in requests]
         batch = CallBatch(self, requests, keys, desc)
         try:
-            missing = batch.serve_known(decode)
+            missing = batch.serve_known(decode, check)
 
             def handle(key: str, outcome: Outcome) -> None:
                 if outcome.ok and isinstance(outcome.value, answer_type):
-                    batch.deliver(key, outcome, encode(outcome.value))
+                    note_received(self.config, key)
+                    problem = check(outcome.value) if check is not None else None
+                    batch.deliver(key, outcome if problem is None else Outcome(
+                        error=f"{INVALID}: {problem}", usage=outcome.usage),
+                        encode(outcome.value))
                 elif outcome.ok:
                     batch.deliver(key, Outcome(
                         error=f"the backend answered {type(outcome.value).__name__}, "
