@@ -8,6 +8,7 @@ again."""
 from __future__ import annotations
 
 import json
+import re
 import math
 import os
 import sqlite3
@@ -276,3 +277,38 @@ def test_renormalised_is_total_on_probabilities() -> None:
                 {"A": float("nan"), "B": 0.1}):
         with pytest.raises(ValueError, match="not a number in"):
             renormalised(bad)
+
+
+# --- messages and edges ----------------------------------------------------------------------------
+
+def test_the_tie_band_holds_its_edges_under_float_rounding() -> None:
+    from shared.kit.scoring import Preference, outcome
+
+    for first, second, band in [(0.8, 0.4, 0.1), (0.9, 0.5, 0.2), (0.1, 0.5, 0.2),
+                                (0.7, 0.6, 0.15), (0.35, 0.35, 0.15)]:
+        score = Preference(first, second).score
+        assert outcome(score, band) == "tie", (first, second, band, score)
+        assert outcome(score, band - 0.01) == ("win" if score > 0.5 else "loss")
+
+
+def test_a_rubric_giving_one_score_twice_is_refused(g_eval: evaluate.Metric,
+                                                    cache_dir: str) -> None:
+    from shared import InputError
+    from shared.base.options import json_value
+    from shared.demo.options import option_value
+
+    for rubric in ({"1": "rude", " 1": "curt"}, {1: "rude", "1": "curt"}):
+        with pytest.raises(InputError, match="both the score 1"):
+            g_eval.compute(predictions=["a"], criteria=CRITERIA, rubric=rubric,
+                           provider="openai-compatible", base_url="http://127.0.0.1:9/v1",
+                           model="m", cache_dir=cache_dir, show_progress=False)
+    with pytest.raises(ValueError, match="key '5' is given twice"):
+        json_value('{"1": "rude", "5": "warm", "5": "cold"}')
+    options = {o.name: o for o in type(g_eval).OPTIONS}
+    for text, said in [('{"2": "a", "2": "b"}', "key '2' is given twice"),
+                       ("{1: rude}", 'e.g. {"1": "rude"')]:
+        with pytest.raises(ValueError, match=re.escape(said)) as error:
+            option_value(options["rubric"], text)
+        assert "None" not in str(error.value)
+    with pytest.raises(ValueError, match=re.escape('e.g. ["')):
+        option_value(options["evaluation_steps"], "[read")
