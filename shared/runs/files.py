@@ -13,7 +13,12 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-from .records import read_records, require_regular_file
+from .records import (
+    FORMULA_STARTS,  # noqa: F401 - the CSV writer's rule, named here too
+    neutralise_formula,
+    read_records,
+    require_regular_file,
+)
 from .summary import BatchInputError
 
 INPUT_SUFFIXES = (".jsonl", ".csv", ".parquet")
@@ -21,8 +26,6 @@ INPUT_SUFFIXES = (".jsonl", ".csv", ".parquet")
 
 OUTPUT_SUFFIXES = (".jsonl", ".csv", ".parquet")
 
-# OWASP's CSV injection guidance: a spreadsheet runs a cell that starts with one of these
-FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
 
 
 def same_file(out: Path, source: Path) -> bool:
@@ -296,12 +299,6 @@ def write_jsonl_rows(handle: Any, rows: Iterable[Mapping[str, Any]]) -> None:
     """One JSON object per line; floats in full precision (``repr``: they read back equal)."""
     for row in rows:
         handle.write(json.dumps(row, ensure_ascii=False, default=str) + "\n")
-
-
-def neutralise_formula(text: str) -> str:
-    """``text`` with a leading ``'`` when a spreadsheet would run it as a formula (it starts
-    with ``=``, ``+``, ``-``, ``@``, a tab or a carriage return: OWASP's CSV injection list)."""
-    return "'" + text if text.startswith(FORMULA_STARTS) else text
 
 
 def _write_csv(dataset: Any, path: Path, csv_raw: bool = False) -> None:
