@@ -8,9 +8,9 @@ again."""
 from __future__ import annotations
 
 import json
-import re
 import math
 import os
+import re
 import sqlite3
 import subprocess
 import sys
@@ -279,7 +279,7 @@ def test_renormalised_is_total_on_probabilities() -> None:
             renormalised(bad)
 
 
-# --- messages and edges ----------------------------------------------------------------------------
+# --- messages and edges ---------------------------------------------------------------------
 
 def test_the_tie_band_holds_its_edges_under_float_rounding() -> None:
     from shared.kit.scoring import Preference, outcome
