@@ -22,6 +22,8 @@ from .records import (
 from .summary import BatchInputError
 
 INPUT_SUFFIXES = (".jsonl", ".csv", ".parquet")
+# columns that hold one text per row for every metric that reads them
+SINGLE_TEXT_COLUMNS = ("prediction", "baseline_prediction", "question", "source")
 
 
 OUTPUT_SUFFIXES = (".jsonl", ".csv", ".parquet")
@@ -219,7 +221,9 @@ def _read_parquet(path: Path) -> Any:
 
 def _dataset_from_records(path: Path, records: list[dict[str, Any]]) -> Any:
     """A ``Dataset`` from rows; in a column that mixes strings and lists (``reference``: one
-    or several references per row) every string becomes a one-item list."""
+    or several references per row) every string becomes a one-item list, except in a column
+    that holds one text per row (:data:`SINGLE_TEXT_COLUMNS`), where a list is refused naming
+    its row."""
     import datasets
     import pyarrow as pa
 
@@ -232,6 +236,11 @@ def _dataset_from_records(path: Path, records: list[dict[str, Any]]) -> Any:
     for name in names:
         values = [record.get(name) for record in records]
         if any(isinstance(v, list) for v in values) and any(isinstance(v, str) for v in values):
+            if name in SINGLE_TEXT_COLUMNS:  # never a one-item list: one text is expected
+                row = next(i for i, v in enumerate(values) if isinstance(v, list))
+                raise BatchInputError(
+                    f"INPUT {path}: column {name!r}, row {row}: a list of {len(values[row])} "
+                    "where one text is expected")
             values = [[v] if isinstance(v, str) else v for v in values]
         _refuse_booleans_among_numbers(path, name, values)
         try:
