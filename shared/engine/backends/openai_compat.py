@@ -43,9 +43,6 @@ __all__ = ["DEAD_AFTER", "MAX_PROBES", "SEED", "OpenAICompatBackend", "host_of"]
 #: ``none``: no ``response_format`` at all.
 CONSTRAINED_FORMATS = frozenset({"json_schema", "json_object"})
 SEED = 1234
-#: The request field that bounds the answer length, where a provider needs another name than
-#: ``max_tokens`` (OpenAI's reasoning models refuse ``max_tokens``).
-MAX_TOKENS_FIELD = {"openai": "max_completion_tokens"}
 NO_KEY = "not-needed"  # the SDK needs some key; servers without authentication ignore it
 #: Answer tokens of a label request to a model without log-probabilities ("Score: 4").
 SAMPLED_MAX_TOKENS = 16
@@ -66,8 +63,9 @@ class OpenAICompatBackend(RemoteBackend):
         style = config.resolved_response_format() or "none"
         self.response_format = style
         self.constrained = style in CONSTRAINED_FORMATS
-        self.seed = SEED if PROVIDERS[config.provider].seed else None
-        self.max_tokens_field = MAX_TOKENS_FIELD.get(config.provider, "max_tokens")
+        capabilities = PROVIDERS[config.provider].capabilities
+        self.seed = SEED if capabilities.seed else None
+        self.max_tokens_field = capabilities.max_tokens_field
         self._client = openai.AsyncOpenAI(
             api_key=config.resolved_api_key() or NO_KEY,
             base_url=self.base_url,
