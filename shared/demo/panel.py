@@ -30,7 +30,14 @@ from .inputs import (
     rows_for_table,
     table_rows,
 )
-from .options import MISSING, field_value, metric_options, option_choices, option_value
+from .options import (
+    MISSING,
+    field_value,
+    metric_options,
+    option_choices,
+    option_value,
+    unset_number,
+)
 from .render import (
     aggregate_html,
     aggregates,
@@ -229,7 +236,7 @@ def _option_field(option: Option, value: Any, elem_id: str) -> Any:
                            info=info, elem_id=elem_id)
     if option.kind == "bool":
         return gr.Checkbox(value=bool(value), label=option.name, info=info, elem_id=elem_id)
-    if option.kind in ("int", "float"):
+    if option.kind in ("int", "float") and not unset_number(option):
         return gr.Number(value=value, label=option.name, info=info, elem_id=elem_id,
                          precision=0 if option.kind == "int" else None,
                          step=1 if option.kind == "int" else 0.01)

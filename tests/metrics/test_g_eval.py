@@ -75,8 +75,9 @@ def test_label_mass_sums_the_token_variants_of_a_label() -> None:
     assert expected_score(renormalised(mass)) == pytest.approx((3 * 0.2 + 4 * 0.6) / 0.8)
 
 
-def test_sampled_label_is_the_first_label_written() -> None:
+def test_sampled_label_is_the_label_the_answer_gives() -> None:
     assert sampled_label("Score: 4", LABELS) == "4"
+    assert sampled_label("On a scale of 1 to 5, I give it a 4.", LABELS) == "4"
     assert sampled_label("4/5", LABELS) == "4"
     assert sampled_label("I give it a 10", LABELS) is None
     assert sampled_label("Answer B, not A", ["A", "B"]) == "B"
