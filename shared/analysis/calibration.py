@@ -26,7 +26,7 @@ from ..runs.summary import BatchInputError
 BINS = 10
 FOLDS = 5
 MAP_FORMAT = "judge-metrics calibration map 1"
-__all__ = ["BINS", "FOLDS", "MAP_FORMAT", "apply_map", "brier", "calibrated_column",
+__all__ = ["BINS", "FOLDS", "MAP_FORMAT", "apply_map", "brier", "calibrated_column", "check_map",
            "expected_calibration_error", "fit_calibration", "load_map", "reliability",
            "save_map"]
 
@@ -190,6 +190,17 @@ def load_map(path: str | os.PathLike[str]) -> dict[str, Any]:
         raise BatchInputError(f"--calibration {path}: the map holds a non-finite number")
     apply_map(data, np.zeros(1))  # an unknown method fails here
     return data
+
+
+def check_map(path: str | os.PathLike[str], metrics: Sequence[str], engine: str = "local"
+              ) -> None:
+    """``score --calibration``, before any work: a readable map for a metric of the run."""
+    if engine != "local":
+        raise BatchInputError("--calibration runs without Ray: drop --engine ray")
+    data = load_map(path)
+    if "all" not in metrics and data.get("metric") not in metrics:
+        raise BatchInputError(f"--calibration {path}: fitted on {data.get('metric')!r}, which "
+                              f"this run does not score (--metric {', '.join(metrics)})")
 
 
 def calibrated_column(scored: Any, path: str | os.PathLike[str], metrics: Sequence[str]) -> Any:

@@ -164,7 +164,8 @@ def split_rows(scores: Sequence[Any], labels: Sequence[Any], label: str = "label
 def corrected_mean(scores: Sequence[Any], labels: Sequence[Any], label: str = "label",
                    alpha: float = 0.05) -> dict[str, Any] | None:
     """The prediction-powered mean label of a run labelled on some rows (``agree``'s corrected
-    estimate): ``value``, ``low``, ``high``, ``judge_only`` (the plain mean score),
+    estimate): ``value``, ``low``, ``high``, ``classical`` (the labels alone: ``value``,
+    ``low``, ``high``), ``judge_only`` (the plain mean score),
     ``n_labelled``, ``n_unlabelled``, ``label_range``, ``confidence``; ``None`` when every
     measured row is labelled or fewer than 2 are."""
     split = split_rows(scores, labels, label)
@@ -172,7 +173,9 @@ def corrected_mean(scores: Sequence[Any], labels: Sequence[Any], label: str = "l
         return None
     found = ppi_mean(split.scores, split.labels, split.unlabelled, alpha)
     everything = np.concatenate([split.scores, split.unlabelled])
+    classical = found["classical"]
     return {"value": found["value"], "low": found["low"], "high": found["high"],
+            "classical": {k: classical[k] for k in ("value", "low", "high")},
             "judge_only": float(everything.mean()), "n_labelled": int(split.labels.size),
             "n_unlabelled": int(split.unlabelled.size),
             "label_range": None if split.label_range is None else list(split.label_range),

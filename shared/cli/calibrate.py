@@ -149,7 +149,7 @@ def run(args: argparse.Namespace) -> int:
         write_json(report, Path(args.json))
         print(f"wrote {args.json}", file=sys.stderr)
     if args.html:
-        from ..analysis.report.calibration_report import write_calibration_html
+        from ..analysis.report import write_calibration_html
 
         write_calibration_html(report, args.html)
         print(f"wrote {args.html}", file=sys.stderr)

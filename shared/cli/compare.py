@@ -44,6 +44,11 @@ def add_parser(commands: Any) -> argparse.ArgumentParser:
     compare.add_argument("--json", metavar="REPORT", help="write the comparison as JSON")
     compare.add_argument("--html", metavar="REPORT",
                          help="write a self-contained HTML report (opens offline)")
+    compare.add_argument("--label", metavar="COLUMN",
+                         help="human labels on some rows (blank on the others, the same rows "
+                         "labelled in A and B): also the prediction-powered difference of the "
+                         "mean label B - A with its interval, beside the judge-only delta "
+                         "(docs/CALIBRATION.md)")
     compare.add_argument("--seed", type=int, default=0, metavar="S",
                          help="seed of the paired bootstrap (default 0)")
     compare.add_argument("--resamples", type=int, default=2000, metavar="N",
@@ -118,10 +123,12 @@ def run(args: argparse.Namespace) -> int:
     except LogprobsUnavailable as error:
         raise BatchInputError(f"the judge model returns no log-probabilities: {error}") from None
     print(report.table())
+    corrected = _corrected(report, args.label)
     checks = regression_checks(report, alpha=args.alpha, min_delta=args.min_delta)
     print(regressions_text(checks))
     if args.json:
-        write_json({**report.as_dict(), "regressions": [c.as_dict() for c in checks]},
+        write_json({**report.as_dict(), "regressions": [c.as_dict() for c in checks],
+                    **({"corrected": corrected} if corrected is not None else {})},
                    Path(args.json))
         print(f"wrote {args.json}", file=sys.stderr)
     if args.html:
@@ -148,3 +155,14 @@ def _check_shared_scores(args: argparse.Namespace) -> None:
                               f"metric of {', '.join(args.metric)} has its columns in both)")
 
 
+def _corrected(report: Any, label: str | None) -> list[dict[str, Any]] | None:
+    """With --label: the corrected differences, printed under the comparison."""
+    if label is None:
+        return None
+    from ..analysis.corrected import corrected_differences, differences_table
+    from .common import scoring_errors
+
+    with scoring_errors():
+        found = corrected_differences(report, label)
+    print(differences_table(found, label))
+    return found

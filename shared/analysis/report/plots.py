@@ -115,3 +115,30 @@ def wins_ties_losses(labels: Sequence[str], wins: Sequence[int], ties: Sequence[
     for side in ("top", "right"):
         ax.spines[side].set_visible(False)
     return _svg(fig)
+
+
+def reliability_diagram(before: Sequence[dict[str, float]],
+                        after: Sequence[dict[str, float]] | None) -> str:
+    """Mean label against mean prediction per bin, the raw score and (held-out) the
+    calibrated one; the diagonal is perfect calibration, a marker's area the bin's rows."""
+    plt = _pyplot()
+    fig, ax = plt.subplots(figsize=(4.2, 4.0), dpi=72)
+    ax.plot([0, 1], [0, 1], color="grey", linewidth=1, linestyle="--")
+    for points, colour, name in ((before, _A, "raw score"), (after, _B, "calibrated")):
+        if not points:
+            continue
+        x = [p["predicted"] for p in points]
+        y = [p["observed"] for p in points]
+        sizes = [12 + 4 * p["rows"] for p in points]
+        ax.plot(x, y, color=colour, linewidth=1)
+        ax.scatter(x, y, s=sizes, color=colour, label=name, alpha=0.8)
+    ax.set_xlim(0, 1)
+    ax.set_ylim(0, 1)
+    ax.set_xlabel("predicted P(label)", fontsize=8)
+    ax.set_ylabel("observed share labelled 1", fontsize=8)
+    ax.set_title("reliability (labelled rows)", fontsize=10)
+    ax.tick_params(labelsize=8)
+    ax.legend(frameon=False, fontsize=8, loc="upper left")
+    for side in ("top", "right"):
+        ax.spines[side].set_visible(False)
+    return _svg(fig)
