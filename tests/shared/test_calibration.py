@@ -358,3 +358,21 @@ def test_agree_shows_the_corrected_estimate(tmp_path: Path,
     corrected = json.loads(report.read_text())["corrected"]
     assert corrected["n_labelled"] == 40 and corrected["n_unlabelled"] == 80
     assert corrected["low"] <= corrected["value"] <= corrected["high"]
+
+
+def test_the_demo_tab_shows_the_three_estimates(tmp_path: Path) -> None:
+    from shared.demo.calibrate_tab import handle
+
+    y, s = _population("informative", n=150)
+    labelled = np.random.default_rng(9).random(150) < 0.3
+    path = tmp_path / "scored.jsonl"
+    path.write_text("".join(json.dumps({"id": i, "accuracy": float(s[i]), "label": bool(y[i])
+                                        if labelled[i] else None}) + "\n" for i in range(150)))
+    status, table, report = handle(str(path), "", "label", folder=tmp_path)
+    assert "jm-ok" in status and report is not None and Path(report).is_file()
+    expected = shared.prediction_powered_mean(s[labelled], y[labelled], s[~labelled])
+    assert table["estimate"].tolist() == ["prediction-powered", "labels alone", "judge only"]
+    assert table["mean label"][0] == f"{expected['value']:.4f}"
+    assert table["95% interval"][0] == f"[{expected['low']:.4f}, {expected['high']:.4f}]"
+    status, table, report = handle(str(path), "accuracy", "nope", folder=tmp_path)
+    assert "jm-error" in status and "no label column &#x27;nope&#x27;" in status and report is None
