@@ -351,13 +351,16 @@ def test_compare_reports_the_corrected_paired_difference(tmp_path: Path) -> None
 def test_agree_shows_the_corrected_estimate(tmp_path: Path,
                                             capsys: pytest.CaptureFixture) -> None:
     path, _ = _evouna(tmp_path)
-    report = tmp_path / "a.json"
+    report, page = tmp_path / "a.json", tmp_path / "a.html"
     assert main(["agree", str(path), "--metric", "accuracy", "--label", "human", "--option",
-                 "mode=contains", "--resamples", "50", "--json", str(report), "-q"]) == 0
+                 "mode=contains", "--resamples", "50", "--json", str(report), "--html",
+                 str(page), "-q"]) == 0
     assert "corrected mean label" in capsys.readouterr().out
     corrected = json.loads(report.read_text())["corrected"]
     assert corrected["n_labelled"] == 40 and corrected["n_unlabelled"] == 80
     assert corrected["low"] <= corrected["value"] <= corrected["high"]
+    html = page.read_text()
+    assert "The mean label, corrected" in html and f"{corrected['value']:.4f}" in html
 
 
 def test_the_demo_tab_shows_the_three_estimates(tmp_path: Path) -> None:
