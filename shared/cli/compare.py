@@ -113,6 +113,8 @@ def run(args: argparse.Namespace) -> int:
     quiet_libraries()
     if args.fail_on_regression and args.metric:
         _check_shared_scores(args)
+    if args.label:
+        _check_label(args)
     from ..analysis.comparison import compare
     from ..engine.backends.base import LogprobsUnavailable
 
@@ -166,3 +168,12 @@ def _corrected(report: Any, label: str | None) -> list[dict[str, Any]] | None:
         found = corrected_differences(report, label)
     print(differences_table(found, label))
     return found
+
+
+def _check_label(args: argparse.Namespace) -> None:
+    """--label: both runs hold the column, known before any scoring."""
+    from ..runs.files import read_input
+
+    for name, path in (("A", args.a), ("B", args.b)):
+        if args.label not in read_input(Path(path), name).column_names:
+            raise BatchInputError(f"--label {args.label!r}: run {name} has no such column")

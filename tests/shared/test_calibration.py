@@ -379,3 +379,30 @@ def test_the_demo_tab_shows_the_three_estimates(tmp_path: Path) -> None:
     assert table["95% interval"][0] == f"[{expected['low']:.4f}, {expected['high']:.4f}]"
     status, table, report = handle(str(path), "accuracy", "nope", folder=tmp_path)
     assert "jm-error" in status and "no label column &#x27;nope&#x27;" in status and report is None
+
+
+def test_cli_refusals_are_one_line(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    path, _ = _evouna(tmp_path, rows=20, labelled=5)
+    bad_map = tmp_path / "map.json"
+    bad_map.write_text('{"format": "something else"}')
+    other = tmp_path / "other.json"
+    other.write_text(json.dumps({"format": "judge-metrics calibration map 1", "metric": "bleu",
+                                 "column": "bleu", "method": "linear", "slope": 1.0,
+                                 "intercept": 0.0}))
+    out = str(tmp_path / "o.jsonl")
+    for argv, words in (
+        (["calibrate", str(path), "--label", "human"], "--metric is required"),
+        (["calibrate", str(path), "--metric", "accuracy", "--label", "human", "--alpha", "1"],
+         "--alpha"),
+        (["calibrate", str(path), "--metric", "accuracy", "--label", "human", "--label-range",
+          "5:1"], "--label-range"),
+        (["calibrate", str(path), "--metric", "accuracy", "--label", "nope"], "nope"),
+        (["score", str(path), "--metric", "accuracy", "--out", out, "--calibration",
+          str(bad_map)], "not a calibration map"),
+        (["score", str(path), "--metric", "accuracy", "--out", out, "--calibration",
+          str(other)], "fitted on 'bleu'"),
+        (["compare", str(path), str(path), "--label", "nope"], "'nope'"),
+    ):
+        assert main(argv) == 2, argv
+        err = capsys.readouterr().err.strip()
+        assert words in err and "\n" not in err, (argv, err)
