@@ -171,9 +171,17 @@ def _corrected(report: Any, label: str | None) -> list[dict[str, Any]] | None:
 
 
 def _check_label(args: argparse.Namespace) -> None:
-    """--label: both runs hold the column, known before any scoring."""
+    """--label: both runs hold the column, and the rows pair by a key column (a hash of the
+    task columns would hold the labels, so a row labelled in one run only would not pair);
+    known before any scoring."""
     from ..runs.files import read_input
 
-    for name, path in (("A", args.a), ("B", args.b)):
-        if args.label not in read_input(Path(path), name).column_names:
+    columns = [read_input(Path(path), name).column_names
+               for name, path in (("A", args.a), ("B", args.b))]
+    for name, names in zip("AB", columns, strict=True):
+        if args.label not in names:
             raise BatchInputError(f"--label {args.label!r}: run {name} has no such column")
+    if args.key is None and not all("id" in names for names in columns):
+        raise BatchInputError(f"--label {args.label!r}: pair the rows by a key column (--key, "
+                              "or an id column in both runs): a hash of the task columns "
+                              "would include the labels")

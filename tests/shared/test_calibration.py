@@ -390,6 +390,8 @@ def test_cli_refusals_are_one_line(tmp_path: Path, capsys: pytest.CaptureFixture
                                  "column": "bleu", "method": "linear", "slope": 1.0,
                                  "intercept": 0.0}))
     out = str(tmp_path / "o.jsonl")
+    bare = tmp_path / "bare.jsonl"
+    bare.write_text('{"question": "q", "prediction": "p", "accuracy": 1.0, "human": true}\n')
     for argv, words in (
         (["calibrate", str(path), "--label", "human"], "--metric is required"),
         (["calibrate", str(path), "--metric", "accuracy", "--label", "human", "--alpha", "1"],
@@ -402,6 +404,7 @@ def test_cli_refusals_are_one_line(tmp_path: Path, capsys: pytest.CaptureFixture
         (["score", str(path), "--metric", "accuracy", "--out", out, "--calibration",
           str(other)], "fitted on 'bleu'"),
         (["compare", str(path), str(path), "--label", "nope"], "'nope'"),
+        (["compare", str(bare), str(bare), "--label", "human"], "pair the rows by a key"),
     ):
         assert main(argv) == 2, argv
         err = capsys.readouterr().err.strip()
