@@ -53,7 +53,7 @@ def estimates_plot(report: Mapping[str, Any]) -> str:
     rows = estimate_rows(report)
     return plots.forest([r["name"] for r in rows], [r["value"] for r in rows],
                         [r["low"] for r in rows], [r["high"] for r in rows],
-                        title="mean label: three estimates")
+                        title="mean label: three estimates", zero_line=False)
 
 
 def _text(value: Any) -> str:
