@@ -300,7 +300,7 @@ def agree(
     string mapped to ``contexts`` becomes a one-item list (one context). ``limit``: score a
     seeded random subsample of that many rows. ``options``: judge and embedding options, as
     for ``score_dataset``. ``metric_options``: extra ``compute`` arguments of the metric.
-    Errors in the input raise ``shared.runs.batch.BatchInputError`` or :class:`LabelError`.
+    Errors in the input raise :class:`~shared.base.errors.UserInputError` or :class:`LabelError`.
     When some measured rows have no label, ``report.corrected`` holds the prediction-powered
     estimate of the mean label over every row (``shared.analysis.ppi``).
     """

@@ -15,8 +15,8 @@ from typing import Any
 
 import numpy as np
 
+from ..base.errors import UserInputError
 from ..kit import stats
-from ..runs.summary import BatchInputError
 from .calibration import fit_calibration
 from .labelled_runs import Split, score_labelled, split_rows
 from .labels import BOOLEAN
@@ -85,7 +85,7 @@ def suggest_rows(dataset: Any, n: int, *, seed: int | None = stats.DEFAULT_SEED,
     from .labels import MissingLabelError, parse_labels
 
     if isinstance(n, bool) or not isinstance(n, int) or n < 1:
-        raise BatchInputError(f"--suggest must be a positive integer, got {n!r}")
+        raise UserInputError(f"--suggest must be a positive integer, got {n!r}")
     rows = np.arange(len(dataset))
     if label is not None and label in dataset.column_names:
         try:
@@ -94,7 +94,7 @@ def suggest_rows(dataset: Any, n: int, *, seed: int | None = stats.DEFAULT_SEED,
             parsed = np.full(len(dataset), np.nan)
         rows = rows[np.isnan(parsed)]
     if n > rows.size:
-        raise BatchInputError(f"--suggest {n}: only {rows.size} rows have no label")
+        raise UserInputError(f"--suggest {n}: only {rows.size} rows have no label")
     picked = np.sort(np.random.default_rng(seed).choice(rows, size=n, replace=False))
     if "id" in dataset.column_names:
         ids = dataset["id"]

@@ -21,7 +21,7 @@ from typing import Any
 
 import numpy as np
 
-from ..runs.summary import BatchInputError
+from ..base.errors import UserInputError
 
 BINS = 10
 FOLDS = 5
@@ -151,7 +151,7 @@ def apply_map(calibration_map: Mapping[str, Any], scores: Any) -> np.ndarray:
     elif method == "linear":
         out = np.clip(calibration_map["slope"] * s + calibration_map["intercept"], 0.0, 1.0)
     else:
-        raise BatchInputError(f"calibration map: unknown method {method!r}")
+        raise UserInputError(f"calibration map: unknown method {method!r}")
     return np.where(np.isfinite(s), out, np.nan)
 
 
@@ -160,7 +160,7 @@ def save_map(path: str | os.PathLike[str], calibration: Mapping[str, Any], *, me
              label_range: Sequence[float] | None) -> None:
     """Write the fitted map as JSON (atomically), with what it applies to."""
     if calibration.get("map") is None:
-        raise BatchInputError(f"--save-calibration: no map was fitted ({calibration['note']})")
+        raise UserInputError(f"--save-calibration: no map was fitted ({calibration['note']})")
     data = {"format": MAP_FORMAT, "metric": metric, "score_key": score_key, "column": column,
             "label": label, "label_range": None if label_range is None else list(label_range),
             **calibration["map"]}
@@ -170,24 +170,24 @@ def save_map(path: str | os.PathLike[str], calibration: Mapping[str, Any], *, me
         temporary.write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
         os.replace(temporary, target)
     except OSError as error:
-        raise BatchInputError(f"{target}: cannot write it: {error}") from None
+        raise UserInputError(f"{target}: cannot write it: {error}") from None
     finally:
         temporary.unlink(missing_ok=True)
 
 
 def load_map(path: str | os.PathLike[str]) -> dict[str, Any]:
-    """A map written by :func:`save_map`; anything else is a one-line ``BatchInputError``."""
+    """A map written by :func:`save_map`; anything else is a one-line ``UserInputError``."""
     try:
         data = json.loads(Path(path).read_text(encoding="utf-8"))
     except (OSError, ValueError) as error:
-        raise BatchInputError(f"--calibration {path}: cannot read it: {error}") from None
+        raise UserInputError(f"--calibration {path}: cannot read it: {error}") from None
     if not isinstance(data, dict) or data.get("format") != MAP_FORMAT:
-        raise BatchInputError(f"--calibration {path}: not a calibration map (write one with "
+        raise UserInputError(f"--calibration {path}: not a calibration map (write one with "
                               "`calibrate --save-calibration FILE`)")
     numbers = [*data.get("x", []), *data.get("y", []), data.get("slope", 0.0),
                data.get("intercept", 0.0)]
     if not all(isinstance(v, (int, float)) and math.isfinite(v) for v in numbers):
-        raise BatchInputError(f"--calibration {path}: the map holds a non-finite number")
+        raise UserInputError(f"--calibration {path}: the map holds a non-finite number")
     apply_map(data, np.zeros(1))  # an unknown method fails here
     return data
 
@@ -196,10 +196,10 @@ def check_map(path: str | os.PathLike[str], metrics: Sequence[str], engine: str 
               ) -> None:
     """``score --calibration``, before any work: a readable map for a metric of the run."""
     if engine != "local":
-        raise BatchInputError("--calibration runs without Ray: drop --engine ray")
+        raise UserInputError("--calibration runs without Ray: drop --engine ray")
     data = load_map(path)
     if "all" not in metrics and data.get("metric") not in metrics:
-        raise BatchInputError(f"--calibration {path}: fitted on {data.get('metric')!r}, which "
+        raise UserInputError(f"--calibration {path}: fitted on {data.get('metric')!r}, which "
                               f"this run does not score (--metric {', '.join(metrics)})")
 
 
@@ -209,7 +209,7 @@ def calibrated_column(scored: Any, path: str | os.PathLike[str], metrics: Sequen
     data = load_map(path)
     column = data["column"]
     if column not in scored.column_names:
-        raise BatchInputError(
+        raise UserInputError(
             f"--calibration {path}: fitted on {data['metric']}'s {column!r}, which this run "
             f"does not write (its metrics: {', '.join(metrics)})")
     values = np.array([math.nan if v is None else float(v) for v in scored[column]])

@@ -16,7 +16,8 @@ from typing import Any
 
 import numpy as np
 
-from ..runs.summary import BatchInputError, format_table
+from ..base.errors import UserInputError
+from ..runs.summary import format_table
 from .gates import Gate, GateOutcome, gate_scores
 from .labelled_runs import split_rows
 from .labels import parse_labels
@@ -57,8 +58,8 @@ def corrected_gates(source: Any, gates: Sequence[Gate], label: str, *,
         split = split_rows(scores.tolist(), labels, label)
         try:
             found = ppi_mean(split.scores, split.labels, split.unlabelled, alpha)
-        except BatchInputError as error:
-            raise BatchInputError(f"gate {gate.text!r} --gate-on corrected: {error}") from None
+        except UserInputError as error:
+            raise UserInputError(f"gate {gate.text!r} --gate-on corrected: {error}") from None
         gate_on = "lower" if gate.op == ">=" else "upper"
         outcomes.append(CorrectedGateOutcome(
             gate, gate.column(), int(scores.size), split.unmeasured, found["value"],
@@ -74,13 +75,13 @@ def label_values(source: Any, label: str) -> list[Any]:
     if hasattr(scored, "select_columns") and hasattr(scored, "to_pandas"):
         columns = scored.column_names if hasattr(scored, "column_names") else scored.columns()
         if label not in columns:
-            raise BatchInputError(f"--label {label!r}: the input has no such column")
+            raise UserInputError(f"--label {label!r}: the input has no such column")
         return scored.select_columns([label]).to_pandas()[label].tolist()
     from .comparison import load_run
 
     frame = load_run(scored, "scored")
     if label not in frame.columns:
-        raise BatchInputError(f"--label {label!r}: the input has no such column")
+        raise UserInputError(f"--label {label!r}: the input has no such column")
     return frame[label].tolist()
 
 
@@ -96,7 +97,7 @@ def corrected_differences(report: Any, label: str, alpha: float = 0.05
     pairs = report.pairs
     for name, frame in (("A", pairs.a), ("B", pairs.b)):
         if label not in frame.columns:
-            raise BatchInputError(f"--label {label!r}: run {name} has no such column")
+            raise UserInputError(f"--label {label!r}: run {name} has no such column")
     labels_a, labels_b = _paired_labels(pairs, label)
     found = []
     for column in (c.column for c in report.columns):
@@ -111,7 +112,7 @@ def corrected_differences(report: Any, label: str, alpha: float = 0.05
         try:
             estimate = ppi_mean((b - a)[labelled], (labels_b - labels_a)[labelled],
                                 (b - a)[measured & ~labelled], alpha)
-        except BatchInputError as error:
+        except UserInputError as error:
             entry["error"] = str(error)
         else:
             entry.update(value=estimate["value"], low=estimate["low"], high=estimate["high"])

@@ -12,8 +12,8 @@ from typing import Any
 
 import numpy as np
 
+from ..base.errors import UserInputError
 from ..kit import stats
-from ..runs.summary import BatchInputError
 from .embedded_judge import judge_model_name
 from .labels import MissingLabelError, parse_labels
 from .ppi import label_scale, ppi_mean
@@ -83,7 +83,7 @@ def checked_input(dataset: Any, metric: str, label: str, group: str | None,
     from ..kit.registry import METRICS
 
     if metric not in METRICS:
-        raise BatchInputError(f"unknown metric {metric!r}; choose from: {', '.join(METRICS)}")
+        raise UserInputError(f"unknown metric {metric!r}; choose from: {', '.join(METRICS)}")
     spec = METRICS[metric]
     if label not in dataset.column_names:
         raise MissingLabelError(
@@ -91,17 +91,17 @@ def checked_input(dataset: Any, metric: str, label: str, group: str | None,
             f"{', '.join(dataset.column_names)})"
         )
     if group is not None and group not in dataset.column_names:
-        raise BatchInputError(f"--group column {group!r} is not in the input")
+        raise UserInputError(f"--group column {group!r} is not in the input")
     keys = spec.headline
     key = score_key or keys[0]
     if key not in keys:
-        raise BatchInputError(
+        raise UserInputError(
             f"metric {metric!r} has no score key {key!r}; choose from: {', '.join(keys)}")
     # check the labels before any (slow) scoring
     parse_labels(dataset[label], label, allow_constant=allow_constant)
     if limit is not None:
         if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
-            raise BatchInputError(f"--limit must be a positive integer, got {limit!r}")
+            raise UserInputError(f"--limit must be a positive integer, got {limit!r}")
         if limit < len(dataset):
             rng = np.random.default_rng(seed)
             rows = np.sort(rng.choice(len(dataset), size=limit, replace=False))
@@ -117,7 +117,7 @@ def map_columns(dataset: Any, columns: Mapping[str, str]) -> Any:
 
     for target, source in columns.items():
         if source not in dataset.column_names:
-            raise BatchInputError(
+            raise UserInputError(
                 f"--column {target}={source}: the input has no column {source!r} (its columns: "
                 f"{', '.join(dataset.column_names)})"
             )
@@ -150,7 +150,7 @@ def split_rows(scores: Sequence[Any], labels: Sequence[Any], label: str = "label
     """Per-row ``scores`` (``None``/NaN: unmeasured, left out and counted) and ``labels``
     (blank, ``None`` or NaN: unlabelled) as the estimate's three arrays."""
     if len(scores) != len(labels):
-        raise BatchInputError(f"{len(scores)} scores but {len(labels)} labels")
+        raise UserInputError(f"{len(scores)} scores but {len(labels)} labels")
     parsed, kind = parse_labels(list(labels), label, allow_constant=True)
     parsed, used_range = label_scale(parsed, label_range)
     values = np.array([_score(s) for s in scores], dtype=np.float64)

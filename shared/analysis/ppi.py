@@ -26,7 +26,7 @@ from typing import Any
 
 import numpy as np
 
-from ..runs.summary import BatchInputError
+from ..base.errors import UserInputError
 
 __all__ = ["classical_mean", "label_scale", "ppi_mean", "prediction_powered_mean"]
 
@@ -41,7 +41,7 @@ def prediction_powered_mean(labelled_scores: Sequence[float], labels: Sequence[f
     ``unlabelled_scores`` are its scores of the rows nobody labelled. Labels are 0/1 (booleans
     count as 0/1) or numbers on the scores' scale (module docstring). The labelled rows must be
     a uniformly random sample of all rows: that is what the interval's guarantee rests on.
-    Refused with a one-line ``BatchInputError``: fewer than 2 labelled rows, no unlabelled row,
+    Refused with a one-line ``UserInputError``: fewer than 2 labelled rows, no unlabelled row,
     a non-finite score or label, lengths that differ, ``alpha`` outside (0, 1).
     """
     found = ppi_mean(labelled_scores, labels, unlabelled_scores, alpha)
@@ -93,10 +93,10 @@ def label_scale(labels: np.ndarray, label_range: tuple[float, float] | None = No
         label_range = (float(present.min()), float(present.max()))
     low, high = (float(x) for x in label_range)
     if not (math.isfinite(low) and math.isfinite(high) and high > low):
-        raise BatchInputError(f"label range {low:g}:{high:g}: expected LOW:HIGH with LOW < HIGH")
+        raise UserInputError(f"label range {low:g}:{high:g}: expected LOW:HIGH with LOW < HIGH")
     outside = present[(present < low) | (present > high)]
     if outside.size:
-        raise BatchInputError(f"label {outside[0]:g} is outside the label range {low:g}:{high:g}")
+        raise UserInputError(f"label {outside[0]:g} is outside the label range {low:g}:{high:g}")
     return (labels - low) / (high - low), (low, high)
 
 
@@ -104,18 +104,18 @@ def _checked(labelled_scores: Sequence[float], labels: Sequence[float],
              unlabelled_scores: Sequence[float], alpha: float
              ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     if isinstance(alpha, bool) or not isinstance(alpha, (int, float)) or not 0 < alpha < 1:
-        raise BatchInputError(f"alpha must be a number in (0, 1), got {alpha!r}")
+        raise UserInputError(f"alpha must be a number in (0, 1), got {alpha!r}")
     f = _floats(labelled_scores, "labelled_scores")
     y = _floats(labels, "labels")
     f_u = _floats(unlabelled_scores, "unlabelled_scores")
     if f.size != y.size:
-        raise BatchInputError(f"{f.size} labelled scores but {y.size} labels: one score per "
+        raise UserInputError(f"{f.size} labelled scores but {y.size} labels: one score per "
                               "labelled row")
     if y.size < 2:
-        raise BatchInputError(f"{y.size} labelled row{'s' if y.size != 1 else ''}: the "
+        raise UserInputError(f"{y.size} labelled row{'s' if y.size != 1 else ''}: the "
                               "estimate needs at least 2 (their spread sets the interval)")
     if f_u.size == 0:
-        raise BatchInputError("no unlabelled row: with every row labelled, the labels' mean is "
+        raise UserInputError("no unlabelled row: with every row labelled, the labels' mean is "
                               "the answer (no estimate to make)")
     return y, f, f_u
 
@@ -124,13 +124,13 @@ def _floats(values: Sequence[float], name: str) -> np.ndarray:
     try:
         array = np.asarray(values, dtype=np.float64)
     except (TypeError, ValueError):
-        raise BatchInputError(f"{name}: expected numbers (a score or label per row)") from None
+        raise UserInputError(f"{name}: expected numbers (a score or label per row)") from None
     if array.ndim != 1:
-        raise BatchInputError(f"{name}: expected a flat sequence of numbers, got shape "
+        raise UserInputError(f"{name}: expected a flat sequence of numbers, got shape "
                               f"{array.shape}")
     bad = np.flatnonzero(~np.isfinite(array))
     if bad.size:
-        raise BatchInputError(f"{name}[{bad[0]}] is {array[bad[0]]!r}: every score and label "
+        raise UserInputError(f"{name}[{bad[0]}] is {array[bad[0]]!r}: every score and label "
                               "must be a finite number (leave unmeasured rows out)")
     return array
 

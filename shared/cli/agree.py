@@ -13,8 +13,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from ..base.errors import UserInputError
 from ..runs import files
-from ..runs.summary import BatchInputError
 
 
 def add_parser(commands: Any) -> argparse.ArgumentParser:
@@ -89,7 +89,7 @@ def run(args: argparse.Namespace) -> int:
     )
 
     if args.metric == "all":
-        raise BatchInputError("agree takes one metric, not 'all'")
+        raise UserInputError("agree takes one metric, not 'all'")
     check_metric_names([args.metric])
     columns = parse_columns(args.column)
     out = Path(args.out) if args.out else None
@@ -99,9 +99,9 @@ def run(args: argparse.Namespace) -> int:
         if value:
             files.check_writable_file(Path(value), option)
     if args.resamples < 1:
-        raise BatchInputError(f"--resamples must be >= 1, got {args.resamples}")
+        raise UserInputError(f"--resamples must be >= 1, got {args.resamples}")
     if args.chunk_size is not None and args.chunk_size < 1:
-        raise BatchInputError(f"--chunk-size must be >= 1, got {args.chunk_size}")
+        raise UserInputError(f"--chunk-size must be >= 1, got {args.chunk_size}")
     files.check_input_path(Path(args.input))
     files.check_output_paths({"INPUT": args.input},
                        {"--out": args.out, "--json": args.json, "--html": args.html})
@@ -109,7 +109,7 @@ def run(args: argparse.Namespace) -> int:
     dataset = files.read_input(Path(args.input))
     metric_options = parse_metric_options(args.option, [args.metric])
     if set(metric_options) - {args.metric}:
-        raise BatchInputError(f"--option names another metric than {args.metric}")
+        raise UserInputError(f"--option names another metric than {args.metric}")
     options = judge_options(args)
     options.pop("dry_run", None)
     check_judge_options(options)

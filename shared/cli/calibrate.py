@@ -14,8 +14,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from ..base.errors import UserInputError
 from ..runs import files
-from ..runs.summary import BatchInputError
 
 
 def add_parser(commands: Any) -> argparse.ArgumentParser:
@@ -102,16 +102,16 @@ def run(args: argparse.Namespace) -> int:
         return 0
     for flag, value in (("--metric", args.metric), ("--label", args.label)):
         if not value:
-            raise BatchInputError(f"{flag} is required (unless --suggest N)")
+            raise UserInputError(f"{flag} is required (unless --suggest N)")
     if args.metric == "all":
-        raise BatchInputError("calibrate takes one metric, not 'all'")
+        raise UserInputError("calibrate takes one metric, not 'all'")
     check_metric_names([args.metric])
     if not 0 < args.alpha < 1:
-        raise BatchInputError(f"--alpha must be in (0, 1), got {args.alpha}")
+        raise UserInputError(f"--alpha must be in (0, 1), got {args.alpha}")
     if args.chunk_size is not None and args.chunk_size < 1:
-        raise BatchInputError(f"--chunk-size must be >= 1, got {args.chunk_size}")
+        raise UserInputError(f"--chunk-size must be >= 1, got {args.chunk_size}")
     if args.dry_run:
-        raise BatchInputError("calibrate cannot dry-run: use `score --dry-run`")
+        raise UserInputError("calibrate cannot dry-run: use `score --dry-run`")
     label_range = _label_range(args.label_range)
     columns = parse_columns(args.column)
     outputs = {"--out": args.out, "--json": args.json, "--html": args.html,
@@ -165,6 +165,6 @@ def _label_range(text: str | None) -> tuple[float, float] | None:
     except ValueError:
         bounds = None
     if not sep or bounds is None or not bounds[0] < bounds[1]:
-        raise BatchInputError(f"--label-range {text!r}: expected LOW:HIGH with LOW < HIGH, "
+        raise UserInputError(f"--label-range {text!r}: expected LOW:HIGH with LOW < HIGH, "
                               "e.g. 1:5")
     return bounds

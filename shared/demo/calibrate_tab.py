@@ -35,7 +35,7 @@ def handle(file: Any, score_column: str | None, label_column: str | None,
     from ..analysis.comparison import load_run, score_columns
     from ..analysis.labels import LabelError
     from ..analysis.report import write_calibration_html
-    from ..runs.summary import BatchInputError
+    from ..base.errors import UserInputError
 
     empty = pd.DataFrame(columns=TABLE_COLUMNS)
     if not file:
@@ -48,10 +48,10 @@ def handle(file: Any, score_column: str | None, label_column: str | None,
         column = (score_column or "").strip() or next(iter(score_columns(frame.columns)), "")
         for name, what in ((column, "score"), (label, "label")):
             if not name or name not in frame.columns:
-                raise BatchInputError(f"no {what} column {name!r} in the upload (its columns: "
+                raise UserInputError(f"no {what} column {name!r} in the upload (its columns: "
                                       f"{', '.join(map(str, frame.columns))})")
         report = calibration_report(frame[column].tolist(), frame[label].tolist(), label=label)
-    except (BatchInputError, LabelError) as error:
+    except (UserInputError, LabelError) as error:
         return _status(str(error).replace(str(path), path.name), "error"), empty, None
     report.update(metric=column, score_key=column, label=label)
     target = Path(folder or new_report_folder()) / "calibration.html"

@@ -23,8 +23,8 @@ from shared.analysis.calibration import (
     load_map,
 )
 from shared.analysis.ppi import classical_mean, label_scale, ppi_mean
+from shared.base.errors import UserInputError
 from shared.cli.main import main
-from shared.runs.summary import BatchInputError
 
 REPO = Path(__file__).resolve().parents[2]
 EVOUNA = REPO / "bench" / "agreement" / "data" / "answer_equivalence_evouna_nq.jsonl"
@@ -162,14 +162,14 @@ def test_much_narrower_than_the_labels_alone_when_the_scores_inform() -> None:
     ((["a", "b"], [1, 0], [0.3]), "expected numbers"),
 ])
 def test_refusals_are_one_line(args: tuple, words: str) -> None:
-    with pytest.raises(BatchInputError) as raised:
+    with pytest.raises(UserInputError) as raised:
         shared.prediction_powered_mean(*args)
     assert words in str(raised.value) and "\n" not in str(raised.value)
 
 
 @pytest.mark.parametrize("alpha", [0, 1, -0.1, 1.5, True, "0.05"])
 def test_alpha_outside_zero_one_is_refused(alpha: object) -> None:
-    with pytest.raises(BatchInputError, match="alpha"):
+    with pytest.raises(UserInputError, match="alpha"):
         shared.prediction_powered_mean([0.5, 0.6], [1, 0], [0.3], alpha=alpha)
 
 
@@ -178,7 +178,7 @@ def test_ratings_map_onto_the_scores_scale() -> None:
     scaled, used = label_scale(ratings, (1, 5))
     assert used == (1.0, 5.0) and scaled[:3].tolist() == [0.0, 0.5, 1.0]
     assert label_scale(np.array([0.0, 1.0]))[1] is None
-    with pytest.raises(BatchInputError, match="outside"):
+    with pytest.raises(UserInputError, match="outside"):
         label_scale(np.array([0.0, 7.0]), (1, 5))
 
 
