@@ -5,10 +5,11 @@ judge's notes and JSON output. No command imports another."""
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -120,6 +121,37 @@ def _option_value(pair: str, metric: str, name: str, text: str) -> Any:
         return option.parse(text)
     except (TypeError, ValueError) as error:
         raise UserInputError(f"--option {pair!r}: {metric}: {error}") from None
+
+
+def parse_columns(pairs: Sequence[str]) -> dict[str, str]:
+    """``--column INPUT=COLUMN`` pairs as ``{input: column}`` (`agree`, `calibrate`)."""
+    columns: dict[str, str] = {}
+    for pair in pairs:
+        target, sep, source = pair.partition("=")
+        if not sep or not target.strip() or not source.strip():
+            raise UserInputError(f"--column {pair!r}: expected INPUT=COLUMN, "
+                                  "e.g. prediction=summary")
+        columns[target.strip()] = source.strip()
+    return columns
+
+
+@contextlib.contextmanager
+def scoring_errors() -> Iterator[None]:
+    """A labelled run's errors as one-line ``UserInputError``s (`agree`, `calibrate`): a bad
+    label column, a judge without log-probabilities, a bad value."""
+    from ..analysis.labels import LabelError
+    from ..engine.backends.base import LogprobsUnavailable
+
+    try:
+        yield
+    except LabelError as error:
+        raise UserInputError(f"{type(error).__name__}: {error}") from None
+    except LogprobsUnavailable as error:
+        raise UserInputError(f"the judge model returns no log-probabilities: {error}") from None
+    except (TypeError, ValueError) as error:
+        if isinstance(error, UserInputError):
+            raise
+        raise UserInputError(str(error)) from None
 
 
 def judge_options(args: argparse.Namespace) -> dict[str, Any]:
