@@ -98,6 +98,8 @@ class AgreementReport:
     constant_score: float | None = None  # set when every compared row got this one score
     judge_calls: int | None = None  # agree(): requests sent to the judge (cache hits excluded)
     cache_hits: int | None = None  # agree(): judge answers served by the call cache
+    judges: list[dict[str, Any]] | None = None  # a panel: each judge against the same labels
+    judge_agreement: dict[str, Any] | None = None  # a panel: alpha among its judges
 
     def statistic(self, name: str) -> Statistic | None:
         return next((s for s in self.statistics if s.name == name), None)
@@ -133,6 +135,10 @@ class AgreementReport:
         rows = [[s.name, _fmt(s.value), f"[{_fmt(s.low)}, {_fmt(s.high)}]", s.note]
                 for s in self.statistics]
         lines.append(format_table(header, rows))
+        if self.judges:
+            from .panel_agreement import side_by_side
+
+            lines.append(side_by_side(self))
         if self.judge_calls is not None:
             lines.append(f"judge calls: {self.judge_calls} sent, {self.cache_hits} from the cache")
         lines.append(f"bootstrap: {self.n_resamples} resamples of "
@@ -300,6 +306,7 @@ def agree(
     from ..kit.registry import DECISION_THRESHOLDS, METRICS
     from ..runs.batch import score_dataset
     from ..runs.chunks import score_column_names
+    from .panel_agreement import add_judges, panel_name
 
     key, dataset = _checked_input(dataset, metric, label, group, score_key, limit, seed)
     spec = METRICS[metric]
@@ -312,20 +319,22 @@ def agree(
     judge = None
     if spec.judge:
         config = judge_config(**{k: v for k, v in options.items() if k in JUDGE_OPTION_NAMES})
-        judge = {"provider": config.provider, "model": judge_model_name(config)}
+        judge = {"provider": config.provider, "model": judge_model_name(config)} if not \
+            config.judges else {"provider": "panel", "model": panel_name(config)}
     if threshold is None:
         decision, source = DECISION_THRESHOLDS.get(metric), "metric"
     else:
         decision, source = threshold, "given"
-    report = compare(
-        scored[column], scored[label], groups=None if group is None else scored[group],
-        threshold=decision, threshold_source=source if decision is not None else None,
-        seed=seed, n_resamples=n_resamples, metric=metric, score_key=key, label=label,
-        group=group, judge=judge,
-    )
+    settings = dict(groups=None if group is None else scored[group], threshold=decision,
+                    threshold_source=source if decision is not None else None, seed=seed,
+                    n_resamples=n_resamples, metric=metric, score_key=key, label=label,
+                    group=group, judge=judge)
+    report = compare(scored[column], scored[label], **settings)
     if spec.judge and summary.metrics:
         report.judge_calls = summary.metrics[0].calls
         report.cache_hits = summary.metrics[0].cache_hits
+        add_judges(report, scored, metric, summary.metrics[0],
+                   lambda scores: compare(scores, scored[label], **settings))
     return scored, report
 
 

@@ -221,3 +221,28 @@ def test_the_cli_takes_repeatable_judges(tmp_path: Path, llama_server: str, gemm
         main([*argv[:-4], "--judge", "provider=openai-compatible,nope=1"])
     assert exit_info.value.code == 2
     assert "NAME=VALUE" in capsys.readouterr().err
+
+
+def test_agree_sets_each_judge_beside_the_panel(llama_server: str, gemma_server: str,
+                                                cache_dir: str) -> None:
+    import datasets
+
+    from shared.analysis.agreement import agree, compare
+
+    rows = datasets.Dataset.from_dict({"question": QUESTIONS, "prediction": PREDICTIONS,
+                                       "reference": REFERENCES,
+                                       "correct": [True, False, True]})
+    judges = [_judge(llama_server, "smollm2"), _judge(gemma_server, "gemma3")]
+    scored, report = agree(rows, "l3score", "correct", judges=judges, cache_dir=cache_dir,
+                           show_progress=False, n_resamples=50)
+    assert report.judge == {"provider": "panel", "model": "openai-compatible/smollm2 + "
+                            "openai-compatible/gemma3"}
+    for k, judge in enumerate(report.judges):
+        alone = compare(scored[f"l3score_judge_{k + 1}"], scored["correct"], threshold=0.5,
+                        threshold_source="metric", n_resamples=50)
+        assert judge["statistics"] == [vars(s) for s in alone.statistics]
+    per_judge = np.array([scored["l3score_judge_1"], scored["l3score_judge_2"]]).T
+    assert report.judge_agreement["judge_agreement"] == pytest.approx(
+        _reference_alpha(per_judge, "interval"))
+    table = report.table()
+    assert "judge 2: openai-compatible/gemma3" in table and "Krippendorff" in table
