@@ -199,9 +199,10 @@ def test_the_cli_takes_repeatable_judges(tmp_path: Path, llama_server: str, gemm
     source.write_text("".join(json.dumps({"question": q, "prediction": p, "reference": r}) + "\n"
                               for q, p, r in zip(QUESTIONS, PREDICTIONS, REFERENCES,
                                                  strict=True)))
-    out = tmp_path / "scored.jsonl"
-    argv = ["score", str(source), "--metric", "l3score", "--out", str(out),
-            "--cache-dir", cache_dir, "-q",
+    out, html = tmp_path / "scored.jsonl", tmp_path / "report.html"
+    common = ["score", str(source), "--metric", "l3score", "--out", str(out),
+              "--cache-dir", cache_dir, "-q"]
+    argv = [*common, "--html", str(html),
             "--judge", f"provider=openai-compatible,model=smollm2,base_url={llama_server}",
             "--judge", f"provider=openai-compatible,model=gemma3,base_url={gemma_server}"]
     assert main(argv) == 0, capsys.readouterr().err
@@ -213,12 +214,21 @@ def test_the_cli_takes_repeatable_judges(tmp_path: Path, llama_server: str, gemm
     alpha = _reference_alpha(np.array(per_judge).T, "interval")
     assert f"judge_agreement={alpha:.4f}" in first
     assert first[-5:-1] == ["0", "6", "0", "unknown"]  # unmeasured, calls, cache hits, cost
+    # the report: each judge's column, the spread, the rows where the judges disagree most
+    page = html.read_text()
+    data = json.loads(page.split('id="report-data">', 1)[1].split("</script>", 1)[0])
+    keys = [c["key"] for c in data["columns"]]
+    assert keys[-4:] == ["l3score", "l3score_judge_1", "l3score_judge_2", "l3score_judge_spread"]
+    gaps = [abs(a - b) for a, b in zip(*per_judge, strict=True)]
+    assert [r["h"] for r in data["rows"]] == [g == max(gaps) for g in gaps]  # top 10%: 1 row
+    assert "Panel of judges" in page and "openai-compatible/gemma3" in page
+
     assert main(argv) == 0  # a rerun: every answer from the cache
     assert _summary_cells(capsys.readouterr().out, "l3score")[-5:-1] == [
         "0", "0", "6", "unknown"]
 
     with pytest.raises(SystemExit) as exit_info:
-        main([*argv[:-4], "--judge", "provider=openai-compatible,nope=1"])
+        main([*common, "--judge", "provider=openai-compatible,nope=1"])
     assert exit_info.value.code == 2
     assert "NAME=VALUE" in capsys.readouterr().err
 
