@@ -36,7 +36,6 @@ from .results import MetricOutput, SampleResult, no_nan, unmeasured_entries
 
 if TYPE_CHECKING:
     from ..engine.runner import Judge
-    from .judge_metric import JudgeMetric
 
 __all__ = ["judge_label", "panel_agreement", "score_panel"]
 
@@ -49,9 +48,10 @@ def judge_label(config: JudgeConfig) -> str:
     return f"{config.provider}/{model}" if model else config.provider
 
 
-def score_panel(metric: JudgeMetric, config: JudgeConfig, inputs: Mapping[str, Any],
+def score_panel(metric: Any, config: JudgeConfig, inputs: Mapping[str, Any],
                 options: Mapping[str, Any]) -> MetricOutput:
-    """``metric``'s output with ``config``'s panel: each judge scores every sample."""
+    """``metric``'s output (a :class:`~shared.kit.judge_metric.JudgeMetric`) with ``config``'s
+    panel: each judge scores every sample."""
     configs = judge_configs(config)
     judges = [get_judge(judge_config) for judge_config in configs]
     per_judge = [list(metric.score(judge, **inputs, **options)) for judge in judges]
@@ -103,7 +103,7 @@ def panel_agreement(judge_scores: Sequence[Sequence[float | None]]) -> dict[str,
             "judge_agreement_level": level}
 
 
-def _panel_result(metric: JudgeMetric, judged: Sequence[SampleResult], how: str,
+def _panel_result(metric: Any, judged: Sequence[SampleResult], how: str,
                   options: Mapping[str, Any]) -> SampleResult:
     scores = [no_nan(r.score) if r.is_measured else None for r in judged]
     errors = [r.unmeasured_reason for r in judged]
@@ -124,7 +124,7 @@ def _panel_result(metric: JudgeMetric, judged: Sequence[SampleResult], how: str,
     return SampleResult(score, details)
 
 
-def _check_binary(metric: JudgeMetric, per_judge: Sequence[Sequence[SampleResult]]) -> None:
+def _check_binary(metric: Any, per_judge: Sequence[Sequence[SampleResult]]) -> None:
     for index, judged in enumerate(per_judge):
         scores = [r.score for r in judged if r.is_measured]
         if not is_binary(scores):
@@ -135,7 +135,7 @@ def _check_binary(metric: JudgeMetric, per_judge: Sequence[Sequence[SampleResult
                 "so running again costs no request)")
 
 
-def _judge_summary(metric: JudgeMetric, judge: Judge, judged: Sequence[SampleResult],
+def _judge_summary(metric: Any, judge: Judge, judged: Sequence[SampleResult],
                    options: Mapping[str, Any]) -> dict[str, Any]:
     """One judge's part of a panel's output: who it is, the metric's aggregates over its own
     scores, what it left unmeasured, and what it spent."""
