@@ -234,10 +234,11 @@ def test_the_cli_takes_repeatable_judges(tmp_path: Path, llama_server: str, gemm
 
 
 def test_agree_sets_each_judge_beside_the_panel(llama_server: str, gemma_server: str,
-                                                cache_dir: str) -> None:
+                                                cache_dir: str, tmp_path: Path) -> None:
     import datasets
 
     from shared.analysis.agreement import agree, compare
+    from shared.analysis.report import write_agreement_html
 
     rows = datasets.Dataset.from_dict({"question": QUESTIONS, "prediction": PREDICTIONS,
                                        "reference": REFERENCES,
@@ -256,3 +257,6 @@ def test_agree_sets_each_judge_beside_the_panel(llama_server: str, gemma_server:
         _reference_alpha(per_judge, "interval"))
     table = report.table()
     assert "judge 2: openai-compatible/gemma3" in table and "Krippendorff" in table
+    page = write_agreement_html(report.as_dict(), tmp_path / "agree.html")
+    assert "judge 2: openai-compatible/gemma3</th>" in page
+    assert "The panel and each judge against the labels" in page
