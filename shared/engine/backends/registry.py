@@ -1,44 +1,195 @@
-"""The judge providers: for each ``provider`` name, the backend class that talks to it and the
-provider's defaults. Adding a provider is one entry here; adding a backend is one module in
-this package plus its entry (docs/BACKENDS.md, "How to add a backend").
+"""The judge providers: everything a ``provider`` name is, in one entry of :data:`PROVIDERS`.
 
-``shared.engine.config`` derives the ``provider`` option's choices and the providers' defaults
-from :data:`PROVIDERS`; :func:`shared.engine.backends.make_backend` imports the named class at
-the first use of its provider, so ``import shared`` loads no backend.
+An entry names the backend class that speaks the provider's protocol, its default endpoint, key
+variables and model, what it can do (:class:`Capabilities`) and its prices (:class:`ModelPrice`).
+Everything else is derived from the entries: the ``provider`` option's choices, docs and checks
+(``shared.engine.config``), prices (``shared.engine.pricing``), the request fields a backend
+sends, each metric's capability check, the demo's provider and key fields, and the provider
+tables of the metric cards and docs/BACKENDS.md. Adding an OpenAI-compatible host is one entry
+here; a new protocol is one module in this package plus its entry (docs/BACKENDS.md, "How to add
+a provider").
+
+:func:`shared.engine.backends.make_backend` imports the named class at the first use of its
+provider, so ``import shared`` loads no backend and no SDK.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import os
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from types import MappingProxyType
+
+
+@dataclass(frozen=True)
+class ModelPrice:
+    """List prices in USD per 1M tokens: ``input`` (prompt tokens at the cache-miss rate),
+    ``output`` (completion tokens), ``cached_input`` (prompt tokens read from the provider's
+    prompt cache; ``None``: no discount known)."""
+
+    input: float
+    output: float
+    cached_input: float | None = None
+
+
+@dataclass(frozen=True)
+class Capabilities:
+    """What a provider's API can do for a judge.
+
+    ``structured``: how a JSON schema is enforced: ``"json_schema"`` (OpenAI's
+    ``response_format``), ``"json_object"`` (``{"type": "json_object", "schema": ...}`` as
+    llama-cpp-python's server), ``"json_object_plain"`` (JSON mode without a schema),
+    ``"tool"`` (a forced tool call), ``"response_json_schema"`` (Gemini), ``"grammar"`` (the
+    local judge's constrained decoding), ``None`` (not at all: the answer is free text).
+    ``logprobs``: first-token log-probabilities are returned; ``top_logprobs``: the most
+    alternatives per token (0 without log-probabilities); ``full_distribution``: the whole
+    next-token distribution is available (the local judge). ``seed``: takes a sampling seed.
+    ``batch``: its batch API (``"openai"``: Files + Batches, ``"anthropic"``: Message Batches,
+    ``"gemini"``) or ``None``; ``batch_discount``: the batch price as a fraction of the
+    synchronous one. ``prompt_caching``: ``"automatic"``, ``"cache_control"`` (explicit
+    breakpoints), ``"implicit"`` or ``None``. ``max_tokens_field``: the request field bounding
+    the answer length."""
+
+    structured: str | None
+    logprobs: bool
+    top_logprobs: int
+    seed: bool
+    batch: str | None
+    prompt_caching: str | None
+    max_tokens_field: str = "max_tokens"
+    batch_discount: float = 0.5
+    full_distribution: bool = False
+
+
+def _frozen(prices: Mapping[str, ModelPrice]) -> Mapping[str, ModelPrice]:
+    return MappingProxyType(dict(prices))
 
 
 @dataclass(frozen=True)
 class Provider:
-    """One provider. ``backend``: ``"module:Class"`` of this package. ``base_url``: its default
-    endpoint; ``key_env``: the environment variable holding its API key; ``default_model``;
-    ``response_format``: how its server takes a JSON schema (``"json_schema"`` as OpenAI and
-    vLLM, ``"json_object"`` with a ``"schema"`` field as llama-cpp-python's server,
-    ``"json_object_plain"`` without one as DeepSeek, ``None``: not at all); ``seed``: whether it
-    takes a sampling seed."""
+    """One provider.
+
+    ``backend``: ``"module:Class"`` of this package; ``title``: its display name;
+    ``capabilities``; ``base_url``: its default endpoint (the root its official SDK takes;
+    ``base_url_env``: a variable that, when set, gives it instead); ``key_env``: the variables
+    its credential may be read from, the first being the one messages name; ``default_model``;
+    ``prices``: model -> :class:`ModelPrice` (``"*"``: every model); ``extra``: the pip extra
+    that installs its SDK and ``sdk`` that SDK's import name (``None``: always installed);
+    ``needs_base_url``: there is no default endpoint; ``needs_key``: a request without a key is
+    refused."""
 
     backend: str
+    title: str
+    capabilities: Capabilities
     base_url: str | None = None
-    key_env: str | None = None
+    key_env: tuple[str, ...] = ()
     default_model: str | None = None
-    response_format: str | None = None
-    seed: bool = False
+    prices: Mapping[str, ModelPrice] = field(default_factory=dict)
+    extra: str | None = None
+    sdk: str | None = None
+    needs_base_url: bool = False
+    needs_key: bool = True
+    base_url_env: str | None = None
 
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "prices", _frozen(self.prices))
+        object.__setattr__(self, "key_env", tuple(self.key_env))
+
+    def api_key_from_env(self, environ: Mapping[str, str] | None = None) -> str | None:
+        """The first of its key variables that is set, or ``None``."""
+        environ = os.environ if environ is None else environ
+        for name in self.key_env:
+            if environ.get(name):
+                return environ[name]
+        return None
+
+    def default_base_url(self, environ: Mapping[str, str] | None = None) -> str | None:
+        """Its endpoint when ``base_url`` is not given: ``base_url_env`` if set, else
+        ``base_url``."""
+        environ = os.environ if environ is None else environ
+        if self.base_url_env and environ.get(self.base_url_env):
+            return environ[self.base_url_env]
+        return self.base_url
+
+
+#: The embedded judge (no network) and the default provider.
+LOCAL = "local"
+#: The provider meant by an ``api_key`` given without a provider.
+KEY_ONLY_DEFAULT = "openai"
 
 _OPENAI_COMPATIBLE = "openai_compat:OpenAICompatBackend"
+# OpenAI's Chat Completions: top_logprobs 0-20; reasoning models refuse max_tokens.
+_OPENAI_CAPABILITIES = Capabilities(
+    structured="json_schema", logprobs=True, top_logprobs=20, seed=True, batch="openai",
+    prompt_caching="automatic", max_tokens_field="max_completion_tokens")
+# A self-hosted OpenAI-compatible server (vLLM, llama.cpp's server, LiteLLM): as OpenAI's
+# protocol, without the batch API.
+_SELF_HOSTED = Capabilities(structured="json_schema", logprobs=True, top_logprobs=20, seed=True,
+                            batch=None, prompt_caching=None)
+
+_P = ModelPrice
+# List prices, standard tier, as published in August 2025 (pricing.PRICES_AS_OF).
+_OPENAI_PRICES = {
+    "gpt-5": _P(1.25, 10.00, 0.125),
+    "gpt-5-mini": _P(0.25, 2.00, 0.025),
+    "gpt-5-nano": _P(0.05, 0.40, 0.005),
+    "gpt-4.1": _P(2.00, 8.00, 0.50),
+    "gpt-4.1-mini": _P(0.40, 1.60, 0.10),
+    "gpt-4.1-nano": _P(0.10, 0.40, 0.025),
+    "gpt-4o": _P(2.50, 10.00, 1.25),
+    "gpt-4o-mini": _P(0.15, 0.60, 0.075),
+    "gpt-4-turbo": _P(10.00, 30.00),
+    "gpt-4": _P(30.00, 60.00),
+    "gpt-3.5-turbo": _P(0.50, 1.50),
+    "o1": _P(15.00, 60.00, 7.50),
+    "o3": _P(2.00, 8.00, 0.50),
+    "o3-mini": _P(1.10, 4.40, 0.55),
+    "o4-mini": _P(1.10, 4.40, 0.275),
+}
 
 PROVIDERS: dict[str, Provider] = {
-    "openai": Provider(_OPENAI_COMPATIBLE, "https://api.openai.com/v1", "OPENAI_API_KEY",
-                       "gpt-4o-mini", "json_schema", seed=True),
-    "deepseek": Provider(_OPENAI_COMPATIBLE, "https://api.deepseek.com", "DEEPSEEK_API_KEY",
-                         "deepseek-chat", "json_object_plain", seed=False),
-    "xai": Provider(_OPENAI_COMPATIBLE, "https://api.x.ai/v1", "XAI_API_KEY", "grok-3-mini",
-                    "json_schema", seed=True),
-    "openai-compatible": Provider(_OPENAI_COMPATIBLE, None, "OPENAI_COMPATIBLE_API_KEY", None,
-                                  "json_schema", seed=True),
-    "local": Provider("local:LocalBackend"),
+    LOCAL: Provider(
+        "local:LocalBackend", "the embedded SmolLM2-135M-Instruct, no network",
+        Capabilities(structured="grammar", logprobs=True, top_logprobs=20, seed=False,
+                     batch=None, prompt_caching=None, full_distribution=True),
+        prices={"*": _P(0.0, 0.0)}, needs_key=False),
+    "openai": Provider(
+        _OPENAI_COMPATIBLE, "OpenAI", _OPENAI_CAPABILITIES, "https://api.openai.com/v1",
+        ("OPENAI_API_KEY",), "gpt-4o-mini", _OPENAI_PRICES),
+    # DeepSeek: JSON mode without a schema, no seed; automatic context caching on disk.
+    "deepseek": Provider(
+        _OPENAI_COMPATIBLE, "DeepSeek",
+        Capabilities(structured="json_object_plain", logprobs=True, top_logprobs=20, seed=False,
+                     batch=None, prompt_caching="automatic"),
+        "https://api.deepseek.com", ("DEEPSEEK_API_KEY",), "deepseek-chat",
+        {"deepseek-chat": _P(0.27, 1.10, 0.07), "deepseek-reasoner": _P(0.55, 2.19, 0.14)}),
+    # xAI: top_logprobs 0-8.
+    "xai": Provider(
+        _OPENAI_COMPATIBLE, "xAI",
+        Capabilities(structured="json_schema", logprobs=True, top_logprobs=8, seed=True,
+                     batch=None, prompt_caching="automatic"),
+        "https://api.x.ai/v1", ("XAI_API_KEY",), "grok-3-mini",
+        {"grok-4": _P(3.00, 15.00, 0.75), "grok-3": _P(3.00, 15.00, 0.75),
+         "grok-3-mini": _P(0.30, 0.50, 0.075), "grok-2": _P(2.00, 10.00)}),
+    "openai-compatible": Provider(
+        _OPENAI_COMPATIBLE, "any OpenAI-compatible server", _SELF_HOSTED,
+        key_env=("OPENAI_COMPATIBLE_API_KEY",), needs_base_url=True, needs_key=False),
 }
+
+
+def provider_names(where: Callable[[Provider], bool] | None = None) -> tuple[str, ...]:
+    """The provider names, in registry order; with ``where``, those whose entry it accepts."""
+    return tuple(name for name, p in PROVIDERS.items() if where is None or where(p))
+
+
+def with_capability(name: str, value: object = True) -> tuple[str, ...]:
+    """The providers whose capability ``name`` is ``value`` (for ``True``: is truthy), e.g.
+    ``with_capability("logprobs")``."""
+    if value is True:
+        return provider_names(lambda p: bool(getattr(p.capabilities, name)))
+    return provider_names(lambda p: getattr(p.capabilities, name) == value)
+
+
+def key_variables() -> tuple[str, ...]:
+    """Every provider's key variables, each once, in registry order."""
+    return tuple(dict.fromkeys(name for p in PROVIDERS.values() for name in p.key_env))
