@@ -7,6 +7,7 @@ CLI's repeatable ``--judge``."""
 from __future__ import annotations
 
 import json
+import re
 import statistics
 from pathlib import Path
 from typing import Any
@@ -260,3 +261,38 @@ def test_agree_sets_each_judge_beside_the_panel(llama_server: str, gemma_server:
     page = write_agreement_html(report.as_dict(), tmp_path / "agree.html")
     assert "judge 2: openai-compatible/gemma3</th>" in page
     assert "The panel and each judge against the labels" in page
+
+
+def test_the_demo_adds_a_second_judge(llama_server: str, gemma_server: str, cache_dir: str,
+                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    import pandas as pd
+
+    from shared.demo import build_demo
+    from shared.engine.backends import _BACKENDS
+
+    monkeypatch.setenv("JUDGE_METRICS_CACHE_DIR", cache_dir)
+    keys = ["sk-first-PANEL-0123456789abcdef", "sk-second-PANEL-0123456789abcdef"]
+    panel = build_demo(["l3score"]).jm_panels["l3score"]
+    values = panel.initial_values()
+    values[panel.table] = pd.DataFrame({"question": QUESTIONS[:2],
+                                        "prediction": PREDICTIONS[:2],
+                                        "reference": REFERENCES[:2]})
+    for name, value in {"provider": "openai-compatible", "base_url": llama_server,
+                        "model": "smollm2", "api_key": keys[0],
+                        "judge2_provider": "openai-compatible", "judge2_base_url": gemma_server,
+                        "judge2_model": "gemma3", "judge2_api_key": keys[1],
+                        "panel_aggregate": "median"}.items():
+        values[panel.judge_fields[name]] = value
+    out = panel.handle(values)
+    raw = out[panel.outputs["raw"]]
+    assert [j["judge"] for j in raw["judges"]] == ["openai-compatible/smollm2",
+                                                   "openai-compatible/gemma3"]
+    per_judge = [d["judge_scores"] for d in raw["details"]]
+    assert raw["scores"] == pytest.approx([statistics.median(s) for s in per_judge])
+    shown_alpha = re.search(r"judge_agreement</span> ([-0-9.]+)", out[panel.outputs["aggregate"]])
+    assert shown_alpha and float(shown_alpha[1]) == pytest.approx(
+        _reference_alpha(np.array(per_judge, dtype=float), "interval"), abs=5e-5)
+    shown = json.dumps({str(k): str(v) for k, v in out.items()})
+    assert not any(key in shown for key in keys)
+    assert not any(backend.uses_api_key(key) for backend in list(_BACKENDS.values())
+                   for key in keys if hasattr(backend, "uses_api_key"))
