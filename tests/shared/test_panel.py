@@ -114,6 +114,12 @@ def _judge(base_url: str, model: str, **options: Any) -> dict[str, Any]:
 
 
 @pytest.fixture(scope="module")
+def shared_cache(tmp_path_factory: pytest.TempPathFactory) -> str:
+    """One call cache for the tests that count no requests (the same rows, the same judges)."""
+    return str(tmp_path_factory.mktemp("panel-cache"))
+
+
+@pytest.fixture(scope="module")
 def l3score() -> evaluate.EvaluationModule:
     return evaluate.load("metrics/l3score")
 
@@ -235,7 +241,7 @@ def test_the_cli_takes_repeatable_judges(tmp_path: Path, llama_server: str, gemm
 
 
 def test_agree_sets_each_judge_beside_the_panel(llama_server: str, gemma_server: str,
-                                                cache_dir: str, tmp_path: Path) -> None:
+                                                shared_cache: str, tmp_path: Path) -> None:
     import datasets
 
     from shared.analysis.agreement import agree, compare
@@ -245,7 +251,7 @@ def test_agree_sets_each_judge_beside_the_panel(llama_server: str, gemma_server:
                                        "reference": REFERENCES,
                                        "correct": [True, False, True]})
     judges = [_judge(llama_server, "smollm2"), _judge(gemma_server, "gemma3")]
-    scored, report = agree(rows, "l3score", "correct", judges=judges, cache_dir=cache_dir,
+    scored, report = agree(rows, "l3score", "correct", judges=judges, cache_dir=shared_cache,
                            show_progress=False, n_resamples=50)
     assert report.judge == {"provider": "panel", "model": "openai-compatible/smollm2 + "
                             "openai-compatible/gemma3"}
@@ -263,14 +269,14 @@ def test_agree_sets_each_judge_beside_the_panel(llama_server: str, gemma_server:
     assert "The panel and each judge against the labels" in page
 
 
-def test_the_demo_adds_a_second_judge(llama_server: str, gemma_server: str, cache_dir: str,
+def test_the_demo_adds_a_second_judge(llama_server: str, gemma_server: str, shared_cache: str,
                                       monkeypatch: pytest.MonkeyPatch) -> None:
     import pandas as pd
 
     from shared.demo import build_demo
     from shared.engine.backends import _BACKENDS
 
-    monkeypatch.setenv("JUDGE_METRICS_CACHE_DIR", cache_dir)
+    monkeypatch.setenv("JUDGE_METRICS_CACHE_DIR", shared_cache)
     keys = ["sk-first-PANEL-0123456789abcdef", "sk-second-PANEL-0123456789abcdef"]
     panel = build_demo(["l3score"]).jm_panels["l3score"]
     values = panel.initial_values()
