@@ -130,8 +130,9 @@ class MetricPanel:
             if self.spec.judge:
                 kwargs.update(judge_options(judge_values))
                 kwargs.update(panel_options(judge_values, kwargs))
-            self.embedded_judge = self.spec.judge and is_embedded_judge(
-                kwargs.get("provider"), kwargs.get("model"), kwargs.get("api_key"))
+            self.embedded_judge = self.spec.judge and not kwargs.get("judges") and \
+                is_embedded_judge(kwargs.get("provider"), kwargs.get("model"),
+                                  kwargs.get("api_key"))
             if progress is not None:
                 progress(0, desc=f"{self.name}: scoring {len(rows)} rows")
             started = time.monotonic()
