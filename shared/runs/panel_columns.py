@@ -3,7 +3,10 @@
 agreement over every row (a chunk's alpha would be an alpha of 32 rows).
 
 :func:`judge_columns` and :func:`add_judges` run per chunk (from ``chunks.score_chunk``),
-:func:`finish_panel` once per metric after the last chunk; the reports read the columns."""
+:func:`finish_panel` once per metric after the last chunk; the reports read the columns. On Ray,
+each batch sends its per-judge accounting and columns to the driver's tally
+(:func:`panel_counts`, :func:`add_panel_counts`), which finishes them the same way
+(:func:`finish_panel_counts`)."""
 
 from __future__ import annotations
 
@@ -63,3 +66,41 @@ def finish_panel(name: str, columns: Mapping[str, list[Any]], summary: MetricSum
     agreement = panel_agreement(judged)
     summary.panel.update(agreement)
     summary.aggregates["judge_agreement"] = agreement["judge_agreement"]
+
+
+def panel_counts(name: str, summary: MetricSummary,
+                 columns: Mapping[str, list[Any]]) -> dict[str, Any]:
+    """One Ray batch's part of a panel: its per-judge accounting and judge columns (``{}``
+    without a panel)."""
+    if not summary.panel:
+        return {}
+    judged = {column: list(columns[column]) for column in
+              (judge_column(name, k) for k in range(len(summary.panel["judges"])))}
+    return {"panel": summary.panel, "judge_scores": judged}
+
+
+def add_panel_counts(total: dict[str, Any], counts: Mapping[str, Any]) -> None:
+    """Add one Ray batch's :func:`panel_counts` to the metric's ``total``."""
+    panel = counts.get("panel")
+    if not panel:
+        return
+    if "panel" not in total:
+        total["panel"] = {"judges": [dict(judge) for judge in panel["judges"]]}
+        total["judge_scores"] = {column: list(values)
+                                 for column, values in counts["judge_scores"].items()}
+        return
+    for into, judge in zip(total["panel"]["judges"], panel["judges"], strict=True):
+        for key in ("unmeasured", *_USAGE_KEYS):
+            into[key] += judge[key]
+        into["cost"] = add_cost(into["cost"], judge["cost"])
+    for column, values in counts["judge_scores"].items():
+        total["judge_scores"][column].extend(values)
+
+
+def finish_panel_counts(name: str, total: Mapping[str, Any], summary: MetricSummary) -> None:
+    """The Ray tally's panel as :func:`finish_panel` leaves a single-process one."""
+    if "panel" not in total:
+        return
+    summary.panel = {"judges": [dict(judge) for judge in total["panel"]["judges"]]}
+    finish_panel(name, total["judge_scores"], summary)
+    summary.columns += list(total["judge_scores"])
