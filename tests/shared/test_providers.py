@@ -24,7 +24,9 @@ def test_every_entry_is_well_formed() -> None:
         assert provider.title, name
         assert (caps.top_logprobs > 0) == caps.logprobs, name
         assert 0 < caps.batch_discount <= 1, name
-        assert provider.needs_base_url == (provider.base_url is None and name != registry.LOCAL)
+        # no default endpoint: one is needed, unless the SDK finds it (bedrock: by region)
+        assert provider.needs_base_url == (provider.base_url is None
+                                           and name not in (registry.LOCAL, "bedrock"))
         assert not provider.needs_key or provider.key_env, name
         assert (provider.extra is None) == (provider.sdk is None), name
 

@@ -161,11 +161,11 @@ class OpenAICompatBackend(RemoteBackend):
             return Outcome(value=LabelAnswer(label_mass(got[0], labels)), usage=got[1])
 
         async def write(request: JudgeRequest) -> Outcome:
-            try:
-                response = await self._create(request, written)
-                return Outcome(value=written_label(response, labels), usage=usage_of(response))
-            except Exception as exc:  # MalformedResponse too: the model wrote no label
-                return Outcome(error=self.reason(exc))
+            return await self._answer(
+                lambda: self._create(request, written),
+                lambda response: Outcome(value=written_label(response, labels),
+                                         usage=usage_of(response)),
+                usage_of)
 
         async def one(request: JudgeRequest) -> Outcome:
             outcome = None if self._logprobs_missing else await read(request)

@@ -174,6 +174,45 @@ PROVIDERS: dict[str, Provider] = {
     "openai-compatible": Provider(
         _OPENAI_COMPATIBLE, "any OpenAI-compatible server", _SELF_HOSTED,
         key_env=("OPENAI_COMPATIBLE_API_KEY",), needs_base_url=True, needs_key=False),
+    # Anthropic's Messages API: structured answers through a forced tool call, no
+    # log-probabilities, no sampling parameters; Message Batches; cache_control breakpoints.
+    "anthropic": Provider(
+        "anthropic_messages:AnthropicBackend", "Anthropic",
+        Capabilities(structured="tool", logprobs=False, top_logprobs=0, seed=False,
+                     batch="anthropic", prompt_caching="cache_control"),
+        "https://api.anthropic.com", ("ANTHROPIC_API_KEY",), "claude-haiku-4-5",
+        {"claude-haiku-4-5": _P(1.00, 5.00, 0.10),
+         "claude-haiku-4-5-20251001": _P(1.00, 5.00, 0.10),
+         "claude-sonnet-4-6": _P(3.00, 15.00, 0.30),
+         "claude-sonnet-4-5": _P(3.00, 15.00, 0.30),
+         "claude-sonnet-4-5-20250929": _P(3.00, 15.00, 0.30),
+         "claude-opus-4-6": _P(5.00, 25.00, 0.50),
+         "claude-opus-4-5": _P(5.00, 25.00, 0.50),
+         "claude-opus-4-5-20251101": _P(5.00, 25.00, 0.50),
+         "claude-opus-4-1": _P(15.00, 75.00, 1.50),
+         "claude-opus-4-1-20250805": _P(15.00, 75.00, 1.50)},
+        extra="anthropic", sdk="anthropic", base_url_env="ANTHROPIC_BASE_URL"),
+    # Amazon Bedrock's Converse API: a forced tool in toolConfig, no log-probabilities. The
+    # standard AWS credential chain (so no key is required here) or a Bedrock API key
+    # (AWS_BEARER_TOKEN_BEDROCK, or api_key); the endpoint follows AWS_REGION. Claude's global
+    # inference profiles cost Anthropic's prices, the geographic ones 10% more.
+    "bedrock": Provider(
+        "bedrock:BedrockBackend", "Amazon Bedrock",
+        Capabilities(structured="tool", logprobs=False, top_logprobs=0, seed=False,
+                     batch=None, prompt_caching=None),
+        None, ("AWS_BEARER_TOKEN_BEDROCK", "AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY",
+               "AWS_SESSION_TOKEN"),
+        "global.anthropic.claude-haiku-4-5-20251001-v1:0",
+        {"global.anthropic.claude-haiku-4-5-20251001-v1:0": _P(1.00, 5.00, 0.10),
+         "us.anthropic.claude-haiku-4-5-20251001-v1:0": _P(1.10, 5.50, 0.11),
+         "eu.anthropic.claude-haiku-4-5-20251001-v1:0": _P(1.10, 5.50, 0.11),
+         "global.anthropic.claude-sonnet-4-5-20250929-v1:0": _P(3.00, 15.00, 0.30),
+         "us.anthropic.claude-sonnet-4-5-20250929-v1:0": _P(3.30, 16.50, 0.33),
+         "eu.anthropic.claude-sonnet-4-5-20250929-v1:0": _P(3.30, 16.50, 0.33),
+         "amazon.nova-micro-v1:0": _P(0.035, 0.14, 0.00875),
+         "amazon.nova-lite-v1:0": _P(0.06, 0.24, 0.015),
+         "amazon.nova-pro-v1:0": _P(0.80, 3.20, 0.20)},
+        extra="bedrock", sdk="boto3", needs_key=False),
 }
 
 

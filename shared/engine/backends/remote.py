@@ -33,7 +33,8 @@ from .openai_transport import DEAD_AFTER, Liveness, event_loop
 if TYPE_CHECKING:
     from ..config import JudgeConfig
 
-__all__ = ["DEAD_AFTER", "MAX_PROBES", "MalformedResponse", "RemoteBackend", "host_of"]
+__all__ = ["DEAD_AFTER", "MAX_PROBES", "MalformedResponse", "RemoteBackend", "host_of",
+           "require_sdk"]
 
 #: Requests sent one at a time before a log-probability batch, until one answer tells whether
 #: the model returns log-probabilities.
@@ -44,6 +45,24 @@ _DONE = object()
 
 class MalformedResponse(ValueError):
     """A reply that is not a usable answer of its protocol."""
+
+
+def require_sdk(provider: str) -> Any:
+    """The SDK of ``provider`` (its registry entry's ``sdk``), imported; missing, the one-line
+    ``ValueError`` of the configuration check, naming the pip extra that installs it."""
+    import importlib
+
+    from ..config import check_sdk
+    from .registry import PROVIDERS
+
+    check_sdk(provider)
+    module = PROVIDERS[provider].sdk
+    assert module is not None, f"{provider!r} names no SDK"
+    try:
+        return importlib.import_module(module)
+    except ImportError:  # found but broken: the same one line
+        raise ValueError(f"provider={provider!r} needs the {module} SDK: pip install "
+                         f"'judge-metrics[{PROVIDERS[provider].extra}]'") from None
 
 
 def host_of(url: str | None) -> str:
