@@ -289,6 +289,7 @@ def test_criteria_of_the_option_check() -> None:
     assert criteria_judge.score_range("score_range", [0, 9]) == (0, 9)
 
 
+@pytest.mark.server
 def test_a_panel_passes_on_its_own_score(g_eval: evaluate.Metric, llama_server: str,
                                          cache_dir: str) -> None:
     """Two runtimes of SmolLM2 as a panel (median of two: their mean): the raw score on the

@@ -149,6 +149,7 @@ def test_llama_server_reads_a_and_b_from_the_top_20(pairwise: evaluate.Metric,
     assert swapped["scores"] == pytest.approx([1 - s for s in result["scores"]])
 
 
+@pytest.mark.server
 def test_a_panel_counts_wins_on_its_own_scores(pairwise: evaluate.Metric, llama_server: str,
                                                cache_dir: str) -> None:
     """Two runtimes of SmolLM2 (exact probabilities in process, the top-20 of the quantised

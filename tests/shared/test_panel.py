@@ -129,6 +129,7 @@ def _l3(metric: evaluate.EvaluationModule, cache_dir: str, **options: Any) -> di
                           cache_dir=cache_dir, show_progress=False, **options)
 
 
+@pytest.mark.server
 def test_a_two_model_panel_through_the_real_servers(
         l3score: evaluate.EvaluationModule, llama_server: str, gemma_server: str,
         shared_cache: str) -> None:
@@ -165,6 +166,7 @@ def test_a_two_model_panel_through_the_real_servers(
         _l3(l3score, cache_dir, judges=judges, panel_aggregate="majority")
 
 
+@pytest.mark.server
 def test_each_judge_has_its_own_cache_key(llama_server: str, gemma_server: str) -> None:
     config = judge_config(judges=[_judge(llama_server, "smollm2"),
                                   _judge(gemma_server, "gemma3")])
@@ -174,6 +176,7 @@ def test_each_judge_has_its_own_cache_key(llama_server: str, gemma_server: str) 
     assert len(keys) == 2
 
 
+@pytest.mark.server
 def test_a_judge_that_fails_leaves_the_sample_to_the_others(
         l3score: evaluate.EvaluationModule, llama_server: str, gemma_server: str,
         shared_cache: str) -> None:
@@ -202,6 +205,7 @@ def _summary_cells(stdout: str, metric: str) -> list[str]:
     return next(line.split() for line in stdout.splitlines() if line.startswith(metric + " "))
 
 
+@pytest.mark.server
 def test_the_cli_takes_repeatable_judges(tmp_path: Path, llama_server: str, gemma_server: str,
                                          shared_cache: str,
                                          capsys: pytest.CaptureFixture) -> None:
@@ -245,6 +249,7 @@ def test_the_cli_takes_repeatable_judges(tmp_path: Path, llama_server: str, gemm
     assert "NAME=VALUE" in capsys.readouterr().err
 
 
+@pytest.mark.server
 def test_agree_sets_each_judge_beside_the_panel(llama_server: str, gemma_server: str,
                                                 shared_cache: str, tmp_path: Path) -> None:
     import datasets
@@ -274,6 +279,7 @@ def test_agree_sets_each_judge_beside_the_panel(llama_server: str, gemma_server:
     assert "The panel and each judge against the labels" in page
 
 
+@pytest.mark.server
 def test_the_demo_adds_a_second_judge(llama_server: str, gemma_server: str, shared_cache: str,
                                       monkeypatch: pytest.MonkeyPatch) -> None:
     import pandas as pd

@@ -339,6 +339,8 @@ def test_cli_engine_ray_writes_jsonl_floats_exactly_and_removes_a_killed_drivers
     assert any(len(repr(r["rougeL"])) > 12 for r in written)  # digits beyond 10 were at stake
 
 
+@pytest.mark.server
+@pytest.mark.slow
 def test_a_panel_on_ray_matches_the_local_path(cluster: str, llama_server: str,
                                                gemma_server: str, cache_dir: str) -> None:
     """Two judges (SmolLM2 and Gemma-3-270M, each behind its server) over 2 batches: each
