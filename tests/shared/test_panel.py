@@ -313,3 +313,44 @@ def test_the_demo_adds_a_second_judge(llama_server: str, gemma_server: str, shar
     assert not any(key in shown for key in keys)
     assert not any(backend.uses_api_key(key) for backend in list(_BACKENDS.values())
                    for key in keys if hasattr(backend, "uses_api_key"))
+
+
+@pytest.mark.server
+def test_a_panel_of_two_protocols(llama_server: str, gemma_server: str,
+                                  shared_cache: str) -> None:
+    """Anthropic's Messages API (a fake written from its reference, answering through the
+    SmolLM2 server: no log-probabilities, so the written label) beside an OpenAI-compatible
+    judge (Gemma-3-270M): each judge's scores as that judge alone, the mean, the alpha."""
+    from fakes.anthropic import FakeAnthropic
+
+    from shared.kit.registry import metric_path
+
+    pairwise = evaluate.load(metric_path("pairwise"))
+    inputs = dict(predictions=PREDICTIONS, baseline_predictions=["Lyon", "Eight", "5"],
+                  questions=QUESTIONS, cache_dir=shared_cache, show_progress=False)
+    key = "sk-ant-panel-test-0123456789"
+    with FakeAnthropic(llama_server, key) as fake:
+        judges = [{"provider": "anthropic", "base_url": fake.url, "api_key": key,
+                   "model": "claude-haiku-4-5"},
+                  _judge(gemma_server, "gemma3")]
+        result = pairwise.compute(**inputs, judges=judges)
+        alone = [pairwise.compute(**inputs, **judge) for judge in judges]
+    per_judge = [[d["judge_scores"][k] for d in result["details"]] for k in range(2)]
+    # a measured answer is cached; an unusable one is asked again (and may stay unusable)
+    for ours, own in zip(per_judge, alone, strict=True):  # at most two orders a sample
+        assert own["usage"]["calls"] <= ours.count(None) * 2
+    for ours, own in zip(per_judge, (a["scores"] for a in alone), strict=True):
+        assert [s for s in ours if s is not None] == [s for s, o in zip(own, ours, strict=True)
+                                                      if o is not None]
+    for score, judged in zip(result["scores"], zip(*per_judge, strict=True), strict=True):
+        measured = [s for s in judged if s is not None]
+        assert score == (pytest.approx(np.mean(measured)) if measured else None)
+    expected = _reference_alpha(np.array(per_judge, dtype=float).T, "interval") \
+        if sum(all(s is not None for s in judged) for judged in zip(*per_judge,
+                                                                    strict=True)) else None
+    if expected is None or np.isnan(expected):
+        assert result["judge_agreement"] is None
+    else:
+        assert result["judge_agreement"] == pytest.approx(expected)
+    assert result["judges"][0]["Cost"] is not None  # a listed price: the Anthropic model's
+    assert result["Cost"] is None  # the self-hosted judge has none
