@@ -9,9 +9,9 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from ..base.errors import UserInputError
 from ..kit.registry import MetricSpec, example_rows
 from ..runs.records import read_records
-from ..runs.summary import BatchInputError
 
 # Fallback example values per column, for a metric that declares no EXAMPLE.
 _COLUMN_EXAMPLE = {
@@ -139,7 +139,7 @@ def read_batch_file(path: str | Path) -> list[dict[str, Any]]:
         raise DemoInputError(f"{path.name}: upload a .jsonl or .csv file")
     try:
         return read_records(path)
-    except BatchInputError as error:
+    except UserInputError as error:
         raise DemoInputError(str(error).replace(f"INPUT {path}", path.name)) from None
 
 

@@ -18,13 +18,10 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar
 
-import evaluate
-
 from ..base.validation import same_length
 from ..engine.config import JUDGE_OPTION_NAMES, JudgeConfig, judge_config
 from ..engine.grounding import category
 from ..engine.runner import get_judge
-from .about import About
 from .metric_base import ValidatedMetric
 from .results import MetricOutput, SampleResult, build_output, mean_measured
 
@@ -68,19 +65,6 @@ class JudgeMetric(ValidatedMetric):
     :meth:`score`."""
 
     USES_JUDGE: ClassVar[bool] = True
-    ABOUT: ClassVar[About]
-
-    def _info(self) -> evaluate.MetricInfo:
-        about = self.ABOUT
-        return evaluate.MetricInfo(
-            description=about.description,
-            citation=about.citation,
-            inputs_description=self.describe_inputs(about.arguments),
-            features=self.input_features(),
-            homepage=about.homepage,
-            codebase_urls=list(about.codebase_urls),
-            reference_urls=list(about.reference_urls),
-        )
 
     def score(self, judge: Judge, **inputs_and_options: Any) -> Sequence[SampleResult]:
         """The metric's steps and formula: one result per sample. Its parameters after
