@@ -102,6 +102,8 @@ class AgreementReport:
     # agree() with some measured rows unlabelled: the prediction-powered mean label over every
     # measured row (shared.analysis.ppi: value, low, high, judge_only, n_labelled, n_unlabelled)
     corrected: dict[str, Any] | None = None
+    judges: list[dict[str, Any]] | None = None  # a panel: each judge against the same labels
+    judge_agreement: dict[str, Any] | None = None  # a panel: alpha among its judges
 
     def statistic(self, name: str) -> Statistic | None:
         return next((s for s in self.statistics if s.name == name), None)
@@ -139,6 +141,10 @@ class AgreementReport:
         lines.append(format_table(header, rows))
         if self.corrected is not None:
             lines.append(corrected_line(self.corrected))
+        if self.judges:
+            from .panel_agreement import side_by_side
+
+            lines.append(side_by_side(self))
         if self.judge_calls is not None:
             lines.append(f"judge calls: {self.judge_calls} sent, {self.cache_hits} from the cache")
         lines.append(f"bootstrap: {self.n_resamples} resamples of "
@@ -305,6 +311,7 @@ def agree(
     estimate of the mean label over every row (``shared.analysis.ppi``).
     """
     from ..kit.registry import DECISION_THRESHOLDS
+    from .panel_agreement import add_judges
 
     run = score_labelled(dataset, metric, label, columns=columns, score_key=score_key,
                          group=group, limit=limit, seed=seed, metric_options=metric_options,
@@ -314,14 +321,16 @@ def agree(
         decision, source = DECISION_THRESHOLDS.get(metric), "metric"
     else:
         decision, source = threshold, "given"
-    report = compare(
-        scored[run.column], scored[label], groups=None if group is None else scored[group],
-        threshold=decision, threshold_source=source if decision is not None else None,
-        seed=seed, n_resamples=n_resamples, metric=metric, score_key=run.key, label=label,
-        group=group, judge=run.judge,
-    )
+    settings = dict(groups=None if group is None else scored[group], threshold=decision,
+                    threshold_source=source if decision is not None else None, seed=seed,
+                    n_resamples=n_resamples, metric=metric, score_key=run.key, label=label,
+                    group=group, judge=run.judge)
+    report = compare(scored[run.column], scored[label], **settings)
     report.judge_calls, report.cache_hits = run.judge_calls, run.cache_hits
     report.corrected = corrected_mean(scored[run.column], scored[label], label)
+    if run.summary is not None:
+        add_judges(report, scored, metric, run.summary,
+                   lambda scores: compare(scores, scored[label], **settings))
     return scored, report
 
 

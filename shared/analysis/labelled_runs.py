@@ -16,6 +16,7 @@ from ..base.errors import UserInputError
 from ..kit import stats
 from .embedded_judge import judge_model_name
 from .labels import MissingLabelError, parse_labels
+from .panel_agreement import panel_name
 from .ppi import label_scale, ppi_mean
 
 
@@ -31,6 +32,7 @@ class LabelledRun:
     judge: dict[str, str | None] | None
     judge_calls: int | None = None
     cache_hits: int | None = None
+    summary: Any = None  # the metric's summary of the run (per-judge usage of a panel)
 
 
 def score_labelled(
@@ -68,8 +70,10 @@ def score_labelled(
     run = LabelledRun(scored, score_column_names(metric, spec)[key], key, None)
     if spec.judge:
         config = judge_config(**{k: v for k, v in options.items() if k in JUDGE_OPTION_NAMES})
-        run.judge = {"provider": config.provider, "model": judge_model_name(config)}
+        run.judge = ({"provider": "panel", "model": panel_name(config)} if config.judges
+                     else {"provider": config.provider, "model": judge_model_name(config)})
         if summary.metrics:
+            run.summary = summary.metrics[0]
             run.judge_calls = summary.metrics[0].calls
             run.cache_hits = summary.metrics[0].cache_hits
     return run

@@ -41,9 +41,39 @@ def _add_arguments(group: Any, options: Sequence[Option]) -> None:
             group.add_argument(option.cli, dest=option.name, action="store_const",
                                const=not option.default, help=_flag_help(option))
             continue
+        if option.name == "judges":  # repeatable: one judge of a panel each
+            group.add_argument(option.cli, dest=option.name, action="append",
+                               type=parse_judge_spec, metavar="'provider=P,model=M[,base_url=U]'",
+                               help="a judge of a panel, repeatable: its judge options as "
+                               "NAME=VALUE pairs; every sample is judged by each, the top-level "
+                               "judge options are their defaults (docs/PANEL.md)")
+            continue
         # no argparse choices: JudgeConfig refuses a bad value in its own words
         group.add_argument(option.cli, dest=option.name, type=_cli_type(option),
                            metavar=option.metavar, help=_argument_help(option))
+
+
+def parse_judge_spec(text: str) -> dict[str, Any]:
+    """``--judge 'provider=P,model=M[,base_url=U,...]'``: one judge's options, each value read
+    by its declaration (``timeout=30`` is a number). A comma starts a new pair only before
+    ``NAME=``, so a value may hold commas."""
+    import re
+
+    names = {option.name: option for option in JUDGE_OPTIONS
+             if option.name not in ("judges", "panel_aggregate")}
+    judge: dict[str, Any] = {}
+    for pair in re.split(r",(?=\s*[A-Za-z_]+=)", text.strip()):
+        name, sep, value = pair.partition("=")
+        name = name.strip()
+        if not sep or name not in names:
+            raise argparse.ArgumentTypeError(
+                f"{text!r}: expected NAME=VALUE pairs separated by commas, NAME one of "
+                f"{', '.join(names)}")
+        try:
+            judge[name] = names[name].parse(value.strip())
+        except (TypeError, ValueError) as error:
+            raise argparse.ArgumentTypeError(f"{redact(text)}: {error}") from None
+    return judge
 
 
 def _flag_help(option: Option) -> str:
@@ -203,7 +233,8 @@ def print_embedded_judge_notes(summary: Any, args: argparse.Namespace) -> None:
         is_embedded_judge,
     )
 
-    if summary.dry_run or not is_embedded_judge(args.provider, args.model, args.api_key):
+    if summary.dry_run or getattr(args, "judges", None) or not is_embedded_judge(
+            args.provider, args.model, args.api_key):
         return
     figures = embedded_judge_figures()
     for metric in summary.metrics:

@@ -294,6 +294,8 @@ def _note_local_judge(args: argparse.Namespace) -> None:
 
     names = available() if "all" in args.metric else args.metric
     local = args.provider == LOCAL or (args.provider is None and not args.api_key)
+    if getattr(args, "judges", None):  # a panel names its judges
+        local = any(j.get("provider", args.provider or LOCAL) == LOCAL for j in args.judges)
     if local and not args.model and not args.dry_run and any(
             METRICS[n].judge for n in names):
         print("judge: the embedded SmolLM2-135M-Instruct on this CPU (tiny and slow: a demo, "

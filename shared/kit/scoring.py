@@ -176,11 +176,14 @@ def outcome(score: float, tie_band: float) -> str:
     return "win" if score > 0.5 else "loss"
 
 
-def pairwise_summary(preferences: Sequence[Preference], tie_band: float) -> dict[str, Any]:
-    """``wins``/``ties``/``losses``, ``position_consistency`` (share of samples whose two
-    orders pick the same answer) and ``position_bias`` (mean P(first shown wins) - 0.5);
-    ``None`` rates without samples."""
-    outcomes = [outcome(p.score, tie_band) for p in preferences]
+def pairwise_summary(preferences: Sequence[Preference], tie_band: float,
+                     scores: Sequence[float] | None = None) -> dict[str, Any]:
+    """``wins``/``ties``/``losses`` (of ``scores``, default each preference's score),
+    ``position_consistency`` (share of samples whose two orders pick the same answer) and
+    ``position_bias`` (mean P(first shown wins) - 0.5); ``None`` rates without samples."""
+    if scores is None:
+        scores = [p.score for p in preferences]
+    outcomes = [outcome(score, tie_band) for score in scores]
     n = len(preferences)
     return {
         "wins": outcomes.count("win"),

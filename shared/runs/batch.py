@@ -31,6 +31,7 @@ from .chunks import (
     score_column_names,
     validate_all,
 )
+from .panel_columns import finish_panel
 from .summary import BatchSummary, MetricSummary
 
 EMBEDDING_OPTION_NAMES = tuple(option.name for option in EMBEDDING_OPTIONS)
@@ -274,10 +275,11 @@ def _score_metric(
             chunk = data[start:start + chunk_size]
             for column, values in score_chunk(name, metric, chunk, arguments, start,
                                                call_options, summary, weighted).items():
-                columns[column].extend(values)
+                columns.setdefault(column, []).extend(values)
             bar.update(len(next(iter(chunk.values()))))
     summary.seconds = time.perf_counter() - started
     summary.aggregates = {k: (s / w if w else None) for k, (s, w) in weighted.items()}
+    finish_panel(name, columns, summary)
     summary.columns = list(columns)
     return columns, summary
 

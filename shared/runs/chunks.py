@@ -14,6 +14,7 @@ from ..base.errors import UserInputError
 from ..base.validation import InputError
 from ..kit.registry import METRICS, MetricSpec, metric_path
 from ..kit.results import results_of
+from .panel_columns import add_judges, judge_columns
 from .summary import MetricSummary, add_cost, is_number
 
 DEFAULT_CHUNK_SIZE = 1000
@@ -160,6 +161,9 @@ def score_chunk(
             spec.lower_is_better)
     columns = {column: per_row[key] for key, column in score_column_names(name, spec).items()}
     columns[f"{name}_details"] = [None if d is None else to_json(d) for d in row_details]
+    if "judges" in output:  # a panel: each judge's per-row score, its run accounted
+        columns.update(judge_columns(name, row_details, len(output["judges"])))
+        add_judges(summary, output["judges"])
     summary.unmeasured += len(unmeasured)
     for key in spec.headline:
         measured = [v for v in per_row[key] if v is not None]

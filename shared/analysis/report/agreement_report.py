@@ -77,7 +77,10 @@ def write_agreement_html(
               f"{report.get('label') or 'labels'}",
         header=header, statistics=statistics, forest=forest, embedded=embedded,
         corrected=corrected,
-        confidence=float(report.get("confidence") or 0.95), table=table)
+        confidence=float(report.get("confidence") or 0.95), table=table,
+        judges=[{**j, "by_name": {s["name"]: s for s in j.get("statistics") or []}}
+                for j in report.get("judges") or []],
+        n=report.get("n"), judge_agreement=report.get("judge_agreement") or {})
 
 
 def _corrected(corrected: Mapping[str, Any]) -> dict[str, Any]:
