@@ -47,8 +47,9 @@ setup: $(RUNTIME_STAMP)
 setup-test: $(TEST_STAMP)
 
 run: $(RUNTIME_STAMP)
-	$(PY) -m shared score examples/rag_sample.jsonl --metric all --out out/rag_sample_scores.jsonl \
-	    --html out/rag_sample_report.html
+	$(PY) -m shared score examples/rag_sample.jsonl --metric all \
+	    --option 'g_eval.criteria=Does the answer respond to the question correctly and politely?' \
+	    --out out/rag_sample_scores.jsonl --html out/rag_sample_report.html
 
 test: $(TEST_STAMP)
 	$(PY) -m ruff check shared metrics tests app.py bench

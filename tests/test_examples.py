@@ -1,5 +1,6 @@
 """The shipped examples run: ``examples/test_gates_example.py`` (docs/GATES.md) passes under
-pytest in its own process, as a user's CI would run it, and its gates bite when raised."""
+pytest in its own process, as a user's CI would run it, and its gates bite when raised; ``make
+run`` on the sample selects every metric."""
 
 from __future__ import annotations
 
@@ -73,3 +74,51 @@ def test_ci_recipe_is_the_documented_one_and_its_commands_parse() -> None:
         "faithfulness>=0.8", "answer_relevance>=0.7", "rouge.rougeL>=0.3"]
     assert {score.html, score.junit_xml, compare.html, compare.junit_xml} <= set(uploaded)
     assert compare.fail_on_regression and compare.b == score.out
+
+
+def _make_run_words() -> list[str]:
+    """The words of the Makefile's ``run`` recipe: ``$(PY) -m shared ...``, continuation lines
+    joined."""
+    import shlex
+
+    lines = (REPO / "Makefile").read_text(encoding="utf-8").splitlines()
+    start = lines.index("run: $(RUNTIME_STAMP)") + 1
+    recipe = []
+    for line in lines[start:]:
+        if not line.startswith("\t"):
+            break
+        recipe.append(line.strip().removesuffix("\\"))
+    words = shlex.split(" ".join(recipe))
+    assert words[:3] == ["$(PY)", "-m", "shared"], words
+    return words[3:]
+
+
+def test_make_run_selects_every_metric_on_the_sample() -> None:
+    """``make run``'s command, read by the real parser: ``--metric all`` with its ``--option``s
+    selects all the metrics on the sample's columns, g_eval (criteria given) and pairwise (a
+    baseline per row) included, and skips none; no judge is called."""
+    import json
+
+    from shared.cli.common import parse_metric_options
+    from shared.cli.main import build_parser
+    from shared.kit.registry import NAMES
+    from shared.runs.batch import select_metrics
+
+    args = build_parser().parse_args(_make_run_words())
+    assert args.command == "score" and args.metric == ["all"]
+    assert args.input == "examples/rag_sample.jsonl"
+    options = parse_metric_options(args.option, args.metric)
+    assert set(options) == {"g_eval"} and options["g_eval"]["criteria"].strip()
+    rows = [json.loads(line) for line in (REPO / args.input).open(encoding="utf-8")]
+    columns = set().union(*rows)
+    assert all(set(row) == columns for row in rows), "every row has every column"
+    selected, skipped = select_metrics(args.metric, columns, options)
+    assert skipped == {} and selected == list(NAMES) and len(selected) == 17
+    # without the criteria or the baselines, g_eval and pairwise are skipped: the test bites
+    assert set(select_metrics(args.metric, columns, {})[1]) == {"g_eval"}
+    assert set(select_metrics(args.metric, columns - {"baseline_prediction"}, options)[1]) == {
+        "pairwise"}
+    for row in rows:
+        baseline = row["baseline_prediction"]
+        assert isinstance(baseline, str) and baseline.strip(), row["id"]
+        assert baseline != row["prediction"], f"{row['id']}: a baseline is another answer"
