@@ -136,7 +136,7 @@ def run(args: argparse.Namespace) -> int:
     else:
         dataset = read_input(Path(args.input))
     if gates:
-        check_computed(gates, *select_metrics(args.metric, _columns(dataset)))
+        check_computed(gates, *select_metrics(args.metric, _columns(dataset), metric_options))
     _note_local_judge(args)
     from ..engine.backends.base import LogprobsUnavailable
 
