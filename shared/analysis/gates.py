@@ -18,9 +18,10 @@ from dataclasses import dataclass
 from numbers import Integral, Real
 from typing import TYPE_CHECKING, Any
 
+from ..base.errors import UserInputError
 from ..kit.registry import METRICS
 from ..runs.chunks import score_column_names
-from ..runs.summary import BatchInputError, BatchSummary, format_table
+from ..runs.summary import BatchSummary, format_table
 
 if TYPE_CHECKING:  # numpy is imported when gates are evaluated: the CLI starts without it
     import numpy as np
@@ -47,46 +48,46 @@ class Gate:
 
     def column(self) -> str:
         """The score column the gate reads (``score`` writes it; a metric result's output
-        key is :meth:`output_key`). A metric or key that does not exist: ``BatchInputError``."""
+        key is :meth:`output_key`). A metric or key that does not exist: ``UserInputError``."""
         return score_column_names(self.metric, METRICS[self.metric])[self.output_key()]
 
     def output_key(self) -> str:
         headline = METRICS[self.metric].headline
         if self.key is None:
             if len(headline) > 1:
-                raise BatchInputError(
+                raise UserInputError(
                     f"gate {self.text!r}: {self.metric} has several scores; name one: "
                     + ", ".join(f"{self.metric}.{k}" for k in headline))
             return headline[0]
         if self.key not in headline:
-            raise BatchInputError(f"gate {self.text!r}: {self.metric} has no score "
-                                  f"{self.key!r} (its scores: {', '.join(headline)})")
+            raise UserInputError(f"gate {self.text!r}: {self.metric} has no score "
+                                 f"{self.key!r} (its scores: {', '.join(headline)})")
         return self.key
 
 
 def parse_gate(text: str) -> Gate:
     """``"faithfulness>=0.8"`` -> :class:`Gate`; a malformed gate, an unknown metric, a key
     the metric does not have, or a threshold that is not a plain decimal number inside the
-    metric's declared score range is a one-line ``BatchInputError``."""
+    metric's declared score range is a one-line ``UserInputError``."""
     if not isinstance(text, str):
-        raise BatchInputError(f"a gate is a text such as 'faithfulness>=0.8', got {text!r}")
+        raise UserInputError(f"a gate is a text such as 'faithfulness>=0.8', got {text!r}")
     match = _GATE.fullmatch(text)
     if match is None:
-        raise BatchInputError(f"gate {text!r}: expected METRIC[.KEY]>=X or METRIC[.KEY]<=X, "
-                              "e.g. faithfulness>=0.8 or rouge.rougeL>=0.3")
+        raise UserInputError(f"gate {text!r}: expected METRIC[.KEY]>=X or METRIC[.KEY]<=X, "
+                             "e.g. faithfulness>=0.8 or rouge.rougeL>=0.3")
     metric, key, op, number = match.groups()
     if metric not in METRICS:
-        raise BatchInputError(f"gate {text!r}: unknown metric {metric!r}; choose from: "
-                              f"{', '.join(METRICS)}")
+        raise UserInputError(f"gate {text!r}: unknown metric {metric!r}; choose from: "
+                             f"{', '.join(METRICS)}")
     # a plain decimal number only: float() also takes 0_5 (five), inf, nan and 1e999
     threshold = float(number) if _NUMBER.fullmatch(number) else math.nan
     if not math.isfinite(threshold):
-        raise BatchInputError(f"gate {text!r}: X must be a finite number written as a plain "
-                              f"decimal (e.g. 0.8), got {number!r}")
+        raise UserInputError(f"gate {text!r}: X must be a finite number written as a plain "
+                             f"decimal (e.g. 0.8), got {number!r}")
     low, high = METRICS[metric].score_range
     if not low <= threshold <= high:
-        raise BatchInputError(f"gate {text!r}: X={number} is outside {metric}'s score range "
-                              f"[{low:g}, {high:g}], so the gate could never fail or never hold")
+        raise UserInputError(f"gate {text!r}: X={number} is outside {metric}'s score range "
+                             f"[{low:g}, {high:g}], so the gate could never fail or never hold")
     gate = Gate(metric, key, op, threshold, f"{metric}{'.' + key if key else ''}{op}{number}")
     gate.column()  # a key the metric does not have fails here
     return gate
@@ -97,26 +98,26 @@ def parse_gates(texts: str | Gate | Iterable[str | Gate]) -> list[Gate]:
     if isinstance(texts, (str, Gate)):
         texts = [texts]
     elif not isinstance(texts, Iterable):
-        raise BatchInputError(f"gates: expected a gate text such as 'faithfulness>=0.8' or a "
-                              f"list of them, got {type(texts).__name__}")
+        raise UserInputError(f"gates: expected a gate text such as 'faithfulness>=0.8' or a "
+                             f"list of them, got {type(texts).__name__}")
     return [t if isinstance(t, Gate) else parse_gate(t) for t in texts]
 
 
 def check_gate_on(gate_on: Any) -> None:
     if not isinstance(gate_on, str) or gate_on not in GATE_ON:
-        raise BatchInputError(f"gate_on must be one of {', '.join(GATE_ON)}, got {gate_on!r}")
+        raise UserInputError(f"gate_on must be one of {', '.join(GATE_ON)}, got {gate_on!r}")
 
 
 def check_max_unmeasured(fraction: Any, name: str = "max unmeasured") -> None:
     """``None`` (no limit) or a number in [0, 1]; anything else is a one-line
-    ``BatchInputError`` (a text such as ``"0.1"`` included: it is not read as a number)."""
+    ``UserInputError`` (a text such as ``"0.1"`` included: it is not read as a number)."""
     if fraction is None:
         return
     if not _is_real(fraction):
-        raise BatchInputError(f"{name} must be a fraction in [0, 1] (a number) or None, got "
-                              f"{fraction!r} ({type(fraction).__name__})")
+        raise UserInputError(f"{name} must be a fraction in [0, 1] (a number) or None, got "
+                             f"{fraction!r} ({type(fraction).__name__})")
     if not 0.0 <= fraction <= 1.0:
-        raise BatchInputError(f"{name} must be a fraction in [0, 1], got {fraction}")
+        raise UserInputError(f"{name} must be a fraction in [0, 1], got {fraction}")
 
 
 def _is_real(value: Any) -> bool:
@@ -125,12 +126,12 @@ def _is_real(value: Any) -> bool:
 
 def _check_interval_options(confidence: Any, n_resamples: Any, seed: Any) -> None:
     if not _is_real(confidence) or not 0.0 < confidence < 1.0:
-        raise BatchInputError(f"confidence must be a number in (0, 1), got {confidence!r}")
+        raise UserInputError(f"confidence must be a number in (0, 1), got {confidence!r}")
     if n_resamples is not None and (not isinstance(n_resamples, Integral)
                                     or isinstance(n_resamples, bool) or n_resamples < 1):
-        raise BatchInputError(f"n_resamples must be a whole number >= 1, got {n_resamples!r}")
+        raise UserInputError(f"n_resamples must be a whole number >= 1, got {n_resamples!r}")
     if seed is not None and (not isinstance(seed, Integral) or isinstance(seed, bool)):
-        raise BatchInputError(f"seed must be a whole number or None, got {seed!r}")
+        raise UserInputError(f"seed must be a whole number or None, got {seed!r}")
 
 
 def check_computed(gates: Sequence[Gate], computed: Iterable[str],
@@ -141,7 +142,7 @@ def check_computed(gates: Sequence[Gate], computed: Iterable[str],
     for gate in gates:
         if gate.metric not in names:
             why = f" ({skipped[gate.metric]})" if skipped and gate.metric in skipped else ""
-            raise BatchInputError(
+            raise UserInputError(
                 f"gate {gate.text!r}: this run does not compute {gate.metric}{why}; it "
                 f"computes {', '.join(names) or 'nothing'}")
 
@@ -280,7 +281,7 @@ def assert_gates(source: Any, gates: str | Gate | Iterable[str | Gate],
 def gate_scores(source: Any, gates: Sequence[Gate]) -> dict[str, np.ndarray]:
     """Each gate's per-row scores (NaN where unmeasured), by gate text. A cell that is no
     score (text, a boolean, a number outside the metric's declared range) is a one-line
-    ``BatchInputError`` naming the gate and the row."""
+    ``UserInputError`` naming the gate and the row."""
     if isinstance(source, BatchSummary):
         raise TypeError("a BatchSummary holds no per-row scores: pass the (scored, summary) "
                         "pair that score_dataset returns")
@@ -296,8 +297,8 @@ def gate_scores(source: Any, gates: Sequence[Gate]) -> dict[str, np.ndarray]:
         frame = load_run(source, "scored")
         for gate in gates:
             if gate.column() not in frame.columns:
-                raise BatchInputError(f"gate {gate.text!r}: the run has no score column "
-                                      f"{gate.column()!r}")
+                raise UserInputError(f"gate {gate.text!r}: the run has no score column "
+                                     f"{gate.column()!r}")
     from .comparison import numeric_scores
 
     return {g.text: numeric_scores(frame, g.column(), "scored", g.metric) for g in gates}
@@ -310,7 +311,7 @@ def _output_scores(output: Mapping[str, Any], gates: Sequence[Gate]) -> dict[str
     results = getattr(output, "results", None)
     rows = output.get("scores") if results is None else None
     if results is None and not isinstance(rows, list):
-        raise BatchInputError(
+        raise UserInputError(
             "gates read a metric's compute() result (as returned, or saved as JSON and loaded "
             "back: a dict with its per-row 'scores' list), a (scored, summary) pair or a scored "
             f"run; this dict has no 'scores' list (its keys: {', '.join(map(str, output))})")
@@ -318,9 +319,9 @@ def _output_scores(output: Mapping[str, Any], gates: Sequence[Gate]) -> dict[str
     for gate in gates:
         key = gate.output_key()
         if key not in output:
-            raise BatchInputError(f"gate {gate.text!r}: this result has no {key!r}: is it a "
-                                  f"{gate.metric} result? (its keys: "
-                                  f"{', '.join(map(str, output))})")
+            raise UserInputError(f"gate {gate.text!r}: this result has no {key!r}: is it a "
+                                 f"{gate.metric} result? (its keys: "
+                                 f"{', '.join(map(str, output))})")
         if results is not None:
             cells = [r.value(key) for r in results]
         else:
@@ -341,12 +342,12 @@ def _checked_scores(gate: Gate, cells: Sequence[Any]) -> np.ndarray:
             continue
         where = f"gate {gate.text!r}: row {row}"
         if not _is_real(cell):
-            raise BatchInputError(f"{where}: {cell!r} is not a score (a number, or None where "
-                                  "the row is unmeasured)")
+            raise UserInputError(f"{where}: {cell!r} is not a score (a number, or None where "
+                                 "the row is unmeasured)")
         value = float(cell)
         if not low <= value <= high:
-            raise BatchInputError(f"{where}: {value:g} is outside {gate.metric}'s score range "
-                                  f"[{low:g}, {high:g}]")
+            raise UserInputError(f"{where}: {value:g} is outside {gate.metric}'s score range "
+                                 f"[{low:g}, {high:g}]")
         values[row] = value
     return values
 

@@ -8,7 +8,6 @@ options (what a provider needs). Backends trust the config they are given."""
 from __future__ import annotations
 
 import math
-import os
 from dataclasses import dataclass, field, fields
 from typing import Any
 from urllib.parse import urlparse, urlsplit
@@ -16,15 +15,44 @@ from urllib.parse import urlparse, urlsplit
 from ..base.options import Option
 from ..base.redaction import has_userinfo, redact
 from .backends import registry
-from .backends.registry import Provider
+from .backends.registry import KEY_ONLY_DEFAULT, LOCAL, Provider
 
-#: The providers (name -> backend class and defaults), from the backend registry.
+#: The providers (name -> backend class, defaults, capabilities, prices), from the registry.
 PROVIDERS: dict[str, Provider] = registry.PROVIDERS
 
 #: Structured-output styles (the ``response_format`` judge option); see
 #: ``shared.engine.backends.openai_compat`` for the request field each one sends.
 RESPONSE_FORMATS = ("json_schema", "json_object", "json_object_plain", "none")
+_BASE_URL_EXAMPLE = "'http://127.0.0.1:8000/v1'"
 
+
+def _provider_doc() -> str:
+    names = ", ".join(f'"{name}"' + (f" ({p.title})" if name == LOCAL else "")
+                      for name, p in PROVIDERS.items())
+    return (f"the judge's provider (the cards' provider table): {names}; an api_key given "
+            f'without a provider means "{KEY_ONLY_DEFAULT}"')
+
+
+def _model_doc() -> str:
+    defaults = ", ".join(f"{p.default_model} ({name})" for name, p in PROVIDERS.items()
+                         if p.default_model)
+    required = ", ".join(name for name, p in PROVIDERS.items()
+                         if not p.default_model and name != LOCAL)
+    return (f"the judge model; default: {defaults}, the embedded SmolLM2-135M-Instruct ({LOCAL}); "
+            f"for {LOCAL} also a model folder, a cached Hub id or a .gguf file; required for "
+            f"{required}")
+
+
+def _api_key_doc() -> str:
+    return ("the provider's API key; better: its environment variable ("
+            + ", ".join(registry.key_variables()) + ")")
+
+
+def _base_url_doc() -> str:
+    needed = ", ".join(registry.provider_names(lambda p: p.needs_base_url))
+    return (f"the server's URL (the root its official SDK takes), to reach a proxy or a test "
+            f"server; default: the provider's; required for {needed} (e.g. "
+            f'"http://127.0.0.1:8000/v1")')
 
 
 def _base_url_option(name: str, value: Any) -> str | None:
@@ -44,22 +72,12 @@ def _positive_seconds(name: str, value: Any) -> float:
 
 
 JUDGE_OPTIONS: tuple[Option, ...] = (
-    Option("provider", str, "local", choices=tuple(PROVIDERS), cli="--provider",
-           doc='"local" (the embedded SmolLM2-135M-Instruct judge), "openai" (the default when '
-           'only api_key is given), "deepseek", "xai" or "openai-compatible" (any '
-           "OpenAI-compatible server, with base_url)"),
-    Option("model", str, None, nullable=True, cli="--model",
-           doc="the judge model; default: " + ", ".join(
-               f"{p.default_model} ({name})" for name, p in PROVIDERS.items()
-               if p.default_model) + ", the embedded SmolLM2-135M-Instruct (local); for "
-           "local also a model folder, a cached Hub id or a .gguf file; required for "
-           "openai-compatible"),
-    Option("api_key", str, None, nullable=True, cli="--api-key",
-           doc="the provider's API key; better: its environment variable (OPENAI_API_KEY, "
-           "DEEPSEEK_API_KEY, XAI_API_KEY, OPENAI_COMPATIBLE_API_KEY)"),
+    Option("provider", str, LOCAL, choices=tuple(PROVIDERS), cli="--provider",
+           doc=_provider_doc()),
+    Option("model", str, None, nullable=True, cli="--model", doc=_model_doc()),
+    Option("api_key", str, None, nullable=True, cli="--api-key", doc=_api_key_doc()),
     Option("base_url", str, None, nullable=True, check=_base_url_option, cli="--base-url",
-           doc='the server\'s URL, required for openai-compatible (e.g. '
-           '"http://127.0.0.1:8000/v1")'),
+           doc=_base_url_doc()),
     Option("max_concurrency", int, 16, range=(1, None), cli="--max-concurrency", metavar="N",
            doc="judge requests in flight at once"),
     Option("use_cache", bool, True, cli="--no-cache",
@@ -131,17 +149,16 @@ class JudgeConfig:
     def resolved_api_key(self) -> str | None:
         if self.api_key:
             return self.api_key
-        env = PROVIDERS[self.provider].key_env
-        return os.environ.get(env) if env else None
+        return PROVIDERS[self.provider].api_key_from_env()
 
     def resolved_base_url(self) -> str | None:
-        return self.base_url or PROVIDERS[self.provider].base_url
+        return self.base_url or PROVIDERS[self.provider].default_base_url()
 
     def resolved_model(self) -> str | None:
         return self.model or PROVIDERS[self.provider].default_model
 
     def resolved_response_format(self) -> str | None:
-        return self.response_format or PROVIDERS[self.provider].response_format
+        return self.response_format or PROVIDERS[self.provider].capabilities.structured
 
     def backend_settings(self) -> dict[str, Any]:
         """Every option a backend is built from (all but the runner's ``RUN_OPTION_NAMES``), the
@@ -164,24 +181,45 @@ def judge_config(**options: Any) -> JudgeConfig:
         raise TypeError(f"unknown judge option(s): {', '.join(sorted(unknown))}")
     options = {k: v for k, v in options.items() if v is not None}
     if "provider" not in options:
-        options["provider"] = "openai" if options.get("api_key") else "local"
+        options["provider"] = KEY_ONLY_DEFAULT if options.get("api_key") else LOCAL
     return JudgeConfig(**options)
 
 
 def _validate(config: JudgeConfig) -> None:
-    """The rules between options (each option alone is checked by its declaration)."""
-    if config.provider == "local":
+    """The rules between options (each option alone is checked by its declaration), all read
+    from the provider's registry entry."""
+    name, provider = config.provider, PROVIDERS[config.provider]
+    if name == LOCAL:
         _check_local_model(config.model)
         return
-    if config.provider == "openai-compatible" and not config.base_url:
-        raise ValueError("provider='openai-compatible' needs base_url (e.g. 'http://127.0.0.1:8000/v1')")
-    if config.provider != "openai-compatible" and not config.resolved_api_key():
-        env = PROVIDERS[config.provider].key_env
-        raise ValueError(
-            f"provider={config.provider!r} needs an API key: pass api_key=... or set {env}"
-        )
+    check_sdk(name)
+    if provider.needs_base_url and not config.resolved_base_url():
+        also = f" or set {provider.base_url_env}" if provider.base_url_env else ""
+        raise ValueError(f"provider={name!r} needs base_url (e.g. {_BASE_URL_EXAMPLE}){also}")
+    if provider.needs_key and not config.resolved_api_key():
+        raise ValueError(f"provider={name!r} needs an API key: pass api_key=... or set "
+                         f"{provider.key_env[0]}")
     if not config.resolved_model():
-        raise ValueError(f"provider={config.provider!r} needs model=... (the judge model's name)")
+        raise ValueError(f"provider={name!r} needs model=... (the judge model's name)")
+
+
+def check_sdk(name: str) -> None:
+    """Refuse ``provider=name`` when its SDK is not installed: one line naming the pip extra."""
+    provider = PROVIDERS[name]
+    if provider.sdk is None or _importable(provider.sdk):
+        return
+    install = f"pip install 'judge-metrics[{provider.extra}]'" if provider.extra else \
+        f"pip install {provider.sdk.split('.')[0]}"
+    raise ValueError(f"provider={name!r} needs the {provider.sdk} SDK: {install}")
+
+
+def _importable(module: str) -> bool:
+    from importlib.util import find_spec
+
+    try:
+        return find_spec(module) is not None
+    except (ImportError, ValueError):  # a missing parent package, a broken install
+        return False
 
 
 def _check_local_model(model: str | None) -> None:

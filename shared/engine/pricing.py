@@ -1,55 +1,35 @@
-"""What judge calls cost: a price table per provider and model, and a dry-run estimate.
+"""What judge calls cost: each provider's prices (its registry entry's ``prices``) and a dry-run
+estimate.
 
-Prices are list prices in USD per 1M tokens (standard tier; input at the cache-miss rate, no
-batch discount), as the providers published them in August 2025 (``PRICES_AS_OF``). Providers
-change prices: check their pricing pages before relying on a number, and add models here.
+Prices are list prices in USD per 1M tokens (standard tier; input at the cache-miss rate, cached
+input where the provider publishes a price for it; batched requests at the provider's
+``batch_discount``), as the providers published them (``PRICES_AS_OF``). Providers change
+prices: check their pricing pages before relying on a number, and add models to the registry.
 
-An unknown model costs ``None`` (unknown, not free). The local provider costs ``0.0``. Provider
-``"openai-compatible"`` (a vLLM, llama.cpp, Ollama or LiteLLM server) is priced only when its
-model name is in one of the tables below, e.g. a proxy in front of ``gpt-4o-mini``.
+An unknown model costs ``None`` (unknown, not free). The local provider costs ``0.0``. A provider
+with no price table of its own (``"openai-compatible"``, a vLLM or Ollama server, an Azure
+deployment, a router) is priced only when its model name is in another provider's table, e.g. a
+proxy in front of ``gpt-4o-mini``.
 """
 
 from __future__ import annotations
 
 import math
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from ..base.types import JudgeRequest
+from .backends.registry import LOCAL, ModelPrice
 from .config import PROVIDERS
 
 PRICES_AS_OF = "2025-08"
 
-# provider -> model -> (USD per 1M input tokens, USD per 1M output tokens)
+#: provider -> model -> (USD per 1M input tokens, USD per 1M output tokens), from the registry.
 PRICES: dict[str, dict[str, tuple[float, float]]] = {
-    "openai": {
-        "gpt-5": (1.25, 10.00),
-        "gpt-5-mini": (0.25, 2.00),
-        "gpt-5-nano": (0.05, 0.40),
-        "gpt-4.1": (2.00, 8.00),
-        "gpt-4.1-mini": (0.40, 1.60),
-        "gpt-4.1-nano": (0.10, 0.40),
-        "gpt-4o": (2.50, 10.00),
-        "gpt-4o-mini": (0.15, 0.60),
-        "gpt-4-turbo": (10.00, 30.00),
-        "gpt-4": (30.00, 60.00),
-        "gpt-3.5-turbo": (0.50, 1.50),
-        "o1": (15.00, 60.00),
-        "o3": (2.00, 8.00),
-        "o3-mini": (1.10, 4.40),
-        "o4-mini": (1.10, 4.40),
-    },
-    "deepseek": {
-        "deepseek-chat": (0.27, 1.10),
-        "deepseek-reasoner": (0.55, 2.19),
-    },
-    "xai": {
-        "grok-4": (3.00, 15.00),
-        "grok-3": (3.00, 15.00),
-        "grok-3-mini": (0.30, 0.50),
-        "grok-2": (2.00, 10.00),
-    },
+    name: {model: (price.input, price.output) for model, price in provider.prices.items()}
+    for name, provider in PROVIDERS.items()
+    if provider.prices and "*" not in provider.prices
 }
 
 # Dated snapshots and aliases share their family's price: gpt-4o-mini-2024-07-18, grok-4-0709,
@@ -62,7 +42,7 @@ TOKENS_PER_REPLY = 3
 CHARS_PER_TOKEN = 4
 
 
-def _lookup(table: dict[str, tuple[float, float]], model: str) -> tuple[float, float] | None:
+def _lookup(table: Mapping[str, ModelPrice], model: str) -> ModelPrice | None:
     name = model.strip().lower()
     while True:
         if name in table:
@@ -73,31 +53,69 @@ def _lookup(table: dict[str, tuple[float, float]], model: str) -> tuple[float, f
         name = shorter
 
 
+def model_price(provider: str, model: str | None) -> ModelPrice | None:
+    """The :class:`~shared.engine.backends.registry.ModelPrice` of ``model`` on ``provider``, or
+    ``None`` when it is unknown."""
+    entry = PROVIDERS.get(provider)
+    if entry is None:
+        return None
+    if "*" in entry.prices:
+        return entry.prices["*"]
+    if not model:
+        return None
+    if entry.prices:
+        return _lookup(entry.prices, model)
+    for other in PROVIDERS.values():
+        if other.prices and "*" not in other.prices:
+            price = _lookup(other.prices, model)
+            if price is not None:
+                return price
+    return None
+
+
 def price_per_million(provider: str, model: str | None) -> tuple[float, float] | None:
     """``(input, output)`` USD per 1M tokens, ``(0.0, 0.0)`` for the local provider, or ``None``
     when the price is unknown."""
-    if provider == "local":
-        return (0.0, 0.0)
-    if not model:
+    price = model_price(provider, model)
+    return None if price is None else (price.input, price.output)
+
+
+def batch_price_per_million(provider: str, model: str | None) -> tuple[float, float] | None:
+    """``(input, output)`` USD per 1M tokens sent through the provider's batch API: the
+    synchronous price times its ``batch_discount``; ``None`` when the price is unknown or the
+    provider has no batch API."""
+    price = model_price(provider, model)
+    capabilities = PROVIDERS[provider].capabilities if provider in PROVIDERS else None
+    if price is None or capabilities is None or capabilities.batch is None:
         return None
-    if provider == "openai-compatible":
-        for table in PRICES.values():
-            price = _lookup(table, model)
-            if price is not None:
-                return price
-        return None
-    table = PRICES.get(provider)
-    return _lookup(table, model) if table else None
+    discount = capabilities.batch_discount
+    return (price.input * discount, price.output * discount)
 
 
 def cost_of(
-    provider: str, model: str | None, prompt_tokens: int, completion_tokens: int
+    provider: str, model: str | None, prompt_tokens: int, completion_tokens: int,
+    *, cached_tokens: int = 0, batch: bool = False,
 ) -> float | None:
-    """USD for that many tokens, or ``None`` when the provider/model price is unknown."""
-    price = price_per_million(provider, model)
+    """USD for that many tokens, or ``None`` when the provider/model price is unknown.
+
+    ``cached_tokens``: how many of the ``prompt_tokens`` were read from the provider's prompt
+    cache (priced at its cached-input rate where one is published, else as other input).
+    ``batch``: the tokens went through the batch API (priced at ``batch_discount``; ``None``
+    when the provider has none)."""
+    price = model_price(provider, model)
     if price is None:
         return None
-    return (prompt_tokens * price[0] + completion_tokens * price[1]) / 1_000_000
+    factor = 1.0
+    if batch:
+        capabilities = PROVIDERS[provider].capabilities
+        if capabilities.batch is None:
+            return None
+        factor = capabilities.batch_discount
+    cached = min(max(cached_tokens, 0), prompt_tokens)
+    cached_rate = price.input if price.cached_input is None else price.cached_input
+    usd = ((prompt_tokens - cached) * price.input + cached * cached_rate
+           + completion_tokens * price.output)
+    return usd * factor / 1_000_000
 
 
 def estimate_prompt_tokens(request: JudgeRequest | str | Sequence[Any]) -> int:
@@ -120,7 +138,7 @@ def estimate_prompt_tokens(request: JudgeRequest | str | Sequence[Any]) -> int:
 
 def estimate_cost(
     requests: Iterable[JudgeRequest | str | Sequence[Any]],
-    provider: str = "local",
+    provider: str = LOCAL,
     model: str | None = None,
     completion_tokens_per_request: int = 1,
 ) -> dict[str, Any]:

@@ -86,3 +86,45 @@ def test_judge_cost_follows_its_usage():
     assert unknown.cost is None
 
     assert get_judge(judge_config(provider="local")).cost == 0.0
+
+
+def test_prices_come_from_the_registry_entries():
+    from shared.engine.backends.registry import PROVIDERS
+
+    for name, table in PRICES.items():
+        for model, (price_in, price_out) in table.items():
+            entry = PROVIDERS[name].prices[model]
+            assert (entry.input, entry.output) == (price_in, price_out)
+            assert entry.cached_input is None or 0 <= entry.cached_input < entry.input
+
+
+def test_cached_prompt_tokens_are_priced_at_the_cached_rate():
+    from shared.engine.pricing import model_price
+
+    price = model_price("openai", "gpt-4o-mini-2024-07-18")
+    assert price is not None and price.cached_input is not None
+    mixed = cost_of("openai", "gpt-4o-mini", 1_000, 10, cached_tokens=600)
+    assert mixed == pytest.approx((400 * price.input + 600 * price.cached_input
+                                   + 10 * price.output) / 1e6)
+    assert mixed < cost_of("openai", "gpt-4o-mini", 1_000, 10)
+    # no published cached rate: cached tokens cost as other input
+    assert cost_of("openai", "gpt-4", 1_000, 0, cached_tokens=1_000) == cost_of(
+        "openai", "gpt-4", 1_000, 0)
+
+
+def test_batched_tokens_are_priced_at_the_batch_discount():
+    from shared.engine.backends.registry import PROVIDERS
+    from shared.engine.pricing import batch_price_per_million
+
+    discount = PROVIDERS["openai"].capabilities.batch_discount
+    sync = price_per_million("openai", "gpt-4o")
+    assert batch_price_per_million("openai", "gpt-4o") == pytest.approx(
+        (sync[0] * discount, sync[1] * discount))
+    assert cost_of("openai", "gpt-4o", 1_000, 100, batch=True) == pytest.approx(
+        cost_of("openai", "gpt-4o", 1_000, 100) * discount)
+    # a provider without a batch API has no batch price
+    no_batch = next(n for n, p in PROVIDERS.items() if p.prices and p.capabilities.batch is None
+                    and "*" not in p.prices)
+    model = next(iter(PROVIDERS[no_batch].prices))
+    assert batch_price_per_million(no_batch, model) is None
+    assert cost_of(no_batch, model, 10, 10, batch=True) is None

@@ -25,7 +25,7 @@ class Backend(ABC):
     faults that make every further call pointless (e.g. :class:`LogprobsUnavailable`).
     """
 
-    kind: str  # "openai-compatible" or "local"
+    kind: str  # the protocol: "openai-compatible", "local", "anthropic-messages", ...
     model: str
     host: str  # base URL host for remote backends, "" for local ones
     endpoint: str = ""  # base URL without credentials (a call-cache key part), "" for local ones

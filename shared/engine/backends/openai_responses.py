@@ -10,6 +10,7 @@ from typing import Any
 from ...base.types import LabelAnswer, TokenUsage
 from ..logprobs import sampled_label
 from .base import LogprobsUnavailable
+from .remote import MalformedResponse
 
 
 def usage_of(response: Any) -> TokenUsage:
@@ -29,10 +30,6 @@ def no_logprobs_message(model: str, host: str = "") -> str:
         "(e.g. gpt-4o-mini, deepseek-chat, a vLLM or llama.cpp server) or the local backend "
         "(provider='local')."
     )
-
-
-class MalformedResponse(ValueError):
-    """A reply that is not a usable chat completion."""
 
 
 def first_token_top_logprobs(response: Any, model: str, host: str = "") -> list[tuple[str, float]]:
@@ -119,7 +116,13 @@ def is_strict_compatible(schema: Any) -> bool:
 def written_label(response: Any, labels: list[str] | tuple[str, ...]) -> LabelAnswer:
     """The label a model without log-probabilities wrote (probability 1.0, ``method``
     "sampled"); :class:`MalformedResponse` when its answer names none of ``labels``."""
-    text = message_text(response)
+    return label_written(message_text(response), labels)
+
+
+def label_written(text: str, labels: list[str] | tuple[str, ...]) -> LabelAnswer:
+    """The label a judge's written answer ``text`` names (probability 1.0, ``method``
+    "sampled"), whatever the protocol; :class:`MalformedResponse` when it names none of
+    ``labels``."""
     label = sampled_label(text, labels)
     if label is None:
         raise MalformedResponse(f"the judge wrote none of {', '.join(labels)}: {text[:80]!r}")

@@ -1,6 +1,6 @@
-"""The OpenAI-compatible backend's transport: one asyncio event loop in a daemon thread shared
-by every backend of the process, and the liveness count of its HTTP attempts (a dead judge
-fails fast: docs/BACKENDS.md)."""
+"""The remote backends' transport: one asyncio event loop in a daemon thread shared by every
+backend of the process, and the liveness count of their HTTP attempts (a dead judge fails fast:
+docs/BACKENDS.md), counted inside the httpx client of an httpx-based SDK (openai, anthropic)."""
 
 from __future__ import annotations
 
@@ -43,8 +43,6 @@ def event_loop() -> LoopThread:
         if _LOOP is None or not _LOOP.thread.is_alive():
             _LOOP = LoopThread()
         return _LOOP
-
-
 
 
 class Liveness:
@@ -93,12 +91,15 @@ class CountedTransport:
         return response
 
 
-def http_client(timeout: float, liveness: Liveness) -> Any:
-    """The SDK's default async HTTP client (its limits, redirects), its transport (the
-    connection pool, or a proxy's) counted by ``liveness``."""
-    import openai
+def http_client(timeout: float, liveness: Liveness, client_class: Any = None) -> Any:
+    """The SDK's default async HTTP client (its limits, redirects; ``client_class``, by default
+    ``openai.DefaultAsyncHttpxClient``), its transport (the connection pool, or a proxy's)
+    counted by ``liveness``."""
+    if client_class is None:
+        import openai
 
-    client = openai.DefaultAsyncHttpxClient(timeout=timeout)
+        client_class = openai.DefaultAsyncHttpxClient
+    client = client_class(timeout=timeout)
     transport_for_url = client._transport_for_url
     client._transport_for_url = lambda url: CountedTransport(transport_for_url(url), liveness)
     return client

@@ -1,0 +1,218 @@
+"""Judge backend for Anthropic's Messages API (``POST /v1/messages``), through the official
+``anthropic`` SDK (the ``anthropic`` extra).
+
+- Structured answers come from a forced tool call: the schema is the input schema of the one
+  tool offered (``tools=[{"name", "input_schema"}]``, ``tool_choice={"type": "tool", "name"}``)
+  and the answer is that ``tool_use`` block's ``input``, written back as JSON text for the
+  runner to validate. The tool is not ``strict``, so the decoding does not enforce the schema
+  (``Outcome.constrained`` is False): an answer that breaks it gets the runner's one repair.
+- The Messages API returns no log-probabilities: :meth:`AnthropicBackend.yes_no` raises
+  :class:`~.base.LogprobsUnavailable` before any request, and label requests (g_eval, pairwise)
+  read the label the judge writes (``method`` "sampled"), as the OpenAI-compatible backend does
+  for a model without log-probabilities.
+- No sampling parameters are sent: the API version the SDK speaks takes no ``temperature``,
+  ``top_p`` or ``top_k`` (it refuses them, even at their defaults).
+- Token usage: ``usage.input_tokens``/``output_tokens``; prompt-cache reads
+  (``cache_read_input_tokens``) and writes (``cache_creation_input_tokens``) are counted
+  outside ``input_tokens`` by the API and are added to the prompt tokens here.
+- Retries (429 with ``retry-after``, 529 ``overloaded_error``, other 5xx, 408/409, connection
+  errors, time-outs) and the per-request time-out are the SDK's own ``max_retries``/``timeout``.
+  The plumbing (event loop, concurrency bound, dead judge) is :class:`.remote.RemoteBackend`'s.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+from ...base.types import JudgeRequest, Outcome, TokenUsage
+from .base import LogprobsUnavailable, ResultCallback
+from .openai_responses import label_written
+from .openai_transport import event_loop, http_client
+from .remote import MalformedResponse, RemoteBackend, require_sdk
+
+if TYPE_CHECKING:
+    from ..config import JudgeConfig
+
+#: The name of the one tool a structured request offers and forces.
+TOOL_NAME = "judge_answer"
+#: Answer tokens of a written label ("Score: 4"), as the OpenAI-compatible backend allows.
+SAMPLED_MAX_TOKENS = 16
+
+
+def usage_of(message: Any) -> TokenUsage:
+    """A Messages API reply's token usage; cache reads and writes count as prompt tokens (the
+    API reports them apart from ``input_tokens``)."""
+    usage = getattr(message, "usage", None)
+
+    def count(name: str) -> int:
+        value = getattr(usage, name, 0)
+        return int(value) if isinstance(value, int) and not isinstance(value, bool) else 0
+
+    prompt = (count("input_tokens") + count("cache_read_input_tokens")
+              + count("cache_creation_input_tokens"))
+    return TokenUsage(prompt_tokens=prompt, completion_tokens=count("output_tokens"))
+
+
+def _blocks(message: Any) -> list[Any]:
+    content = getattr(message, "content", None)
+    if getattr(message, "type", "message") != "message" or not isinstance(content, list):
+        raise MalformedResponse(f"not a message (got {type(message).__name__})")
+    return content
+
+
+def message_text(message: Any) -> str:
+    """The text blocks of a reply, joined; :class:`MalformedResponse` when it has none."""
+    texts = [getattr(block, "text", "") for block in _blocks(message)
+             if getattr(block, "type", None) == "text"]
+    if not any(texts):
+        raise MalformedResponse(
+            f"no answer text (stop_reason={getattr(message, 'stop_reason', None)!r})")
+    return "".join(texts)
+
+
+def tool_input(message: Any, name: str = TOOL_NAME) -> str:
+    """The ``input`` of the reply's ``tool_use`` block for tool ``name``, as JSON text."""
+    for block in _blocks(message):
+        if getattr(block, "type", None) == "tool_use" and getattr(block, "name", None) == name:
+            value = getattr(block, "input", None)
+            if not isinstance(value, dict):
+                raise MalformedResponse(f"the {name} tool call's input is not an object")
+            return json.dumps(value, ensure_ascii=False)
+    raise MalformedResponse(f"no {name} tool call in the answer "
+                            f"(stop_reason={getattr(message, 'stop_reason', None)!r})")
+
+
+def split_system(request: JudgeRequest) -> tuple[str | None, list[dict[str, str]]]:
+    """The request's system text (the Messages API takes it apart from the turns) and its
+    user/assistant turns."""
+    system = [content for role, content in request.messages if role == "system"]
+    turns = [{"role": role, "content": content} for role, content in request.messages
+             if role != "system"]
+    return ("\n\n".join(system) if system else None), turns
+
+
+class AnthropicBackend(RemoteBackend):
+    """A Claude model behind Anthropic's Messages API."""
+
+    kind = "anthropic-messages"  # the protocol (a call-cache key part)
+    constrained = False
+
+    def __init__(self, config: JudgeConfig) -> None:
+        anthropic = require_sdk(config.provider)
+        super().__init__(config, config.resolved_base_url())
+        self._client = anthropic.AsyncAnthropic(
+            api_key=config.resolved_api_key(),
+            base_url=self.base_url,
+            timeout=self.timeout,
+            max_retries=self.max_retries,
+            http_client=http_client(self.timeout, self._liveness,
+                                    anthropic.DefaultAsyncHttpxClient),
+        )
+
+    def __repr__(self) -> str:
+        return (f"AnthropicBackend(provider={self.provider!r}, model={self.model!r}, "
+                f"host={self.host!r})")
+
+    def uses_api_key(self, api_key: str | None) -> bool:
+        import hmac
+
+        return hmac.compare_digest(str(self._client.api_key or "").encode("utf-8"),
+                                   (api_key or "").encode("utf-8"))
+
+    def secrets(self) -> list[str]:
+        return [str(self._client.api_key or "")]
+
+    def sampling_params(self, operation: str) -> dict[str, Any]:
+        if operation == "yes_no":
+            return {"logprobs": False}
+        if operation == "labels":
+            return {"written": True, "max_tokens": SAMPLED_MAX_TOKENS}
+        if operation == "structured":
+            return {"tool_choice": "tool"}
+        raise ValueError(f"unknown operation {operation!r}")
+
+    # -- operations
+
+    def yes_no(self, requests: Sequence[JudgeRequest], top_k: int,
+               on_result: ResultCallback) -> None:
+        raise LogprobsUnavailable(
+            f"provider={self.provider!r} (model {self.model!r}) returns no log-probabilities; "
+            "a metric scored from the judge's Yes/No log-probabilities needs the first answer "
+            "token's top log-probabilities. Choose a provider that returns them (openai, "
+            "gemini, a vLLM or llama.cpp server) or the local backend (provider='local').")
+
+    def label_probabilities(self, requests: Sequence[JudgeRequest], labels: Sequence[str],
+                            on_result: ResultCallback) -> None:
+        """The label the judge writes (probability 1.0, ``method`` "sampled")."""
+        labels = tuple(labels)
+
+        async def one(request: JudgeRequest) -> Outcome:
+            return await self._answer(
+                lambda: self._create(request, max_tokens=SAMPLED_MAX_TOKENS),
+                lambda message: Outcome(value=label_written(message_text(message), labels),
+                                        usage=usage_of(message)),
+                usage_of)
+
+        self._run(requests, one, on_result, probe_first=False)
+
+    def structured(self, requests: Sequence[JudgeRequest], json_schema: dict[str, Any],
+                   max_tokens: int, on_result: ResultCallback) -> None:
+        tool = {"name": TOOL_NAME, "description": "Give the answer.",
+                "input_schema": json_schema}
+        choice = {"type": "tool", "name": TOOL_NAME}
+
+        async def one(request: JudgeRequest) -> Outcome:
+            return await self._answer(
+                lambda: self._create(request, max_tokens=max_tokens, tools=[tool],
+                                     tool_choice=choice),
+                lambda message: Outcome(value=tool_input(message), usage=usage_of(message),
+                                        constrained=False),
+                usage_of)
+
+        self._run(requests, one, on_result, probe_first=False)
+
+    def close(self) -> None:
+        client = self._client
+        try:
+            event_loop().submit(client.close()).result(timeout=5)
+        except Exception:  # closing is best effort
+            pass
+
+    # -- the request and its errors
+
+    def message_params(self, request: JudgeRequest, **params: Any) -> dict[str, Any]:
+        """The Messages API parameters of ``request`` (what a Message Batches request's
+        ``params`` holds too): the model, the system text, the turns and ``params``."""
+        system, turns = split_system(request)
+        if system is not None:
+            params["system"] = system
+        return {"model": self.model, "messages": turns, **params}
+
+    async def _create(self, request: JudgeRequest, **params: Any) -> Any:
+        return await self._client.messages.create(**self.message_params(request, **params))
+
+    def reason(self, exc: BaseException) -> str:
+        """A readable, key-free reason for a failed request: the HTTP status and the API's own
+        error type and message where it sent them."""
+        import anthropic
+
+        tries = f"{self.max_retries + 1} attempt(s)"
+        if isinstance(exc, anthropic.APIStatusError):
+            body = getattr(exc, "body", None)
+            error = body.get("error") if isinstance(body, dict) else None
+            if isinstance(error, dict) and error.get("message"):
+                detail = f"{error.get('type', 'error')}: {error['message']}"
+            else:
+                detail = str(exc.message)
+            text = f"HTTP {exc.status_code} from {self.host}: {detail}"
+        elif isinstance(exc, anthropic.APITimeoutError):
+            text = f"no answer from {self.host} within {self.timeout:g}s ({tries})"
+        elif isinstance(exc, anthropic.APIConnectionError):
+            cause = exc.__cause__ or exc.__context__
+            detail = f": {type(cause).__name__}: {cause}" if cause else ""
+            text = f"connection to {self.host} failed ({tries}){detail}"
+        else:
+            text = f"{type(exc).__name__}: {exc}"
+        return self._redact(" ".join(text.split()))

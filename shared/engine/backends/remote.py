@@ -1,0 +1,224 @@
+"""What every remote judge backend shares, whatever its wire protocol: the asyncio plumbing.
+
+Requests run on one asyncio event loop in a daemon worker thread shared by every backend of the
+process (:func:`.openai_transport.event_loop`), so a backend works the same when it is called
+from plain code and from inside a running event loop (Jupyter, Gradio). The calling thread waits
+and receives each result (``on_result`` runs in the calling thread) as soon as its request
+finishes; at most ``max_concurrency`` requests are in flight. A dead judge fails fast: after
+:data:`DEAD_AFTER` attempts in a row that failed to connect or timed out, the rest of the batch
+is not sent (docs/BACKENDS.md). Every failure reason passes the redaction step with the
+backend's secrets.
+
+A subclass (one per protocol: :mod:`.openai_compat`, :mod:`.anthropic_messages`, ...) supplies
+its request call (the ``one`` coroutine each operation hands to :meth:`RemoteBackend._run`), its
+reading of errors (:meth:`RemoteBackend.reason`) and the secrets to redact
+(:meth:`RemoteBackend.secrets`); it reports each HTTP attempt's fate to ``self._liveness``
+(:func:`.openai_transport.http_client` does it for an httpx-based SDK).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import queue
+from abc import abstractmethod
+from collections.abc import Awaitable, Callable, Sequence
+from typing import TYPE_CHECKING, Any
+from urllib.parse import urlparse
+
+from ...base.redaction import redact
+from ...base.types import JudgeRequest, Outcome, TokenUsage
+from .base import Backend, ResultCallback
+from .openai_transport import DEAD_AFTER, Liveness, event_loop
+
+if TYPE_CHECKING:
+    from ..config import JudgeConfig
+
+__all__ = ["DEAD_AFTER", "MAX_PROBES", "MalformedResponse", "RemoteBackend", "host_of",
+           "require_sdk"]
+
+#: Requests sent one at a time before a log-probability batch, until one answer tells whether
+#: the model returns log-probabilities.
+MAX_PROBES = 3
+
+_DONE = object()
+
+
+class MalformedResponse(ValueError):
+    """A reply that is not a usable answer of its protocol."""
+
+
+def require_sdk(provider: str) -> Any:
+    """The SDK of ``provider`` (its registry entry's ``sdk``), imported; missing, the one-line
+    ``ValueError`` of the configuration check, naming the pip extra that installs it."""
+    import importlib
+
+    from ..config import check_sdk
+    from .registry import PROVIDERS
+
+    check_sdk(provider)
+    module = PROVIDERS[provider].sdk
+    assert module is not None, f"{provider!r} names no SDK"
+    try:
+        return importlib.import_module(module)
+    except ImportError:  # found but broken: the same one line
+        raise ValueError(f"provider={provider!r} needs the {module} SDK: pip install "
+                         f"'judge-metrics[{PROVIDERS[provider].extra}]'") from None
+
+
+def host_of(url: str | None) -> str:
+    """``host[:port]`` of a URL, without any credentials in it."""
+    if not url:
+        return ""
+    parsed = urlparse(url)
+    host = parsed.hostname or ""
+    return f"{host}:{parsed.port}" if parsed.port else host
+
+
+class RemoteBackend(Backend):
+    """A judge reached over the network: the concurrency bound, the liveness watch, the dead
+    judge and the redaction of every failure reason."""
+
+    def __init__(self, config: JudgeConfig, base_url: str | None) -> None:
+        from ..config import endpoint_of
+
+        self.provider = config.provider
+        self.model = config.resolved_model() or ""
+        self.base_url = base_url
+        self.host = host_of(base_url)
+        self.endpoint = endpoint_of(base_url)
+        self.max_concurrency = config.max_concurrency
+        self.timeout = float(config.timeout)
+        self.max_retries = config.max_retries
+        self._liveness = Liveness()
+        self._semaphore: asyncio.Semaphore | None = None  # created on the loop
+
+    # -- what a protocol supplies
+
+    @abstractmethod
+    def reason(self, exc: BaseException) -> str:
+        """A readable, key-free reason for a failed request (pass it through :meth:`_redact`)."""
+
+    def secrets(self) -> list[str]:
+        """The credentials no message may show (the API key)."""
+        return []
+
+    # -- helpers for a protocol's request coroutines
+
+    def _redact(self, text: str) -> str:
+        return redact(text, [s for s in self.secrets() if s])
+
+    def _unusable(self, exc: Exception, usage: TokenUsage | None = None) -> Outcome:
+        """The outcome of an answer that arrived but cannot be read."""
+        return Outcome(error=self._redact(f"unusable answer from {self.host}: {exc}"),
+                       usage=usage)
+
+    async def _answer(self, send: Callable[[], Awaitable[Any]],
+                      read: Callable[[Any], Outcome],
+                      usage: Callable[[Any], TokenUsage]) -> Outcome:
+        """``read(await send())``; a failed request is its :meth:`reason`, an unreadable answer
+        (:class:`MalformedResponse`) an "unusable answer" with the tokens it used."""
+        try:
+            response = await send()
+        except Exception as exc:
+            return Outcome(error=self.reason(exc))
+        try:
+            return read(response)
+        except MalformedResponse as exc:
+            return self._unusable(exc, usage(response))
+
+    # -- the plumbing
+
+    def _run(
+        self,
+        requests: Sequence[JudgeRequest],
+        one: Callable[[JudgeRequest], Awaitable[Outcome]],
+        on_result: ResultCallback,
+        probe_first: bool,
+        probe_until: Callable[[], bool] | None = None,
+    ) -> None:
+        """Run ``one`` over ``requests`` with at most ``max_concurrency`` in flight; deliver each
+        outcome to ``on_result`` in this thread as soon as it is ready.
+
+        ``probe_first``: send requests one at a time (at most :data:`MAX_PROBES`) until
+        ``probe_until()`` holds, then the rest at once (a model without log-probabilities fails
+        on its first answer, before the batch is sent)."""
+        requests = list(requests)
+        if not requests:
+            return
+        results: queue.SimpleQueue[Any] = queue.SimpleQueue()
+        future = event_loop().submit(
+            self._batch(requests, one, results.put, probe_first, probe_until or (lambda: True)))
+        future.add_done_callback(lambda _: results.put(_DONE))
+        try:
+            while (item := results.get()) is not _DONE:
+                on_result(*item)
+        except BaseException:
+            future.cancel()
+            raise
+        if not future.cancelled() and future.exception() is not None:
+            raise future.exception()  # type: ignore[misc]
+
+    async def _batch(
+        self,
+        requests: list[JudgeRequest],
+        one: Callable[[JudgeRequest], Awaitable[Outcome]],
+        emit: Callable[[tuple[int, Outcome]], None],
+        probe_first: bool,
+        probe_until: Callable[[], bool],
+    ) -> None:
+        if self._semaphore is None:
+            self._semaphore = asyncio.Semaphore(self.max_concurrency)
+            self._liveness.event = asyncio.Event()
+        semaphore = self._semaphore
+        liveness = self._liveness
+
+        async def guarded(index: int, force: bool = False) -> None:
+            async with semaphore:
+                if liveness.dead and not force:
+                    outcome = Outcome(error=self._dead_reason())
+                else:
+                    outcome = await self._watched(one, requests[index])
+            emit((index, outcome))
+
+        indices = list(range(len(requests)))
+        # a judge found dead by an earlier batch gets one probe (one attempt: its first failure
+        # declares the judge dead again); failing, the rest of the batch is not sent
+        force = liveness.dead
+        if force and liveness.event is not None:
+            liveness.event.clear()
+        probes = 0
+        while indices and (force or (probe_first and probes < MAX_PROBES and not probe_until())):
+            await guarded(indices.pop(0), force=force)
+            force, probes = False, probes + 1
+        tasks = [asyncio.ensure_future(guarded(index)) for index in indices]
+        try:
+            await asyncio.gather(*tasks)
+        finally:
+            for task in tasks:
+                task.cancel()
+
+    async def _watched(self, one: Callable[[JudgeRequest], Awaitable[Outcome]],
+                       request: JudgeRequest) -> Outcome:
+        """``one(request)``; abandoned (cancelled, answered with the dead-judge reason) when the
+        judge is declared dead while it waits."""
+        dead = self._liveness.event
+        assert dead is not None
+        task = asyncio.ensure_future(one(request))
+        waiter = asyncio.ensure_future(dead.wait())
+        try:
+            await asyncio.wait({task, waiter}, return_when=asyncio.FIRST_COMPLETED)
+        except BaseException:
+            task.cancel()
+            raise
+        finally:
+            waiter.cancel()
+        if task.done():
+            return task.result()
+        task.cancel()
+        return Outcome(error=self._dead_reason())
+
+    def _dead_reason(self) -> str:
+        error = f"; last: {self._liveness.last_error}" if self._liveness.last_error else ""
+        return (f"no answer: the judge at {self.host} is unreachable ({DEAD_AFTER} attempts in a "
+                f"row failed to connect or timed out{error}), so its remaining requests were not "
+                "sent; rerun when it is back (answers already received are cached)")
