@@ -9,7 +9,7 @@ p-value (across the report's scores) is below ``alpha``, and ``|delta|`` is at l
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
@@ -123,15 +123,16 @@ def regressions_html(checks: Sequence[RegressionCheck]) -> dict[str, Any]:
 
 
 def shared_scores(columns_a: Iterable[str], columns_b: Iterable[str],
-                  metrics: Sequence[str] | None = None) -> list[str]:
+                  metrics: Sequence[str] | None = None,
+                  metric_options: Mapping[str, Mapping[str, Any]] | None = None) -> list[str]:
     """What ``compare`` would compare, known before any scoring: the score columns both runs
     hold, or, when the runs are scored first with ``metrics``, the metrics that both inputs
     have the columns for."""
     if metrics:
         from ..runs.batch import select_metrics
 
-        both = set(select_metrics(metrics, columns_b)[0])
-        return [m for m in select_metrics(metrics, columns_a)[0] if m in both]
+        both = set(select_metrics(metrics, columns_b, metric_options)[0])
+        return [m for m in select_metrics(metrics, columns_a, metric_options)[0] if m in both]
     in_b = score_columns(list(columns_b))
     return [c for c in score_columns(list(columns_a)) if c in in_b]
 

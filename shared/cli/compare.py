@@ -18,7 +18,7 @@ from ..base.errors import UserInputError
 
 
 def add_parser(commands: Any) -> argparse.ArgumentParser:
-    from .common import add_judge_arguments
+    from .common import add_embedding_arguments, add_judge_arguments, add_option_argument
 
     compare = commands.add_parser(
         "compare",
@@ -49,8 +49,8 @@ def add_parser(commands: Any) -> argparse.ArgumentParser:
     compare.add_argument("--resamples", type=int, default=2000, metavar="N",
                          help="bootstrap resamples (default 2000)")
     add_judge_arguments(compare)
-    compare.add_argument("--embedding-model",
-                         help="sentence-transformers model for the embedding metrics")
+    add_embedding_arguments(compare)
+    add_option_argument(compare)
     compare.add_argument("--chunk-size", type=int, metavar="N",
                          help="rows per compute call when scoring (default as in score)")
     compare.add_argument("--quiet", "-q", action="store_true", help="no progress bars")
@@ -79,7 +79,13 @@ def run(args: argparse.Namespace) -> int:
     )
     from ..runs.batch import check_metric_names
     from ..runs.files import check_input_path, check_output_paths, check_writable_file
-    from .common import check_judge_options, judge_options, quiet_libraries, write_json
+    from .common import (
+        check_judge_options,
+        judge_options,
+        parse_metric_options,
+        quiet_libraries,
+        write_json,
+    )
 
     if args.resamples < 1:
         raise UserInputError(f"--resamples must be >= 1, got {args.resamples}")
@@ -94,9 +100,13 @@ def run(args: argparse.Namespace) -> int:
         if value:
             check_writable_file(Path(value), option)
     options = judge_options(args)
+    metric_options = None
     if args.metric:
         check_metric_names(args.metric)
+        metric_options = parse_metric_options(args.option, args.metric)
         check_judge_options(options)
+    elif args.option:
+        raise UserInputError("--option applies only with --metric (scoring A and B first)")
     elif options:
         raise UserInputError(
             f"judge options ({', '.join('--' + k.replace('_', '-') for k in sorted(options))}) "
@@ -107,14 +117,15 @@ def run(args: argparse.Namespace) -> int:
                        {"--json": args.json, "--html": args.html, "--junit-xml": args.junit_xml})
     quiet_libraries()
     if args.fail_on_regression and args.metric:
-        _check_shared_scores(args)
+        _check_shared_scores(args, metric_options)
     from ..analysis.comparison import compare
     from ..engine.backends.base import LogprobsUnavailable
 
     try:
         report = compare(args.a, args.b, metrics=args.metric, key=args.key, seed=args.seed,
                          n_resamples=args.resamples, chunk_size=args.chunk_size,
-                         show_progress=not args.quiet, **options)
+                         show_progress=not args.quiet, metric_options=metric_options,
+                         **options)
     except LogprobsUnavailable as error:
         raise UserInputError(f"the judge model returns no log-probabilities: {error}") from None
     print(report.table())
@@ -136,14 +147,14 @@ def run(args: argparse.Namespace) -> int:
     return 1 if args.fail_on_regression and any(c.regressed for c in checks) else 0
 
 
-def _check_shared_scores(args: argparse.Namespace) -> None:
+def _check_shared_scores(args: argparse.Namespace, metric_options: dict | None) -> None:
     """--fail-on-regression with --metric: A and B must share a metric, known before either is
     scored (without --metric, ``compare`` finds no shared score column before any work)."""
     from ..analysis.regressions import shared_scores
     from ..runs.files import read_input
 
     columns = [read_input(Path(path)).column_names for path in (args.a, args.b)]
-    if not shared_scores(*columns, args.metric):
+    if not shared_scores(*columns, args.metric, metric_options):
         raise UserInputError("--fail-on-regression: A and B share no score to compare (no "
                              f"metric of {', '.join(args.metric)} has its columns in both)")
 

@@ -29,7 +29,10 @@ def comparison_frame(report: Any) -> Any:
     worse (``shared.analysis.regressions`` with its default alpha)."""
     import pandas as pd
 
+    from ..analysis.comparison import MCNEMAR, WILCOXON
     from ..analysis.regressions import regression_checks
+
+    TEST_NAMES = {MCNEMAR: "McNemar (exact)", WILCOXON: "Wilcoxon signed-rank"}  # noqa: N806
 
     def number(value: float | None, signed: bool = False) -> str:
         if value is None:
@@ -43,7 +46,7 @@ def comparison_frame(report: Any) -> Any:
         c.column + ("" if c.higher_is_better else " (lower is better)"), c.n_paired,
         number(c.mean_a), number(c.mean_b), number(c.delta, True),
         f"[{number(c.low, True)}, {number(c.high, True)}]",
-        "McNemar (exact)" if c.kind == "binary" else "Wilcoxon signed-rank",
+        TEST_NAMES.get(c.test, "- (no measured pair)"),
         p(c.p_value), p(c.p_holm), f"{c.wins}/{c.ties}/{c.losses}", c.excluded,
         "REGRESSION" if check.regressed else "",
     ] for c, check in zip(report.columns, regression_checks(report), strict=True)]
