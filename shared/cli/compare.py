@@ -63,6 +63,10 @@ def add_parser(commands: Any) -> argparse.ArgumentParser:
                        help="significance level of a regression (default 0.05)")
     gates.add_argument("--min-delta", type=float, default=0.0, metavar="D",
                        help="the smallest |delta| that counts as a regression (default 0)")
+    gates.add_argument("--max-unmeasured", type=float, default=0.5, metavar="FRACTION",
+                       help="a score also fails when more than this share of the rows were not "
+                       "compared (unmeasured in A or B, or in one run only; default 0.5: a "
+                       "gate that cannot see does not pass)")
     gates.add_argument("--junit-xml", metavar="PATH",
                        help="write JUnit XML: one testcase per compared score, failed when B "
                        "regressed on it")
@@ -70,6 +74,7 @@ def add_parser(commands: Any) -> argparse.ArgumentParser:
 
 
 def run(args: argparse.Namespace) -> int:
+    from ..analysis.gates import check_max_unmeasured
     from ..analysis.regressions import (
         check_alpha,
         check_min_delta,
@@ -95,6 +100,7 @@ def run(args: argparse.Namespace) -> int:
         raise UserInputError("compare cannot dry-run: use `score --dry-run` on each input")
     check_alpha(args.alpha)
     check_min_delta(args.min_delta)
+    check_max_unmeasured(args.max_unmeasured, "--max-unmeasured")
     for option, value in (("--json", args.json), ("--html", args.html),
                           ("--junit-xml", args.junit_xml)):
         if value:
@@ -129,7 +135,8 @@ def run(args: argparse.Namespace) -> int:
     except LogprobsUnavailable as error:
         raise UserInputError(f"the judge model returns no log-probabilities: {error}") from None
     print(report.table())
-    checks = regression_checks(report, alpha=args.alpha, min_delta=args.min_delta)
+    checks = regression_checks(report, alpha=args.alpha, min_delta=args.min_delta,
+                               max_unmeasured=args.max_unmeasured)
     print(regressions_text(checks))
     if args.json:
         write_json({**report.as_dict(), "regressions": [c.as_dict() for c in checks]},
@@ -144,7 +151,7 @@ def run(args: argparse.Namespace) -> int:
         write_junit_xml(args.junit_xml, "judge-metrics compare: regressions", checks,
                         classname="judge-metrics.compare", failure_type="Regression")
         print(f"wrote {args.junit_xml}", file=sys.stderr)
-    return 1 if args.fail_on_regression and any(c.regressed for c in checks) else 0
+    return 1 if args.fail_on_regression and not all(c.passed for c in checks) else 0
 
 
 def _check_shared_scores(args: argparse.Namespace, metric_options: dict | None) -> None:

@@ -218,3 +218,62 @@ def test_ci_recipe_installs_the_pinned_cpu_torch() -> None:
     words = setup[torch_line].split()
     assert pinned in words and "--index-url" in words
     assert words[words.index("--index-url") + 1] == "https://download.pytorch.org/whl/cpu"
+
+
+# --- compare: a gate that cannot see does not pass --------------------------------------------
+
+def _unseen_runs(tmp_path: Path, b_ids: range, measured_in_b: int) -> tuple[Path, Path, float]:
+    """A: rows 0-19 scored; B: rows ``b_ids``, the first ``measured_in_b`` scored, the rest
+    null; the share of rows not compared, counted here."""
+    a = [{"id": i, "faithfulness": round(0.05 * (i % 10), 2)} for i in range(20)]
+    b = [{"id": i, "faithfulness": round(0.05 * (i % 10), 2) if n < measured_in_b else None}
+         for n, i in enumerate(b_ids)]
+    keys = {r["id"] for r in a} | {r["id"] for r in b}
+    compared = sum(1 for r in b if r["faithfulness"] is not None and r["id"] < 20)
+    return (_write(tmp_path / "a.jsonl", a), _write(tmp_path / "b.jsonl", b),
+            1 - compared / len(keys))
+
+
+@pytest.mark.parametrize("b_ids, measured, fails", [
+    (range(20), 0, True),        # a judge outage: B unmeasured on every row
+    (range(20), 3, True),        # B keeps 3 of 20
+    (range(15, 35), 20, True),   # B shares 5 rows with A
+    (range(20), 15, False),      # 25% unmeasured: under the default bound
+    (range(5, 25), 20, False),   # 15 of 25 rows compared
+])
+def test_compare_fails_when_most_rows_are_not_compared(
+        tmp_path: Path, capsys: pytest.CaptureFixture, b_ids: range, measured: int,
+        fails: bool) -> None:
+    import xml.etree.ElementTree as ET
+
+    a, b, share = _unseen_runs(tmp_path, b_ids, measured)
+    assert (share > 0.5) == fails
+    report, junit, html = tmp_path / "r.json", tmp_path / "r.xml", tmp_path / "r.html"
+    code = main(["compare", str(a), str(b), "--fail-on-regression", "--json", str(report),
+                 "--junit-xml", str(junit), "--html", str(html), "--resamples", "50"])
+    out = capsys.readouterr().out
+    assert code == (1 if fails else 0), out
+    [check] = json.loads(report.read_text(encoding="utf-8"))["regressions"]
+    assert check["unseen_share"] == pytest.approx(share)
+    assert check["too_unmeasured"] == fails and check["passed"] == (not fails)
+    assert ("NOT MEASURED faithfulness" in out) == fails
+    [case] = ET.parse(junit).getroot().iter("testcase")
+    assert (case.find("failure") is not None) == fails
+    assert ("1 of 1 failed" in html.read_text(encoding="utf-8")) == fails
+    if fails:  # the bound is the user's: 1 turns it off; without --fail-on-regression exit 0
+        assert main(["compare", str(a), str(b), "--fail-on-regression", "--max-unmeasured",
+                     "1", "--resamples", "50"]) == 0
+        assert main(["compare", str(a), str(b), "--resamples", "50"]) == 0
+        assert "NOT MEASURED faithfulness" in capsys.readouterr().out
+
+
+def test_compare_bound_is_checked_and_shown_in_the_demo(
+        tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    from shared.demo.compare_tab import handle
+
+    a, b, _ = _unseen_runs(tmp_path, range(20), 2)
+    assert main(["compare", str(a), str(b), "--max-unmeasured", "1.5"]) == 2
+    assert "--max-unmeasured must be a fraction in [0, 1]" in capsys.readouterr().err
+    status, table, _ = handle(str(a), str(b), "", folder=tmp_path)
+    assert "jm-error" in status and "not compared" in status
+    assert list(table["regression"]) == ["NOT MEASURED"]
