@@ -23,8 +23,12 @@ class JudgeRequest:
 
 @dataclass
 class TokenUsage:
+    """A call's tokens as its provider counted them. ``cached_tokens``: the prompt tokens read
+    from the provider's prompt cache (part of ``prompt_tokens``; 0 where not reported)."""
+
     prompt_tokens: int = 0
     completion_tokens: int = 0
+    cached_tokens: int = 0
 
 
 @dataclass

@@ -27,6 +27,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from ...base.types import JudgeRequest, Outcome, TokenUsage
+from ..logprobs import sampled_answer
 from .base import LogprobsUnavailable, ResultCallback
 from .openai_responses import label_written
 from .openai_transport import event_loop, http_client
@@ -131,6 +132,8 @@ class AnthropicBackend(RemoteBackend):
             return {"written": True, "max_tokens": SAMPLED_MAX_TOKENS}
         if operation == "structured":
             return {"tool_choice": "tool"}
+        if operation == "label_samples":  # the API's own sampling: temperature 1, no seed
+            return {"written": True, "max_tokens": SAMPLED_MAX_TOKENS}
         raise ValueError(f"unknown operation {operation!r}")
 
     # -- operations
@@ -152,6 +155,22 @@ class AnthropicBackend(RemoteBackend):
             return await self._answer(
                 lambda: self._create(request, max_tokens=SAMPLED_MAX_TOKENS),
                 lambda message: Outcome(value=label_written(message_text(message), labels),
+                                        usage=usage_of(message)),
+                usage_of)
+
+        self._run(requests, one, on_result, probe_first=False)
+
+    def sample_labels(self, requests: Sequence[JudgeRequest], labels: Sequence[str],
+                      samples: Sequence[int], on_result: ResultCallback) -> None:
+        """Each answer at the API's own sampling (temperature 1; it takes no seed and, in the
+        version the SDK speaks, no temperature): answers differ by chance, and each sample is
+        cached under its number all the same."""
+        labels = tuple(labels)
+
+        async def one(request: JudgeRequest) -> Outcome:
+            return await self._answer(
+                lambda: self._create(request, max_tokens=SAMPLED_MAX_TOKENS),
+                lambda message: Outcome(value=sampled_answer(message_text(message), labels),
                                         usage=usage_of(message)),
                 usage_of)
 
