@@ -87,12 +87,10 @@ def run(args: argparse.Namespace) -> int:
         regressions_html,
         regressions_text,
     )
-    from ..runs.batch import check_metric_names
     from ..runs.files import check_input_path, check_output_paths, check_writable_file
     from .common import (
         check_judge_options,
         judge_options,
-        parse_metric_options,
         quiet_libraries,
         write_json,
     )
@@ -111,13 +109,9 @@ def run(args: argparse.Namespace) -> int:
         if value:
             check_writable_file(Path(value), option)
     options = judge_options(args)
-    metric_options = None
+    metric_options = _metric_options(args)
     if args.metric:
-        check_metric_names(args.metric)
-        metric_options = parse_metric_options(args.option, args.metric)
         check_judge_options(options)
-    elif args.option:
-        raise UserInputError("--option applies only with --metric (scoring A and B first)")
     elif options:
         raise UserInputError(
             f"judge options ({', '.join('--' + k.replace('_', '-') for k in sorted(options))}) "
@@ -161,6 +155,19 @@ def run(args: argparse.Namespace) -> int:
                         classname="judge-metrics.compare", failure_type="Regression")
         print(f"wrote {args.junit_xml}", file=sys.stderr)
     return 1 if args.fail_on_regression and not all(c.passed for c in checks) else 0
+
+
+def _metric_options(args: argparse.Namespace) -> dict | None:
+    """``--option`` values for the metrics of ``--metric`` (``None`` without ``--metric``)."""
+    from ..runs.batch import check_metric_names
+    from .common import parse_metric_options
+
+    if not args.metric:
+        if args.option:
+            raise UserInputError("--option applies only with --metric (scoring A and B first)")
+        return None
+    check_metric_names(args.metric)
+    return parse_metric_options(args.option, args.metric)
 
 
 def _check_shared_scores(args: argparse.Namespace, metric_options: dict | None) -> None:
