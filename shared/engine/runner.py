@@ -276,12 +276,9 @@ class Judge:
 
     def label_samples(self, requests: Iterable[JudgeRequest], labels: Sequence[str],
                       samples: int, desc: str | None = None) -> list[list[Outcome]]:
-        """Per request, ``samples`` short answers sampled at temperature 1, each the label it
-        names (``Outcome.value``: :class:`~shared.base.types.LabelAnswer`, ``method``
-        "sampled", all 0.0 where it names none): G-Eval's estimate of the score distribution
-        on a judge without log-probabilities. Sample ``s`` of a request is a call of its own
-        (seeded ``s`` apart where the provider takes a seed) cached under its number: a rerun
-        asks nothing, a larger ``samples`` only the new ones."""
+        """Per request, ``samples`` answers sampled at temperature 1, each a ``LabelAnswer``
+        ("sampled", all 0.0 where it names no label): G-Eval's ``samples=N``. Sample ``s`` is
+        a call of its own (seed + s where the provider takes one), cached under its number."""
         requests, labels = _check_requests(requests), _check_labels(labels)
         if isinstance(samples, bool) or not isinstance(samples, int) or samples < 1:
             raise ValueError(f"samples must be an int >= 1, got {samples!r}")
