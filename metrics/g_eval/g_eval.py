@@ -3,6 +3,7 @@ the probability-weighted mean of the scale's score tokens (Liu et al. 2023)."""
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from shared import (
@@ -119,6 +120,18 @@ class GEval(JudgeMetric):
             headline["pass_rate"] = mean_measured(
                 r.details["passed"] for r in results if r.is_measured)
         return headline
+
+    def panel_details(self, score: float, judged: Sequence[SampleResult],
+                      aggregate: Callable[[Sequence[float]], float],
+                      score_range: tuple[int, int] = (1, 5), threshold: float | None = None,
+                      **options: Any) -> dict[str, Any]:
+        """A panel's sample: its raw score on the scale and, with a threshold, whether it
+        passes, both from the panel score (so pass_rate is the panel's)."""
+        low, high = score_range
+        details: dict[str, Any] = {"raw_score": low + score * (high - low)}
+        if threshold is not None:
+            details["passed"] = score >= threshold
+        return details
 
 
 def _result(reading: Any, raw_score: float, reason: Any, scale: Any,

@@ -19,7 +19,6 @@ docs/RUNNER.md.
 
 from __future__ import annotations
 
-import math
 import threading
 import warnings
 from collections.abc import Callable, Iterable, Sequence
@@ -29,7 +28,14 @@ from typing import TYPE_CHECKING, Any
 from ..base.types import JudgeRequest, LabelAnswer, Outcome, TokenUsage, YesNoAnswer
 from .answers import AnswerSchema, answer_schemas
 from .cache import CallCache, call_key, open_cache
-from .call_batch import CallBatch
+from .cached_answers import (
+    decode_labels,
+    decode_yes_no,
+    encode_labels,
+    encode_yes_no,
+    label_check,
+)
+from .call_batch import INVALID, CallBatch, note_received
 from .config import JudgeConfig, endpoint_of
 from .pricing import cost_of, estimate_cost
 from .structured import Check, StructuredCall
@@ -59,42 +65,6 @@ class Usage:
             "prompt_tokens": self.prompt_tokens,
             "completion_tokens": self.completion_tokens,
         }
-
-
-# ---------------------------------------------------------------- yes/no answers
-
-
-def _float_out(x: float | None) -> float | str | None:
-    return x if x is None or math.isfinite(x) else repr(float(x))
-
-
-def _float_in(x: float | str | None) -> float | None:
-    return None if x is None else float(x)
-
-
-def encode_yes_no(answer: YesNoAnswer) -> dict[str, Any]:
-    return {
-        "top": [[token, _float_out(logprob)] for token, logprob in answer.top],
-        "p_yes": _float_out(answer.p_yes),
-        "p_no": _float_out(answer.p_no),
-    }
-
-
-def decode_yes_no(payload: dict[str, Any]) -> YesNoAnswer:
-    return YesNoAnswer(
-        top=[(token, float(logprob)) for token, logprob in payload["top"]],
-        p_yes=_float_in(payload.get("p_yes")),
-        p_no=_float_in(payload.get("p_no")),
-    )
-
-
-def encode_labels(answer: LabelAnswer) -> dict[str, Any]:
-    return {"probabilities": answer.probabilities, "method": answer.method, "text": answer.text}
-
-
-def decode_labels(payload: dict[str, Any]) -> LabelAnswer:
-    return LabelAnswer({str(k): float(v) for k, v in payload["probabilities"].items()},
-                       str(payload["method"]), payload.get("text"))
 
 
 # ---------------------------------------------------------------- the judge
@@ -262,11 +232,11 @@ class Judge:
         return self._next_token(
             "labels", requests, {"labels": labels}, desc, LabelAnswer, encode_labels,
             decode_labels,
-            lambda reqs, on_result: self.backend.label_probabilities(reqs, labels, on_result))
+            lambda reqs, on_result: self.backend.label_probabilities(reqs, labels, on_result),
+            check=label_check(labels))
 
     def can_sample(self) -> bool:
-        """Whether this judge's backend answers :meth:`label_samples` (found without sending
-        anything, and without loading a backend a dry run would not load)."""
+        """Whether the backend answers :meth:`label_samples` (nothing sent or loaded)."""
         from .backends import backend_class
         from .backends.base import Backend
 
@@ -276,9 +246,10 @@ class Judge:
 
     def label_samples(self, requests: Iterable[JudgeRequest], labels: Sequence[str],
                       samples: int, desc: str | None = None) -> list[list[Outcome]]:
-        """Per request, ``samples`` answers sampled at temperature 1, each a ``LabelAnswer``
-        ("sampled", all 0.0 where it names no label): G-Eval's ``samples=N``. Sample ``s`` is
-        a call of its own (seed + s where the provider takes one), cached under its number."""
+        """Per request, ``samples`` answers at temperature 1, each the label it names (a
+        ``LabelAnswer``, ``method`` "sampled", all 0.0 where it names none): G-Eval's estimate
+        on a judge without log-probabilities. Sample ``s`` is a call of its own (seeded ``s``
+        apart where the provider takes a seed), cached under its number."""
         requests, labels = _check_requests(requests), _check_labels(labels)
         if isinstance(samples, bool) or not isinstance(samples, int) or samples < 1:
             raise ValueError(f"samples must be an int >= 1, got {samples!r}")
@@ -298,11 +269,13 @@ class Judge:
                     desc: str | None, answer_type: type, encode: Callable[[Any], Any],
                     decode: Callable[[Any], Any],
                     call: Callable[[list[JudgeRequest], Callable[[int, Outcome], None]], None],
-                    completion_tokens: int = 1) -> list[Outcome]:
+                    completion_tokens: int = 1,
+                    check: Callable[[Any], str | None] | None = None) -> list[Outcome]:
         """A short-answer operation (``yes_no``, ``labels``, ``label_samples``; ``extra``: the
-        operation's parameters, or one dict per request): dry-run plan, cache,
-        de-duplication, sending the rest through ``call``, caching each ``answer_type`` answer
-        as it arrives."""
+        operation's parameters, or one dict per request): dry-run plan, cache, de-duplication,
+        sending the rest through ``call``, caching each ``answer_type`` answer as it arrives.
+        ``check`` refuses an answer, fresh or cached (an invalid answer with its reason; with
+        ``retry_unmeasured`` a refused cached answer is asked again, once per process)."""
         if not requests:
             return []
         if self.config.dry_run:
@@ -313,11 +286,15 @@ class Judge:
                 for request, extra in zip(requests, extras, strict=True)]
         batch = CallBatch(self, requests, keys, desc)
         try:
-            missing = batch.serve_known(decode)
+            missing = batch.serve_known(decode, check)
 
             def handle(key: str, outcome: Outcome) -> None:
                 if outcome.ok and isinstance(outcome.value, answer_type):
-                    batch.deliver(key, outcome, encode(outcome.value))
+                    note_received(self.config, key)
+                    problem = check(outcome.value) if check is not None else None
+                    batch.deliver(key, outcome if problem is None else Outcome(
+                        error=f"{INVALID}: {problem}", usage=outcome.usage),
+                        encode(outcome.value))
                 elif outcome.ok:
                     batch.deliver(key, Outcome(
                         error=f"the backend answered {type(outcome.value).__name__}, "

@@ -166,7 +166,12 @@ class OpenAICompatBackend(RemoteBackend):
                 return None
             if isinstance(got, Outcome):
                 return got
-            return Outcome(value=LabelAnswer(label_mass(got[0], labels)), usage=got[1])
+            try:
+                mass = label_mass(got[0], labels)
+            except (TypeError, ValueError) as exc:  # e.g. a log-probability above 0
+                return Outcome(error=self._redact(f"unusable answer from {self.host}: {exc}"),
+                               usage=got[1])
+            return Outcome(value=LabelAnswer(mass), usage=got[1])
 
         async def write(request: JudgeRequest) -> Outcome:
             return await self._answer(

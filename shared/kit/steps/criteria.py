@@ -15,7 +15,8 @@ from typing import Any
 from ...base.types import Outcome
 from ...base.validation import InputError, InputTypeError
 from ...engine import grounding, prompts
-from ...engine.logprobs import renormalised
+from ...engine.call_batch import INVALID
+from ...engine.logprobs import NO_LABEL_WHERE, merged_probability, renormalised
 from ..scoring import Preference
 from .base import failed_step, is_dry_run, object_schema, token_limit
 from .verdicts import as_json_list
@@ -84,6 +85,10 @@ def rubric(name: str, value: Any) -> dict[int, str] | None:
         if not isinstance(text, str) or not text.strip():
             raise InputError(name, None, f"the description of {key!r} must be a non-empty "
                              "string")
+        if score in checked:
+            first = next(k for k in value if str(k).strip() == str(score) or k == score)
+            raise InputError(name, None, f"keys {first!r} and {key!r} are both the score "
+                             f"{score}: give each score once")
         checked[score] = text.strip()
     return checked
 
@@ -147,11 +152,15 @@ def read_labels(outcome: Outcome, desc: str) -> Outcome:
     if not outcome.ok:
         return failed_step(desc, outcome.error)
     answer = outcome.value
-    distribution = renormalised(answer.probabilities)
+    try:
+        distribution = renormalised(answer.probabilities)
+    except ValueError as exc:  # the judge runner refuses these first; never raised out
+        return failed_step(desc, f"{INVALID}: {exc}")
     if distribution is None:
-        return failed_step(desc, f"none of {', '.join(answer.probabilities)} among the judge's "
-                           "most likely next tokens")
-    return Outcome(Reading(distribution, answer.method, math.fsum(answer.probabilities.values())))
+        return failed_step(desc, f"{INVALID}: no label: none of "
+                           f"{', '.join(answer.probabilities)} {NO_LABEL_WHERE}")
+    mass = min(1.0, math.fsum(merged_probability(p) for p in answer.probabilities.values()))
+    return Outcome(Reading(distribution, answer.method, mass))
 
 
 def read_samples(outcomes: Sequence[Outcome], desc: str) -> Outcome:
