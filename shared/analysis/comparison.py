@@ -150,13 +150,15 @@ def compare(
     confidence: float = 0.95,
     chunk_size: int | None = None,
     show_progress: bool = False,
+    metric_options: Mapping[str, Mapping[str, Any]] | None = None,
     **options: Any,
 ) -> CompareReport:
     """Compare run B with run A, pair by pair.
 
     ``a``, ``b``: per-row outputs of ``score`` (a path, ``datasets.Dataset``, DataFrame or list
     of row dicts); with ``metrics`` they are inputs, scored first with
-    ``shared.runs.batch.score_dataset`` (``options``: the judge and embedding options of ``score``).
+    ``shared.runs.batch.score_dataset`` (``options``: the judge and embedding options of ``score``;
+    ``metric_options``: ``{metric: {option: value}}``, as ``score --option``).
     ``key``: the column pairing the rows (default ``id`` when both runs have it, else a hash of
     the task columns both share). ``names``: labels of the runs (default the file names).
     Raises :class:`UserInputError` on a missing key column, a duplicated key, no common score
@@ -185,7 +187,7 @@ def compare(
     wanted: set[str] | None = None
     if metrics is not None:
         (frame_a, frame_b), runs, wanted = _score_runs(
-            [frame_a, frame_b], metrics, chunk_size, show_progress, options)
+            [frame_a, frame_b], metrics, chunk_size, show_progress, options, metric_options)
     index_b = {k: i for i, k in enumerate(keys_b)}
     pair_a = [i for i, k in enumerate(keys_a) if k in index_b]
     pair_b = [index_b[keys_a[i]] for i in pair_a]
@@ -265,6 +267,7 @@ class PairedRows:
 def _score_runs(
     frames: list[Any], metrics: str | Sequence[str], chunk_size: int | None,
     show_progress: bool, options: dict[str, Any],
+    metric_options: Mapping[str, Mapping[str, Any]] | None = None,
 ) -> tuple[list[Any], dict[str, Any], set[str]]:
     import datasets
 
@@ -276,7 +279,8 @@ def _score_runs(
         dataset = datasets.Dataset.from_pandas(frame, preserve_index=False)
         try:
             result, summary = score_dataset(dataset, metrics, chunk_size=chunk_size,
-                                            show_progress=show_progress, **options)
+                                            show_progress=show_progress,
+                                            metric_options=metric_options, **options)
         except UserInputError as error:
             raise UserInputError(f"run {label.upper()}: {error}") from None
         if summary.dry_run:

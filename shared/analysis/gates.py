@@ -15,11 +15,12 @@ import math
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from numbers import Integral, Real
 from typing import TYPE_CHECKING, Any
 
 from ..base.errors import UserInputError
 from ..kit.registry import METRICS
-from ..runs.chunks import as_score, score_column_names
+from ..runs.chunks import score_column_names
 from ..runs.summary import BatchSummary, format_table
 
 if TYPE_CHECKING:  # numpy is imported when gates are evaluated: the CLI starts without it
@@ -28,6 +29,7 @@ if TYPE_CHECKING:  # numpy is imported when gates are evaluated: the CLI starts 
 GATE_ON = ("estimate", "lower", "upper")
 GATE_HEADER = ["gate", "value (mean)", "interval", "gated", "unmeasured", "result"]
 _GATE = re.compile(r"\s*([A-Za-z_]\w*)(?:\.(\w+))?\s*(>=|<=)\s*(.*?)\s*")
+_NUMBER = re.compile(r"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
 _GATED_LABEL = {"estimate": "mean", "lower": "lower bound", "upper": "upper bound"}
 
 
@@ -64,39 +66,72 @@ class Gate:
 
 
 def parse_gate(text: str) -> Gate:
-    """``"faithfulness>=0.8"`` -> :class:`Gate`; a malformed gate, an unknown metric or a key
-    the metric does not have is a one-line ``UserInputError``."""
+    """``"faithfulness>=0.8"`` -> :class:`Gate`; a malformed gate, an unknown metric, a key
+    the metric does not have, or a threshold that is not a plain decimal number inside the
+    metric's declared score range is a one-line ``UserInputError``."""
+    if not isinstance(text, str):
+        raise UserInputError(f"a gate is a text such as 'faithfulness>=0.8', got {text!r}")
     match = _GATE.fullmatch(text)
     if match is None:
         raise UserInputError(f"gate {text!r}: expected METRIC[.KEY]>=X or METRIC[.KEY]<=X, "
                              "e.g. faithfulness>=0.8 or rouge.rougeL>=0.3")
     metric, key, op, number = match.groups()
-    try:
-        threshold = float(number)
-    except ValueError:
-        threshold = math.nan
-    if not math.isfinite(threshold):
-        raise UserInputError(f"gate {text!r}: X must be a finite number, got {number!r}")
     if metric not in METRICS:
         raise UserInputError(f"gate {text!r}: unknown metric {metric!r}; choose from: "
                              f"{', '.join(METRICS)}")
+    # a plain decimal number only: float() also takes 0_5 (five), inf, nan and 1e999
+    threshold = float(number) if _NUMBER.fullmatch(number) else math.nan
+    if not math.isfinite(threshold):
+        raise UserInputError(f"gate {text!r}: X must be a finite number written as a plain "
+                             f"decimal (e.g. 0.8), got {number!r}")
+    low, high = METRICS[metric].score_range
+    if not low <= threshold <= high:
+        raise UserInputError(f"gate {text!r}: X={number} is outside {metric}'s score range "
+                             f"[{low:g}, {high:g}], so the gate could never fail or never hold")
     gate = Gate(metric, key, op, threshold, f"{metric}{'.' + key if key else ''}{op}{number}")
     gate.column()  # a key the metric does not have fails here
     return gate
 
 
-def parse_gates(texts: Iterable[str | Gate]) -> list[Gate]:
+def parse_gates(texts: str | Gate | Iterable[str | Gate]) -> list[Gate]:
+    """Gates from texts or :class:`Gate`; one text (or one Gate) is one gate."""
+    if isinstance(texts, (str, Gate)):
+        texts = [texts]
+    elif not isinstance(texts, Iterable):
+        raise UserInputError(f"gates: expected a gate text such as 'faithfulness>=0.8' or a "
+                             f"list of them, got {type(texts).__name__}")
     return [t if isinstance(t, Gate) else parse_gate(t) for t in texts]
 
 
-def check_gate_on(gate_on: str) -> None:
-    if gate_on not in GATE_ON:
+def check_gate_on(gate_on: Any) -> None:
+    if not isinstance(gate_on, str) or gate_on not in GATE_ON:
         raise UserInputError(f"gate_on must be one of {', '.join(GATE_ON)}, got {gate_on!r}")
 
 
-def check_max_unmeasured(fraction: float | None) -> None:
-    if fraction is not None and not 0.0 <= fraction <= 1.0:
-        raise UserInputError(f"max unmeasured must be a fraction in [0, 1], got {fraction}")
+def check_max_unmeasured(fraction: Any, name: str = "max unmeasured") -> None:
+    """``None`` (no limit) or a number in [0, 1]; anything else is a one-line
+    ``UserInputError`` (a text such as ``"0.1"`` included: it is not read as a number)."""
+    if fraction is None:
+        return
+    if not _is_real(fraction):
+        raise UserInputError(f"{name} must be a fraction in [0, 1] (a number) or None, got "
+                             f"{fraction!r} ({type(fraction).__name__})")
+    if not 0.0 <= fraction <= 1.0:
+        raise UserInputError(f"{name} must be a fraction in [0, 1], got {fraction}")
+
+
+def _is_real(value: Any) -> bool:
+    return isinstance(value, Real) and not isinstance(value, bool)
+
+
+def _check_interval_options(confidence: Any, n_resamples: Any, seed: Any) -> None:
+    if not _is_real(confidence) or not 0.0 < confidence < 1.0:
+        raise UserInputError(f"confidence must be a number in (0, 1), got {confidence!r}")
+    if n_resamples is not None and (not isinstance(n_resamples, Integral)
+                                    or isinstance(n_resamples, bool) or n_resamples < 1):
+        raise UserInputError(f"n_resamples must be a whole number >= 1, got {n_resamples!r}")
+    if seed is not None and (not isinstance(seed, Integral) or isinstance(seed, bool)):
+        raise UserInputError(f"seed must be a whole number or None, got {seed!r}")
 
 
 def check_computed(gates: Sequence[Gate], computed: Iterable[str],
@@ -187,7 +222,7 @@ class GateOutcome:
 
 def evaluate_gates(
     source: Any,
-    gates: Iterable[str | Gate],
+    gates: str | Gate | Iterable[str | Gate],
     *,
     gate_on: str = "estimate",
     max_unmeasured: float | None = None,
@@ -195,9 +230,11 @@ def evaluate_gates(
     n_resamples: int | None = None,
     seed: int | None = 0,
 ) -> list[GateOutcome]:
-    """Evaluate ``gates`` (texts like ``"faithfulness>=0.8"`` or :class:`Gate`) on a run.
+    """Evaluate ``gates`` (a text like ``"faithfulness>=0.8"``, a :class:`Gate`, or a list of
+    them) on a run.
 
-    ``source``: a metric's ``compute()`` output; the ``(scored, summary)`` pair that
+    ``source``: a metric's ``compute()`` output (or that output saved as JSON and loaded
+    back); the ``(scored, summary)`` pair that
     ``shared.score_dataset`` returns; or a scored run (a path to ``score``'s output, a
     ``datasets.Dataset``, a DataFrame or a list of row dicts). Intervals: ``stats.bootstrap_ci``
     of the measured per-row scores (``confidence``, ``n_resamples``: default
@@ -209,6 +246,7 @@ def evaluate_gates(
 
     check_gate_on(gate_on)
     check_max_unmeasured(max_unmeasured)
+    _check_interval_options(confidence, n_resamples, seed)
     parsed = parse_gates(gates)
     values = gate_scores(source, parsed)
     outcomes = []
@@ -228,7 +266,8 @@ def evaluate_gates(
     return outcomes
 
 
-def assert_gates(source: Any, gates: Iterable[str | Gate], **options: Any) -> list[GateOutcome]:
+def assert_gates(source: Any, gates: str | Gate | Iterable[str | Gate],
+                 **options: Any) -> list[GateOutcome]:
     """:func:`evaluate_gates`, raising ``AssertionError`` that lists every failed gate with its
     value and interval (the one-liner of a pytest test); returns the outcomes when all hold."""
     outcomes = evaluate_gates(source, gates, **options)
@@ -240,11 +279,13 @@ def assert_gates(source: Any, gates: Iterable[str | Gate], **options: Any) -> li
 
 
 def gate_scores(source: Any, gates: Sequence[Gate]) -> dict[str, np.ndarray]:
-    """Each gate's per-row scores (NaN where unmeasured), by gate text."""
+    """Each gate's per-row scores (NaN where unmeasured), by gate text. A cell that is no
+    score (text, a boolean, a number outside the metric's declared range) is a one-line
+    ``UserInputError`` naming the gate and the row."""
     if isinstance(source, BatchSummary):
         raise TypeError("a BatchSummary holds no per-row scores: pass the (scored, summary) "
                         "pair that score_dataset returns")
-    if isinstance(source, Mapping) and hasattr(source, "results"):
+    if isinstance(source, Mapping):
         return _output_scores(source, gates)
     if isinstance(source, tuple) and len(source) == 2 and isinstance(source[1], BatchSummary):
         scored, summary = source
@@ -260,22 +301,55 @@ def gate_scores(source: Any, gates: Sequence[Gate]) -> dict[str, np.ndarray]:
                                      f"{gate.column()!r}")
     from .comparison import numeric_scores
 
-    return {g.text: numeric_scores(frame, g.column(), "scored") for g in gates}
+    return {g.text: numeric_scores(frame, g.column(), "scored", g.metric) for g in gates}
 
 
-def _output_scores(output: Any, gates: Sequence[Gate]) -> dict[str, np.ndarray]:
-    import numpy as np
-
-    results = output.results
+def _output_scores(output: Mapping[str, Any], gates: Sequence[Gate]) -> dict[str, np.ndarray]:
+    """The per-row scores of a metric's ``compute()`` output: its per-sample results, or, in
+    the plain dict of an output saved as JSON and loaded back, its per-sample ``scores`` list
+    (numbers, or one dict of scores per row for a metric with several: rouge)."""
+    results = getattr(output, "results", None)
+    rows = output.get("scores") if results is None else None
+    if results is None and not isinstance(rows, list):
+        raise UserInputError(
+            "gates read a metric's compute() result (as returned, or saved as JSON and loaded "
+            "back: a dict with its per-row 'scores' list), a (scored, summary) pair or a scored "
+            f"run; this dict has no 'scores' list (its keys: {', '.join(map(str, output))})")
     found = {}
     for gate in gates:
         key = gate.output_key()
         if key not in output:
             raise UserInputError(f"gate {gate.text!r}: this result has no {key!r}: is it a "
-                                 f"{gate.metric} result? (its keys: {', '.join(output)})")
-        found[gate.text] = np.array([np.nan if (v := as_score(r.value(key))) is None else v
-                                     for r in results], dtype=np.float64)
+                                 f"{gate.metric} result? (its keys: "
+                                 f"{', '.join(map(str, output))})")
+        if results is not None:
+            cells = [r.value(key) for r in results]
+        else:
+            cells = [c.get(key) if isinstance(c, Mapping) else c for c in rows or []]
+        found[gate.text] = _checked_scores(gate, cells)
     return found
+
+
+def _checked_scores(gate: Gate, cells: Sequence[Any]) -> np.ndarray:
+    """``cells`` as floats, NaN where unmeasured (``None``, NaN); anything else that is not a
+    number in the metric's declared range is refused."""
+    import numpy as np
+
+    low, high = METRICS[gate.metric].score_range
+    values = np.full(len(cells), np.nan)
+    for row, cell in enumerate(cells):
+        if cell is None or (_is_real(cell) and math.isnan(cell)):
+            continue
+        where = f"gate {gate.text!r}: row {row}"
+        if not _is_real(cell):
+            raise UserInputError(f"{where}: {cell!r} is not a score (a number, or None where "
+                                 "the row is unmeasured)")
+        value = float(cell)
+        if not low <= value <= high:
+            raise UserInputError(f"{where}: {value:g} is outside {gate.metric}'s score range "
+                                 f"[{low:g}, {high:g}]")
+        values[row] = value
+    return values
 
 
 def _score_frame(scored: Any, columns: list[str]) -> Any:

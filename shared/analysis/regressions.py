@@ -9,7 +9,7 @@ p-value (across the report's scores) is below ``alpha``, and ``|delta|`` is at l
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
@@ -18,7 +18,9 @@ from .comparison import CompareReport, json_ready, score_columns
 from .gates import checks_html
 
 DEFAULT_ALPHA = 0.05
-REGRESSION_HEADER = ["score", "delta B-A", "interval", "p", "p (Holm)", "result"]
+DEFAULT_MAX_UNMEASURED = 0.5  # a check fails when more than half of the rows were not compared
+REGRESSION_HEADER = ["score", "delta B-A", "interval", "p", "p (Holm)", "not compared",
+                     "result"]
 
 
 @dataclass(frozen=True)
@@ -34,10 +36,22 @@ class RegressionCheck:
     p_holm: float | None
     alpha: float = DEFAULT_ALPHA
     min_delta: float = 0.0
+    rows: int = 0  # rows of A and B by key (paired, or in one run only)
+    compared: int = 0  # pairs measured in both runs
+    max_unmeasured: float | None = DEFAULT_MAX_UNMEASURED
 
     @property
     def name(self) -> str:
         return self.column
+
+    @property
+    def unseen_share(self) -> float:
+        """The share of the rows not compared: unmeasured in A or B, or in one run only."""
+        return 1.0 - self.compared / self.rows if self.rows else 1.0
+
+    @property
+    def too_unmeasured(self) -> bool:
+        return self.max_unmeasured is not None and self.unseen_share > self.max_unmeasured
 
     @property
     def worse(self) -> bool:
@@ -53,7 +67,7 @@ class RegressionCheck:
 
     @property
     def passed(self) -> bool:
-        return not self.regressed
+        return not self.regressed and not self.too_unmeasured
 
     @property
     def label(self) -> str:
@@ -71,18 +85,25 @@ class RegressionCheck:
             verdict = f"worse, not significant at alpha {self.alpha:g}"
         else:
             verdict = "no regression"
+        if self.too_unmeasured:
+            verdict = (f"cannot tell: {self.rows - self.compared} of {self.rows} rows not "
+                       f"compared ({self.unseen_share:.1%} > max {self.max_unmeasured:.1%}; "
+                       f"unmeasured or in one run only); {verdict}")
         return (f"{self.label}: {verdict}; delta {_signed(self.delta)} "
                 f"[{_signed(self.low)}, {_signed(self.high)}], p {_p(self.p_value)}, "
                 f"p (Holm) {_p(self.p_holm)}")
 
     def as_dict(self) -> dict[str, Any]:
         """``compare --json``'s entry: the numbers, the rule and the decision."""
-        return json_ready({**asdict(self), "worse": self.worse, "regressed": self.regressed})
+        return json_ready({**asdict(self), "worse": self.worse, "regressed": self.regressed,
+                           "unseen_share": self.unseen_share,
+                           "too_unmeasured": self.too_unmeasured, "passed": self.passed})
 
     def cells(self) -> list[str]:
         """The row of :data:`REGRESSION_HEADER` without the result."""
         return [self.label, _signed(self.delta), f"[{_signed(self.low)}, {_signed(self.high)}]",
-                _p(self.p_value), _p(self.p_holm)]
+                _p(self.p_value), _p(self.p_holm),
+                f"{self.rows - self.compared}/{self.rows} ({self.unseen_share:.1%})"]
 
 
 def check_alpha(alpha: float) -> None:
@@ -96,12 +117,21 @@ def check_min_delta(min_delta: float) -> None:
 
 
 def regression_checks(report: CompareReport, *, alpha: float = DEFAULT_ALPHA,
-                      min_delta: float = 0.0) -> list[RegressionCheck]:
-    """One :class:`RegressionCheck` per compared score of ``report``."""
+                      min_delta: float = 0.0,
+                      max_unmeasured: float | None = DEFAULT_MAX_UNMEASURED
+                      ) -> list[RegressionCheck]:
+    """One :class:`RegressionCheck` per compared score of ``report``. A check also fails when
+    more than ``max_unmeasured`` of the rows (paired or in one run only) were not compared:
+    a gate that cannot see does not pass (``None``: no limit)."""
+    from .gates import check_max_unmeasured
+
     check_alpha(alpha)
     check_min_delta(min_delta)
+    check_max_unmeasured(max_unmeasured, "--max-unmeasured")
+    rows = report.paired + report.only_a + report.only_b
     return [RegressionCheck(c.column, c.higher_is_better, c.delta, c.low, c.high, c.p_value,
-                            c.p_holm, alpha, min_delta) for c in report.columns]
+                            c.p_holm, alpha, min_delta, rows, c.n_paired, max_unmeasured)
+            for c in report.columns]
 
 
 def regressions_text(checks: Sequence[RegressionCheck]) -> str:
@@ -111,10 +141,15 @@ def regressions_text(checks: Sequence[RegressionCheck]) -> str:
         return "regressions: none (no score compared)"
     rule = (f"B worse than A in the metric's direction, p (Holm) < {checks[0].alpha:g}, "
             f"|delta| >= {checks[0].min_delta:g}")
+    blind = [c for c in checks if c.too_unmeasured]
+    unseen = [f"  NOT MEASURED {c.message}" for c in blind]
+    if blind:
+        unseen.insert(0, f"not measured (more than {checks[0].max_unmeasured:.1%} of the rows "
+                      f"not compared: unmeasured in A or B, or in one run only): {len(blind)}")
     if not found:
-        return f"regressions ({rule}): none"
+        return "\n".join([f"regressions ({rule}): none", *unseen])
     return "\n".join([f"regressions ({rule}): {len(found)}",
-                      *(f"  REGRESSION {c.message}" for c in found)])
+                      *(f"  REGRESSION {c.message}" for c in found), *unseen])
 
 
 def regressions_html(checks: Sequence[RegressionCheck]) -> dict[str, Any]:
@@ -123,15 +158,16 @@ def regressions_html(checks: Sequence[RegressionCheck]) -> dict[str, Any]:
 
 
 def shared_scores(columns_a: Iterable[str], columns_b: Iterable[str],
-                  metrics: Sequence[str] | None = None) -> list[str]:
+                  metrics: Sequence[str] | None = None,
+                  metric_options: Mapping[str, Mapping[str, Any]] | None = None) -> list[str]:
     """What ``compare`` would compare, known before any scoring: the score columns both runs
     hold, or, when the runs are scored first with ``metrics``, the metrics that both inputs
     have the columns for."""
     if metrics:
         from ..runs.batch import select_metrics
 
-        both = set(select_metrics(metrics, columns_b)[0])
-        return [m for m in select_metrics(metrics, columns_a)[0] if m in both]
+        both = set(select_metrics(metrics, columns_b, metric_options)[0])
+        return [m for m in select_metrics(metrics, columns_a, metric_options)[0] if m in both]
     in_b = score_columns(list(columns_b))
     return [c for c in score_columns(list(columns_a)) if c in in_b]
 

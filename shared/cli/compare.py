@@ -18,7 +18,7 @@ from ..base.errors import UserInputError
 
 
 def add_parser(commands: Any) -> argparse.ArgumentParser:
-    from .common import add_judge_arguments
+    from .common import add_embedding_arguments, add_judge_arguments, add_option_argument
 
     compare = commands.add_parser(
         "compare",
@@ -54,8 +54,8 @@ def add_parser(commands: Any) -> argparse.ArgumentParser:
     compare.add_argument("--resamples", type=int, default=2000, metavar="N",
                          help="bootstrap resamples (default 2000)")
     add_judge_arguments(compare)
-    compare.add_argument("--embedding-model",
-                         help="sentence-transformers model for the embedding metrics")
+    add_embedding_arguments(compare)
+    add_option_argument(compare)
     compare.add_argument("--chunk-size", type=int, metavar="N",
                          help="rows per compute call when scoring (default as in score)")
     compare.add_argument("--quiet", "-q", action="store_true", help="no progress bars")
@@ -68,6 +68,10 @@ def add_parser(commands: Any) -> argparse.ArgumentParser:
                        help="significance level of a regression (default 0.05)")
     gates.add_argument("--min-delta", type=float, default=0.0, metavar="D",
                        help="the smallest |delta| that counts as a regression (default 0)")
+    gates.add_argument("--max-unmeasured", type=float, default=0.5, metavar="FRACTION",
+                       help="a score also fails when more than this share of the rows were not "
+                       "compared (unmeasured in A or B, or in one run only; default 0.5: a "
+                       "gate that cannot see does not pass)")
     gates.add_argument("--junit-xml", metavar="PATH",
                        help="write JUnit XML: one testcase per compared score, failed when B "
                        "regressed on it")
@@ -75,6 +79,7 @@ def add_parser(commands: Any) -> argparse.ArgumentParser:
 
 
 def run(args: argparse.Namespace) -> int:
+    from ..analysis.gates import check_max_unmeasured
     from ..analysis.regressions import (
         check_alpha,
         check_min_delta,
@@ -82,9 +87,13 @@ def run(args: argparse.Namespace) -> int:
         regressions_html,
         regressions_text,
     )
-    from ..runs.batch import check_metric_names
     from ..runs.files import check_input_path, check_output_paths, check_writable_file
-    from .common import check_judge_options, judge_options, quiet_libraries, write_json
+    from .common import (
+        check_judge_options,
+        judge_options,
+        quiet_libraries,
+        write_json,
+    )
 
     if args.resamples < 1:
         raise UserInputError(f"--resamples must be >= 1, got {args.resamples}")
@@ -94,13 +103,14 @@ def run(args: argparse.Namespace) -> int:
         raise UserInputError("compare cannot dry-run: use `score --dry-run` on each input")
     check_alpha(args.alpha)
     check_min_delta(args.min_delta)
+    check_max_unmeasured(args.max_unmeasured, "--max-unmeasured")
     for option, value in (("--json", args.json), ("--html", args.html),
                           ("--junit-xml", args.junit_xml)):
         if value:
             check_writable_file(Path(value), option)
     options = judge_options(args)
+    metric_options = _metric_options(args)
     if args.metric:
-        check_metric_names(args.metric)
         check_judge_options(options)
     elif options:
         raise UserInputError(
@@ -112,7 +122,7 @@ def run(args: argparse.Namespace) -> int:
                        {"--json": args.json, "--html": args.html, "--junit-xml": args.junit_xml})
     quiet_libraries()
     if args.fail_on_regression and args.metric:
-        _check_shared_scores(args)
+        _check_shared_scores(args, metric_options)
     if args.label:
         _check_label(args)
     from ..analysis.comparison import compare
@@ -121,12 +131,14 @@ def run(args: argparse.Namespace) -> int:
     try:
         report = compare(args.a, args.b, metrics=args.metric, key=args.key, seed=args.seed,
                          n_resamples=args.resamples, chunk_size=args.chunk_size,
-                         show_progress=not args.quiet, **options)
+                         show_progress=not args.quiet, metric_options=metric_options,
+                         **options)
     except LogprobsUnavailable as error:
         raise UserInputError(f"the judge model returns no log-probabilities: {error}") from None
     print(report.table())
     corrected = _corrected(report, args.label)
-    checks = regression_checks(report, alpha=args.alpha, min_delta=args.min_delta)
+    checks = regression_checks(report, alpha=args.alpha, min_delta=args.min_delta,
+                               max_unmeasured=args.max_unmeasured)
     print(regressions_text(checks))
     if args.json:
         write_json({**report.as_dict(), "regressions": [c.as_dict() for c in checks],
@@ -142,17 +154,30 @@ def run(args: argparse.Namespace) -> int:
         write_junit_xml(args.junit_xml, "judge-metrics compare: regressions", checks,
                         classname="judge-metrics.compare", failure_type="Regression")
         print(f"wrote {args.junit_xml}", file=sys.stderr)
-    return 1 if args.fail_on_regression and any(c.regressed for c in checks) else 0
+    return 1 if args.fail_on_regression and not all(c.passed for c in checks) else 0
 
 
-def _check_shared_scores(args: argparse.Namespace) -> None:
+def _metric_options(args: argparse.Namespace) -> dict | None:
+    """``--option`` values for the metrics of ``--metric`` (``None`` without ``--metric``)."""
+    from ..runs.batch import check_metric_names
+    from .common import parse_metric_options
+
+    if not args.metric:
+        if args.option:
+            raise UserInputError("--option applies only with --metric (scoring A and B first)")
+        return None
+    check_metric_names(args.metric)
+    return parse_metric_options(args.option, args.metric)
+
+
+def _check_shared_scores(args: argparse.Namespace, metric_options: dict | None) -> None:
     """--fail-on-regression with --metric: A and B must share a metric, known before either is
     scored (without --metric, ``compare`` finds no shared score column before any work)."""
     from ..analysis.regressions import shared_scores
     from ..runs.files import read_input
 
     columns = [read_input(Path(path)).column_names for path in (args.a, args.b)]
-    if not shared_scores(*columns, args.metric):
+    if not shared_scores(*columns, args.metric, metric_options):
         raise UserInputError("--fail-on-regression: A and B share no score to compare (no "
                              f"metric of {', '.join(args.metric)} has its columns in both)")
 

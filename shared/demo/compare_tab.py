@@ -29,7 +29,10 @@ def comparison_frame(report: Any) -> Any:
     worse (``shared.analysis.regressions`` with its default alpha)."""
     import pandas as pd
 
+    from ..analysis.comparison import MCNEMAR, WILCOXON
     from ..analysis.regressions import regression_checks
+
+    TEST_NAMES = {MCNEMAR: "McNemar (exact)", WILCOXON: "Wilcoxon signed-rank"}  # noqa: N806
 
     def number(value: float | None, signed: bool = False) -> str:
         if value is None:
@@ -43,9 +46,9 @@ def comparison_frame(report: Any) -> Any:
         c.column + ("" if c.higher_is_better else " (lower is better)"), c.n_paired,
         number(c.mean_a), number(c.mean_b), number(c.delta, True),
         f"[{number(c.low, True)}, {number(c.high, True)}]",
-        "McNemar (exact)" if c.kind == "binary" else "Wilcoxon signed-rank",
+        TEST_NAMES.get(c.test, "- (no measured pair)"),
         p(c.p_value), p(c.p_holm), f"{c.wins}/{c.ties}/{c.losses}", c.excluded,
-        "REGRESSION" if check.regressed else "",
+        "REGRESSION" if check.regressed else ("NOT MEASURED" if check.too_unmeasured else ""),
     ] for c, check in zip(report.columns, regression_checks(report), strict=True)]
     return pd.DataFrame(rows, columns=TABLE_COLUMNS)
 
@@ -78,7 +81,7 @@ def handle(file_a: Any, file_b: Any, key: str | None = None,
     message = (f"{report.paired} pairs by {report.key}; only in A: {report.only_a}, only in "
                f"B: {report.only_b} (excluded). Deltas are B - A with a paired-bootstrap 95% "
                "interval; p-values Holm-adjusted across the scores. ")
-    regressed = [c.message for c in checks if c.regressed]
+    regressed = [c.message for c in checks if not c.passed]
     status = _status(message + "; ".join(regressed), "error") if regressed else _status(
         message + "No regression (no score where B is worse with p (Holm) < 0.05).", "ok")
     return status, comparison_frame(report), str(target)

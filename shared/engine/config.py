@@ -325,9 +325,9 @@ def check_base_url(url: str) -> None:
         raise ValueError(f"base_url={shown!r} is not an http(s) URL {example}")
     if has_userinfo(url):
         raise ValueError(
-            f"base_url={shown!r} holds credentials (user:password@); they are not sent. Remove "
-            "them and pass the key with api_key=... (--api-key) or the provider's environment "
-            "variable"
+            f"base_url={shown!r} holds credentials (a user name or password before the host); "
+            "they are not sent. Remove them and pass the key with api_key=... (--api-key) or the "
+            "provider's environment variable"
         )
     if not parsed.hostname or any(c.isspace() for c in url):
         raise ValueError(f"base_url={shown!r} has no valid host {example}")
