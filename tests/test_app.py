@@ -19,7 +19,7 @@ from rapidfuzz import fuzz
 from rouge_score import rouge_scorer
 
 from shared.demo import EXAMPLES, build_demo
-from shared.engine.backends import _BACKENDS
+from shared.engine.backends.pool import live_backends
 
 FAKE_KEY = "sk-test-DEMO-0123456789abcdefSECRET"
 
@@ -366,7 +366,7 @@ def test_judge_metric_against_llama_server(demo: Any, llama_server: str) -> None
     assert authorizations == [f"Bearer {FAKE_KEY}"]
     assert FAKE_KEY not in all_text(out)
     # and the process keeps no judge client holding it
-    assert not any(backend.uses_api_key(FAKE_KEY) for backend in list(_BACKENDS.values())
+    assert not any(backend.uses_api_key(FAKE_KEY) for backend in live_backends()
                    if hasattr(backend, "uses_api_key"))
 
 

@@ -118,7 +118,7 @@ class Judge:
     @property
     def backend(self) -> Backend:
         if self._backend is None:
-            from .backends import make_backend
+            from .backends.pool import make_backend
 
             self._backend = make_backend(self.config)
         return self._backend
@@ -343,8 +343,8 @@ def _check_requests(requests: Iterable[JudgeRequest]) -> list[JudgeRequest]:
 
 def get_judge(config: JudgeConfig, backend: Backend | None = None) -> Judge:
     """A judge with fresh usage counters. The backend is ``backend``, else
-    ``shared.engine.backends.make_backend(config)`` (reused per process), created at the first call
-    that needs it; a dry run never creates one."""
+    ``shared.engine.backends.pool.make_backend(config)`` (reused per process), created at the
+    first call that needs it; a dry run never creates one."""
     if not isinstance(config, JudgeConfig):
         raise TypeError(f"config must be a JudgeConfig, got {type(config).__name__}")
     return Judge(config, backend)

@@ -380,7 +380,7 @@ def test_an_unconstrained_backend_gets_one_repair_retry(llama_server, cache_dir)
 
 @pytest.mark.server
 def test_a_model_without_logprobs_raises_a_configuration_error(llama_server, cache_dir):
-    from shared.engine.backends import LogprobsUnavailable
+    from shared.engine.backends.base import LogprobsUnavailable
 
     with FaultProxy(llama_server, default="no_logprobs") as proxy:
         judge = get_judge(config(proxy.url, cache_dir))

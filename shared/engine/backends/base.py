@@ -37,8 +37,8 @@ class Backend(ABC):
     @classmethod
     def from_config(cls, config: JudgeConfig) -> Backend:
         """The backend for ``config`` (checked already: a backend re-checks nothing); what
-        :func:`shared.engine.backends.make_backend` calls. Override it when the constructor takes
-        something other than the config."""
+        :func:`shared.engine.backends.pool.make_backend` calls. Override it when the
+        constructor takes something other than the config."""
         return cls(config)  # type: ignore[call-arg]
 
     @abstractmethod
