@@ -72,6 +72,7 @@ class Pairwise(JudgeMetric):
                doc="a score within this distance of 0.5 (inclusive) is a tie"),
     )
     HEADLINE = ("win_rate",)
+    PREFERS = (("logprobs", True),)  # else the written label (score_method "sampled")
     DECISION_THRESHOLD = 0.5  # agree: above it, the judge prefers the prediction
     EXAMPLE = Example({
         "questions": ["What is the capital of France?", "When was the Eiffel Tower completed?"],

@@ -23,6 +23,7 @@ from typing import Any
 import numpy as np
 
 from ..base.errors import UserInputError
+from ..engine.backends.registry import LOCAL
 from ..kit import stats
 from ..kit.registry import LOWER_IS_BETTER
 from ..runs.summary import format_table
@@ -292,10 +293,10 @@ def _score_runs(
 
 def judge_description(options: Mapping[str, Any]) -> dict[str, Any]:
     """Provider and model of a run's judge, and whether it is the embedded default."""
-    provider = options.get("provider") or ("local" if not options.get("api_key") else None)
+    provider = options.get("provider") or (LOCAL if not options.get("api_key") else None)
     model = options.get("model")
     return {"provider": provider, "model": model,
-            "embedded_default": provider == "local" and not model}
+            "embedded_default": provider == LOCAL and not model}
 
 
 def _label(source: Any, default: str) -> str:

@@ -23,6 +23,7 @@ from ..analysis.gates import (
 )
 from ..analysis.junit import write_junit_xml
 from ..base.errors import UserInputError
+from ..engine.backends.registry import LOCAL
 from ..runs.batch import check_metric_names, score_dataset, select_metrics
 from ..runs.files import (
     check_input_path,
@@ -267,7 +268,7 @@ def _note_local_judge(args: argparse.Namespace) -> None:
     from ..kit.registry import METRICS, available
 
     names = available() if "all" in args.metric else args.metric
-    local = args.provider == "local" or (args.provider is None and not args.api_key)
+    local = args.provider == LOCAL or (args.provider is None and not args.api_key)
     if local and not args.model and not args.dry_run and any(
             METRICS[n].judge for n in names):
         print("judge: the embedded SmolLM2-135M-Instruct on this CPU (tiny and slow: a demo, "

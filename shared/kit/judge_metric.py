@@ -65,6 +65,13 @@ class JudgeMetric(ValidatedMetric):
     :meth:`score`."""
 
     USES_JUDGE: ClassVar[bool] = True
+    #: What the judge's provider must offer, as ``(capability, minimum)`` pairs of its registry
+    #: entry's capabilities (``("top_logprobs", 5)``); a provider without one is refused before
+    #: any request, and the card's provider table says which providers can run the metric.
+    REQUIRES: ClassVar[tuple[tuple[str, bool | int], ...]] = ()
+    #: What it uses when the provider has it and does without otherwise (its card says how):
+    #: the docs' provider table shows both.
+    PREFERS: ClassVar[tuple[tuple[str, bool | int], ...]] = ()
 
     def score(self, judge: Judge, **inputs_and_options: Any) -> Sequence[SampleResult]:
         """The metric's steps and formula: one result per sample. Its parameters after
@@ -78,6 +85,8 @@ class JudgeMetric(ValidatedMetric):
             same_length(**given)
         config, options = split_judge_options(arguments)  # the rest: declared, checked options
         judge = get_judge(config)
+        for capability, minimum in self.REQUIRES:
+            judge.require(capability, self.metric_name, minimum)
         results = list(self.score(judge, **inputs, **options))
         return build_output(self.aggregates(results, **options), results, judge)
 
