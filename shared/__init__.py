@@ -58,7 +58,7 @@ _EXPORTS: dict[str, str] = {
     "LabelAnswer": "base.types:LabelAnswer",
     "prompts": "engine.prompts",
     "fence": "engine.prompts:fence",
-    # scoring helpers named in INTERFACE.md
+    # scoring helpers, public: l3score's rule and average precision, for users to reuse
     "l3score_from_top_logprobs": "engine.logprobs:l3score_from_top_logprobs",
     "exact_yes_probability": "engine.logprobs:exact_yes_probability",
     "l3score_breakdown": "engine.logprobs:l3score_breakdown",

@@ -3,7 +3,7 @@
 Everything about a metric's page comes from the metric class's declarations (read through
 ``shared.kit.registry.spec_of``): the input columns and kinds (``INPUTS``), its options with their
 types and defaults (``OPTIONS``, see ``shared.base.options``), the headline keys and the prefilled
-example (``EXAMPLE``, from the seed cards); a metric without one gets a generic example built
+example (``EXAMPLE``, the metric's own); a metric without one gets a generic example built
 from its columns.
 
 The API key typed into the page is used for the one request that carries it: it is passed to

@@ -235,9 +235,8 @@ class Judge:
         (``Outcome.value``: :class:`~shared.base.types.YesNoAnswer`).
 
         Raises :class:`~shared.engine.backends.base.LogprobsUnavailable` when the model has never
-        given
-        log-probabilities (found on its first answer); every other fault, an answer without
-        them from a backend that gave them before included, is an ``Outcome.error``."""
+        given log-probabilities (found on its first answer); every other fault, an answer
+        without them from a backend that gave them before included, is an ``Outcome.error``."""
         requests = _check_requests(requests)
         if isinstance(top_k, bool) or not isinstance(top_k, int) or top_k < 1:
             raise ValueError(f"top_k must be an int >= 1, got {top_k!r}")
