@@ -18,7 +18,7 @@ from ..base.errors import UserInputError
 
 
 def add_parser(commands: Any) -> argparse.ArgumentParser:
-    from .common import add_judge_arguments
+    from .common import add_embedding_arguments, add_judge_arguments
 
     compare = commands.add_parser(
         "compare",
@@ -49,8 +49,7 @@ def add_parser(commands: Any) -> argparse.ArgumentParser:
     compare.add_argument("--resamples", type=int, default=2000, metavar="N",
                          help="bootstrap resamples (default 2000)")
     add_judge_arguments(compare)
-    compare.add_argument("--embedding-model",
-                         help="sentence-transformers model for the embedding metrics")
+    add_embedding_arguments(compare)
     compare.add_argument("--chunk-size", type=int, metavar="N",
                          help="rows per compute call when scoring (default as in score)")
     compare.add_argument("--quiet", "-q", action="store_true", help="no progress bars")
