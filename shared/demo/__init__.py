@@ -18,7 +18,7 @@ The modules, by responsibility:
 - ``options``: a metric's declared options shown as fields and the ``compute`` value of a field;
 - ``render``: results -> the page (aggregate cards, per-row table and chart, unmeasured rows,
   usage, status box, error texts);
-- ``secrets``: the scrubber over everything the page gets back and the release of the judge
+- ``keys``: the scrubber over everything the page gets back and the release of the judge
   backend made for a typed key;
 - ``panel``: :class:`~shared.demo.panel.MetricPanel`, one metric's widget and its handlers;
 - ``page``: ``build_demo``, ``launch``, ``launch_metric_demo``.
@@ -27,7 +27,7 @@ The modules, by responsibility:
 from ..kit.registry import EXAMPLES
 from .page import build_demo, caller_metric_dir, launch, launch_metric_demo
 from .render import unmeasured_markdown
-from .secrets import Scrubber
+from .keys import Scrubber
 
 # the names app.py, the metrics' app.py and the tests import from ``shared.demo``
 __all__ = [

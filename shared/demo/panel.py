@@ -43,7 +43,7 @@ from .render import (
     unmeasured_markdown,
     usage_markdown,
 )
-from .secrets import Scrubber, page_key_backend
+from .keys import Scrubber, page_key_backend
 
 logger = logging.getLogger(__name__)
 
