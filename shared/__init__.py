@@ -66,7 +66,8 @@ _EXPORTS: dict[str, str] = {
     # LLM-guided text-generation metrics: arithmetic and shared judge steps
     "scoring": "kit.scoring",
     "steps": "kit.steps",
-    "criteria_judge": "kit.steps.criteria",
+    "user_criteria": "kit.steps.criteria",
+    "criteria_judge": "kit.steps.criteria",  # the earlier name of user_criteria, kept for callers
     "estimate_cost": "engine.pricing:estimate_cost",
     # embeddings, text, stats
     "embed_texts": "kit.embeddings:embed_texts",

@@ -25,9 +25,9 @@ The modules, by responsibility:
 """
 
 from ..kit.registry import EXAMPLES
+from .keys import Scrubber
 from .page import build_demo, caller_metric_dir, launch, launch_metric_demo
 from .render import unmeasured_markdown
-from .keys import Scrubber
 
 # the names app.py, the metrics' app.py and the tests import from ``shared.demo``
 __all__ = [

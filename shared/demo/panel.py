@@ -30,6 +30,7 @@ from .inputs import (
     rows_for_table,
     table_rows,
 )
+from .keys import Scrubber, page_key_backend
 from .options import MISSING, field_value, metric_options, option_choices, option_value
 from .render import (
     aggregate_html,
@@ -43,7 +44,6 @@ from .render import (
     unmeasured_markdown,
     usage_markdown,
 )
-from .keys import Scrubber, page_key_backend
 
 logger = logging.getLogger(__name__)
 
