@@ -341,8 +341,9 @@ def check_base_url(url: str) -> None:
 
 
 def endpoint_of(url: str | None) -> str:
-    """The URL without credentials, query or fragment, normalised (lower-case scheme and host,
-    no default port, no trailing slash): what the call cache keys on."""
+    """The URL without credentials or fragment, normalised (lower-case scheme and host, no
+    default port, no trailing slash), its query kept (a query such as Azure's ``api-version``
+    selects what answers): what the call cache keys on."""
     if not url:
         return ""
     parsed = urlparse(url)

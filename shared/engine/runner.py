@@ -90,7 +90,7 @@ class Judge:
     @property
     def backend(self) -> Backend:
         if self._backend is None:
-            from .backends import make_backend
+            from .backends.pool import make_backend
 
             self._backend = make_backend(self.config)
         return self._backend
@@ -209,9 +209,8 @@ class Judge:
         (``Outcome.value``: :class:`~shared.base.types.YesNoAnswer`).
 
         Raises :class:`~shared.engine.backends.base.LogprobsUnavailable` when the model has never
-        given
-        log-probabilities (found on its first answer); every other fault, an answer without
-        them from a backend that gave them before included, is an ``Outcome.error``."""
+        given log-probabilities (found on its first answer); every other fault, an answer
+        without them from a backend that gave them before included, is an ``Outcome.error``."""
         requests = _check_requests(requests)
         if isinstance(top_k, bool) or not isinstance(top_k, int) or top_k < 1:
             raise ValueError(f"top_k must be an int >= 1, got {top_k!r}")
@@ -237,8 +236,8 @@ class Judge:
 
     def can_sample(self) -> bool:
         """Whether the backend answers :meth:`label_samples` (nothing sent or loaded)."""
-        from .backends import backend_class
         from .backends.base import Backend
+        from .backends.pool import backend_class
 
         backend = self._backend or (None if self.config.dry_run else self.backend)
         cls = type(backend) if backend is not None else backend_class(self.config.provider)
@@ -370,8 +369,8 @@ def _check_labels(labels: Sequence[str]) -> list[str]:
 
 def get_judge(config: JudgeConfig, backend: Backend | None = None) -> Judge:
     """A judge with fresh usage counters. The backend is ``backend``, else
-    ``shared.engine.backends.make_backend(config)`` (reused per process), created at the first call
-    that needs it; a dry run never creates one."""
+    ``shared.engine.backends.pool.make_backend(config)`` (reused per process), created at the
+    first call that needs it; a dry run never creates one."""
     if not isinstance(config, JudgeConfig):
         raise TypeError(f"config must be a JudgeConfig, got {type(config).__name__}")
     return Judge(config, backend)

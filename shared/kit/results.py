@@ -142,8 +142,7 @@ def build_output(headline: Mapping[str, Any], results: Sequence[SampleResult],
 
     With a ``judge``, also its accounting: ``invalid_answers`` (the unmeasured rows per kind of
     invalid judge answer, :func:`shared.engine.grounding.count_invalid`), ``usage``, ``Cost`` and,
-    in a
-    dry run, ``dry_run: judge.plan()``. NaN in the headline or the scores becomes ``None``.
+    in a dry run, ``dry_run: judge.plan()``. NaN in the headline or the scores becomes ``None``.
     """
     from ..engine.grounding import count_invalid
 
