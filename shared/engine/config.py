@@ -100,6 +100,10 @@ JUDGE_OPTIONS: tuple[Option, ...] = (
     Option("dry_run", bool, False, cli="--dry-run",
            doc="send nothing; report the planned judge requests and their estimated cost (under "
            "dry_run)"),
+    Option("batch", bool, False, cli="--batch",
+           doc="send the judge requests through the provider's batch API (half the price, "
+           "answers within hours): one batch per step round; an interrupted run re-attaches to "
+           "its pending batch"),
     Option("retry_unmeasured", bool, False, cli="--retry-unmeasured",
            doc="ask again the requests whose cached answer the checks refused (by default a "
            "refused answer is cached like any other and a rerun sends nothing)"),
@@ -132,6 +136,7 @@ class JudgeConfig:
     batch_size: int = _DEFAULT["batch_size"]
     dry_run: bool = _DEFAULT["dry_run"]
     retry_unmeasured: bool = _DEFAULT["retry_unmeasured"]
+    batch: bool = _DEFAULT["batch"]
 
     def __post_init__(self) -> None:
         for option in JUDGE_OPTIONS:
@@ -189,6 +194,10 @@ def _validate(config: JudgeConfig) -> None:
     """The rules between options (each option alone is checked by its declaration), all read
     from the provider's registry entry."""
     name, provider = config.provider, PROVIDERS[config.provider]
+    if config.batch and provider.capabilities.batch is None:
+        having = [n for n, p in PROVIDERS.items() if p.capabilities.batch is not None]
+        raise ValueError(f"provider={name!r} has no batch API; batch=True needs one of "
+                         f"{', '.join(having)}")
     if name == LOCAL:
         _check_local_model(config.model)
         return

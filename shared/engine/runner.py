@@ -202,7 +202,7 @@ class Judge:
         """USD spent on the calls this judge sent; ``None`` when the model's price is unknown."""
         return cost_of(
             self.config.provider, self._model(), self.usage.prompt_tokens,
-            self.usage.completion_tokens,
+            self.usage.completion_tokens, batch=self.config.batch,
         )
 
     def plan(self) -> dict[str, Any]:
@@ -217,7 +217,7 @@ class Judge:
         totals["completion_tokens"] = sum(tokens for _, tokens in planned)
         totals["cost"] = cost_of(
             self.config.provider, self.config.resolved_model(), totals["prompt_tokens"],
-            totals["completion_tokens"],
+            totals["completion_tokens"], batch=self.config.batch,
         )
         return totals
 

@@ -110,6 +110,10 @@ class AnthropicBackend(RemoteBackend):
             http_client=http_client(self.timeout, self._liveness,
                                     anthropic.DefaultAsyncHttpxClient),
         )
+        if config.batch:
+            from .anthropic_batches import AnthropicBatches
+
+            self.use_batch_api(AnthropicBatches(self._client))
 
     def __repr__(self) -> str:
         return (f"AnthropicBackend(provider={self.provider!r}, model={self.model!r}, "
@@ -191,6 +195,8 @@ class AnthropicBackend(RemoteBackend):
         return {"model": self.model, "messages": turns, **params}
 
     async def _create(self, request: JudgeRequest, **params: Any) -> Any:
+        if self.batcher is not None:
+            return await self.batcher.ask(self.message_params(request, **params))
         return await self._client.messages.create(**self.message_params(request, **params))
 
     def reason(self, exc: BaseException) -> str:

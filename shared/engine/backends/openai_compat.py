@@ -75,6 +75,10 @@ class OpenAICompatBackend(RemoteBackend):
         )
         self._logprobs_seen = False
         self._logprobs_missing = False  # label requests: the model gave none, write the label
+        if config.batch:
+            from .openai_batches import OpenAIBatches
+
+            self.use_batch_api(OpenAIBatches(self._client))
 
     def __repr__(self) -> str:
         return (
@@ -227,6 +231,9 @@ class OpenAICompatBackend(RemoteBackend):
     async def _create(self, request: JudgeRequest, params: dict[str, Any]) -> Any:
         import openai
 
+        if self.batcher is not None:
+            return await self.batcher.ask(
+                {"model": self.model, "messages": request.as_openai_messages(), **params})
         try:
             return await self._client.chat.completions.create(
                 model=self.model, messages=request.as_openai_messages(), **params
