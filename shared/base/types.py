@@ -23,8 +23,14 @@ class JudgeRequest:
 
 @dataclass
 class TokenUsage:
+    """Tokens of one answer. ``prompt_tokens`` counts every prompt token; of them,
+    ``cached_prompt_tokens`` were read from the provider's prompt cache and
+    ``cache_write_tokens`` were written to it (Anthropic and Bedrock bill a write above input)."""
+
     prompt_tokens: int = 0
     completion_tokens: int = 0
+    cached_prompt_tokens: int = 0
+    cache_write_tokens: int = 0
 
 
 @dataclass

@@ -215,6 +215,8 @@ def add_usage(summary: MetricSummary, output: Mapping[str, Any]) -> None:
     for key in ("calls", "cache_hits", "prompt_tokens", "completion_tokens"):
         setattr(summary, key, getattr(summary, key) + int(usage.get(key) or 0))
     summary.cost = add_cost(summary.cost, output.get("Cost"))
+    summary.cached_prompt_tokens += int(usage.get("cached_prompt_tokens") or 0)
+    summary.cache_saving = add_cost(summary.cache_saving, usage.get("cache_saving") or 0.0)
     plan = output.get("dry_run")
     if isinstance(plan, Mapping):
         total = summary.dry_run or {"requests": 0, "prompt_tokens": 0, "completion_tokens": 0,
