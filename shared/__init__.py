@@ -31,6 +31,7 @@ _EXPORTS: dict[str, str] = {
     "validation": "base.validation",
     "InputError": "base.validation:InputError",
     "InputTypeError": "base.validation:InputTypeError",
+    "UserInputError": "base.errors:UserInputError",
     # per-sample results and the compute() output built from them
     "SampleResult": "kit.results:SampleResult",
     "MetricOutput": "kit.results:MetricOutput",

@@ -207,6 +207,49 @@ def test_cli(proxy: FaultProxy, tmp_path: Path, how: str) -> None:
     assert_no_key_in_folder(cache)
 
 
+
+# ------------------------------------------------------------------ every provider's variables
+
+def _bearer_key_variables() -> list[tuple[str, str]]:
+    """(provider, variable) for every key variable of every provider whose protocol sends the
+    key as ``Authorization: Bearer`` (the OpenAI-compatible backend)."""
+    from shared.engine.backends.registry import PROVIDERS
+
+    return [(name, variable) for name, p in PROVIDERS.items()
+            if p.backend.startswith("openai_compat:") for variable in p.key_env]
+
+
+@pytest.mark.parametrize(("provider", "variable"), _bearer_key_variables())
+def test_each_provider_key_variable_stays_secret(
+        metrics: dict[str, Any], proxy: FaultProxy, cache_dir: str, captured: Any,
+        monkeypatch: pytest.MonkeyPatch, provider: str, variable: str) -> None:
+    """The key read from the provider's variable is sent, and is in no output, log, cache file
+    or repr, nor in the message of a server that quotes it back."""
+    from shared.engine.backends.registry import PROVIDERS, providers_with
+
+    for other in PROVIDERS[provider].key_env:
+        monkeypatch.delenv(other, raising=False)
+    monkeypatch.setenv(variable, KEY)
+    opts = {**options(proxy, cache_dir), "provider": provider}
+    name, inputs = (("l3score", L3_INPUTS) if provider in providers_with("top_logprobs", 5)
+                    else ("context_relevance", CR_INPUTS))
+    result = metrics[name].compute(**inputs, **opts)
+    assert result["unmeasured"] == [], result["unmeasured"]
+    assert_key_was_sent(proxy)
+    proxy.default = "echo_auth:401"
+    echoed = metrics[name].compute(**{k: [v + " (again)" if isinstance(v, str) else v
+                                           for v in vs] for k, vs in inputs.items()}, **opts)
+    proxy.default = "pass"
+    assert echoed["unmeasured"]
+    config = judge_config(provider=provider, base_url=proxy.url, model="smollm2")
+    assert config.resolved_api_key() == KEY
+    for i, text in enumerate((json.dumps(result, default=repr), json.dumps(echoed, default=repr),
+                              repr(config), str(config))):
+        assert_no_key(f"output {i}", text)
+    assert_no_key("logs, stdout or stderr", captured())
+    assert_no_key_in_folder(cache_dir)
+
+
 # ------------------------------------------------------------------ credentials in the base URL
 
 USER, PASSWORD = "alice", "PASSWORD-s3cr3t-42"

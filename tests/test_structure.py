@@ -185,3 +185,38 @@ def test_the_checker_sees_a_cycle_an_upward_import_and_a_private_name():
     assert cycles(made_up) == [["shared.base.types", "shared.engine.config"]]
     assert role_of("shared.engine.config") > role_of("shared.base.types")
     assert [n for n in made_up[1][2] if n.startswith("_")] == ["_hidden"]
+
+
+# A provider is one registry entry: no other code names one. Exempt: the registry, the tests,
+# the docs, and names that only coincide with a provider's (each with its reason).
+PROVIDER_REGISTRY = SHARED / "engine" / "backends" / "registry.py"
+COINCIDENT_NAMES = {
+    ("shared/cli/score.py", "local"): "the --engine choice (this process), not a provider",
+    ("shared/runs/batch.py", "local"): "the engine named local (this process), not a provider",
+    ("shared/engine/backends/openai_compat.py", "openai-compatible"):
+        "the backend's protocol kind (a cache-key field), not a provider",
+}
+
+
+def provider_literals(source: str, names: set[str]) -> list[tuple[int, str]]:
+    """(line, name) of every string literal in ``source`` that is exactly a provider name."""
+    return [(node.lineno, node.value) for node in ast.walk(ast.parse(source))
+            if isinstance(node, ast.Constant) and isinstance(node.value, str)
+            and node.value in names]
+
+
+def test_provider_names_are_written_only_in_the_registry():
+    from shared.engine.backends.registry import PROVIDERS
+
+    names = set(PROVIDERS)
+    root = SHARED.parent
+    code = [*SHARED.rglob("*.py"), *(root / "metrics").rglob("*.py"), root / "app.py"]
+    found = [f"{rel}:{line} writes {name!r}"
+             for path in code if path != PROVIDER_REGISTRY
+             for rel in [path.relative_to(root).as_posix()]
+             for line, name in provider_literals(path.read_text(encoding="utf-8"), names)
+             if (rel, name) not in COINCIDENT_NAMES]
+    assert not found, ("name providers through the registry (shared.engine.backends.registry: "
+                       "PROVIDERS, LOCAL, providers_with, require):\n" + "\n".join(found))
+    # the check can fail: it flags a made-up line that names a provider
+    assert provider_literals(f"if provider == {next(iter(names))!r}: pass", names)

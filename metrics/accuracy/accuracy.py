@@ -8,10 +8,10 @@ from __future__ import annotations
 from collections import Counter
 from typing import Any
 
-import evaluate
 import numpy as np
 
 from shared import (
+    About,
     Example,
     Input,
     Option,
@@ -104,6 +104,8 @@ def _check_separator(name: str, value: Any) -> str | None:
 
 
 class Accuracy(ValidatedMetric):
+    ABOUT = About(_DESCRIPTION, _KWARGS_DESCRIPTION, _CITATION, reference_urls=(),
+                  codebase_urls=("https://github.com/Benchwise/benchwise",))
     INPUTS = (
         Input("predictions", allow_empty=True),
         Input("references", kind="texts"),
@@ -141,15 +143,6 @@ class Accuracy(ValidatedMetric):
                       "Capital of Germany?"],
     })
     PAUSES_GC = True
-
-    def _info(self) -> evaluate.MetricInfo:
-        return evaluate.MetricInfo(
-            description=_DESCRIPTION,
-            citation=_CITATION,
-            inputs_description=self.describe_inputs(_KWARGS_DESCRIPTION),
-            features=self.input_features(),
-            codebase_urls=["https://github.com/Benchwise/benchwise"],
-        )
 
     def _compute(
         self,

@@ -11,9 +11,8 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
-import evaluate
-
 from shared import (
+    About,
     Example,
     Input,
     MetricOutput,
@@ -73,6 +72,9 @@ def _weights(name: str, weights: Any) -> list[float]:
 
 
 class Bleu(ValidatedMetric):
+    ABOUT = About(_DESCRIPTION, _KWARGS_DESCRIPTION, _CITATION,
+                  ("https://www.aclweb.org/anthology/P02-1040.pdf",),
+                  codebase_urls=("https://github.com/Striveworks/valor", "https://www.nltk.org/"))
     INPUTS = (Input("predictions", allow_empty=True), Input("references", kind="texts"))
     OPTIONS = (
         Option("weights", list, DEFAULT_WEIGHTS, check=_weights, type_doc="list of float",
@@ -91,16 +93,6 @@ class Bleu(ValidatedMetric):
                         "A fast brown fox leaps over the dog."]],
     })
     PAUSES_GC = True
-
-    def _info(self) -> evaluate.MetricInfo:
-        return evaluate.MetricInfo(
-            description=_DESCRIPTION,
-            citation=_CITATION,
-            inputs_description=self.describe_inputs(_KWARGS_DESCRIPTION),
-            features=self.input_features(),
-            codebase_urls=["https://github.com/Striveworks/valor", "https://www.nltk.org/"],
-            reference_urls=["https://www.aclweb.org/anthology/P02-1040.pdf"],
-        )
 
     def _compute(
         self,

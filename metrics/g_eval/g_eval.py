@@ -5,9 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
-import evaluate
-
 from shared import (
+    About,
     Example,
     Input,
     Judge,
@@ -53,6 +52,8 @@ Examples:
 
 
 class GEval(JudgeMetric):
+    ABOUT = About(_DESCRIPTION, _KWARGS_DESCRIPTION, citations.GEVAL,
+                  ("https://arxiv.org/abs/2303.16634", "https://github.com/nlpyang/geval"))
     INPUTS = (Input("predictions"), Input("questions", required=False),
               Input("references", kind="texts", required=False),
               Input("contexts", kind="list", required=False), Input("sources", required=False))
@@ -77,22 +78,13 @@ class GEval(JudgeMetric):
                "(details[i]['reason'])"),
     )
     HEADLINE = ("g_eval",)
+    PREFERS = (("logprobs", True),)  # else the written label (score_method "sampled")
     DECISION_THRESHOLD = 0.5  # agree: the middle of the 0-1 score, i.e. of the scale
     EXAMPLE = Example({
         "questions": ["Where is my refund?", "Where is my refund?"],
         "predictions": ["Thanks for your patience! Your refund was sent today and should arrive "
                         "within three days.", "Read the FAQ. Refunds take time."],
     }, options={"criteria": "Is the reply polite and helpful to the customer?"})
-
-    def _info(self) -> evaluate.MetricInfo:
-        return evaluate.MetricInfo(
-            description=_DESCRIPTION,
-            citation=citations.GEVAL,
-            inputs_description=self.describe_inputs(_KWARGS_DESCRIPTION),
-            features=self.input_features(),
-            reference_urls=["https://arxiv.org/abs/2303.16634",
-                            "https://github.com/nlpyang/geval"],
-        )
 
     def score(self, judge: Judge, predictions: list[str], questions: list[str] | None,
               references: list[list[str]] | None, contexts: list[list[str]] | None,

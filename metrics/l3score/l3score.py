@@ -73,6 +73,7 @@ class L3Score(JudgeMetric):
                "distribution instead of the top-5 rule"),
     )
     HEADLINE = ("L3Score",)
+    REQUIRES = (("top_logprobs", TOP_K),)
     EXAMPLE = Example({
         "questions": ["What is the capital of France?", "What is the capital of Germany?"],
         "predictions": ["Paris", "Moscow"],
@@ -81,12 +82,8 @@ class L3Score(JudgeMetric):
 
     def score(self, judge: Judge, questions: list[str], predictions: list[str],
               references: list[str], exact: bool = False) -> list[SampleResult]:
-        if exact and judge.config.provider != "local":
-            raise ValueError(
-                f"exact=True needs the full next-token distribution, which only the local judge "
-                f"has; provider={judge.config.provider!r} returns a top-{TOP_K} list (use "
-                "exact=False)"
-            )
+        if exact:
+            judge.require("full_distribution", "exact=True (use exact=False for the top-5 rule)")
         requests = [
             prompts.L3SCORE.request(question=q, gt=r, answer=p)
             for q, p, r in zip(questions, predictions, references, strict=True)

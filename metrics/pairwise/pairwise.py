@@ -5,9 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
-import evaluate
-
 from shared import (
+    About,
     Example,
     Input,
     Judge,
@@ -60,6 +59,8 @@ Examples:
 
 
 class Pairwise(JudgeMetric):
+    ABOUT = About(_DESCRIPTION, _KWARGS_DESCRIPTION, citations.ZHENG_MT_BENCH,
+                  ("https://arxiv.org/abs/2306.05685",))
     INPUTS = (Input("predictions"), Input("baseline_predictions"),
               Input("questions", required=False),
               Input("references", kind="texts", required=False),
@@ -71,6 +72,7 @@ class Pairwise(JudgeMetric):
                doc="a score within this distance of 0.5 (inclusive) is a tie"),
     )
     HEADLINE = ("win_rate",)
+    PREFERS = (("logprobs", True),)  # else the written label (score_method "sampled")
     DECISION_THRESHOLD = 0.5  # agree: above it, the judge prefers the prediction
     EXAMPLE = Example({
         "questions": ["What is the capital of France?", "When was the Eiffel Tower completed?"],
@@ -78,15 +80,6 @@ class Pairwise(JudgeMetric):
         "baseline_predictions": ["France's capital is Lyon.", "The Eiffel Tower was completed "
                                  "in 1889 for the World's Fair."],
     })
-
-    def _info(self) -> evaluate.MetricInfo:
-        return evaluate.MetricInfo(
-            description=_DESCRIPTION,
-            citation=citations.ZHENG_MT_BENCH,
-            inputs_description=self.describe_inputs(_KWARGS_DESCRIPTION),
-            features=self.input_features(),
-            reference_urls=["https://arxiv.org/abs/2306.05685"],
-        )
 
     def score(self, judge: Judge, predictions: list[str], baseline_predictions: list[str],
               questions: list[str] | None, references: list[list[str]] | None,

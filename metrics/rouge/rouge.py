@@ -17,10 +17,10 @@ from collections.abc import Callable
 from operator import itemgetter
 from typing import Any
 
-import evaluate
 import numpy as np
 
 from shared import (
+    About,
     Example,
     Input,
     Option,
@@ -249,6 +249,12 @@ def _tokenizer(name: str, tokenizer: Any) -> Any:
 
 
 class Rouge(ValidatedMetric):
+    ABOUT = About(_DESCRIPTION, _KWARGS_DESCRIPTION, _CITATION,
+                  ("https://en.wikipedia.org/wiki/ROUGE_(metric)",),
+                  codebase_urls=(
+                      "https://github.com/google-research/google-research/tree/master/rouge",
+                      "https://github.com/SyntaxSpirits/rougers",
+                  ))
     INPUTS = (Input("predictions", allow_empty=True), Input("references", kind="texts"))
     OPTIONS = (
         Option("rouge_types", list, DEFAULT_TYPES, check=_rouge_types, type_doc="list of str",
@@ -270,19 +276,6 @@ class Rouge(ValidatedMetric):
                        "The quick brown fox jumps over the lazy dog."],
     })
     PAUSES_GC = True
-
-    def _info(self) -> evaluate.MetricInfo:
-        return evaluate.MetricInfo(
-            description=_DESCRIPTION,
-            citation=_CITATION,
-            inputs_description=self.describe_inputs(_KWARGS_DESCRIPTION),
-            features=self.input_features(),
-            codebase_urls=[
-                "https://github.com/google-research/google-research/tree/master/rouge",
-                "https://github.com/SyntaxSpirits/rougers",
-            ],
-            reference_urls=["https://en.wikipedia.org/wiki/ROUGE_(metric)"],
-        )
 
     def _compute(
         self,

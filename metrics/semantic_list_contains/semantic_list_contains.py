@@ -11,11 +11,11 @@ from __future__ import annotations
 
 from typing import Any
 
-import evaluate
 import numpy as np
 
 from shared import (
     EMBEDDING_OPTIONS,
+    About,
     Example,
     Input,
     Option,
@@ -68,6 +68,8 @@ NO_PHRASES = "No expected phrases to match"
 
 
 class SemanticListContains(ValidatedMetric):
+    ABOUT = About(_DESCRIPTION, _KWARGS_DESCRIPTION, _CITATION, ("https://docs.futureagi.com/",),
+                  codebase_urls=("https://github.com/future-agi/ai-evaluation",))
     INPUTS = (
         Input("predictions", allow_empty=True),
         Input("references", kind="phrases", column="expected"),
@@ -91,16 +93,6 @@ class SemanticListContains(ValidatedMetric):
          "references": [["brown fox", "lazy dog", "dancing giraffe"], ["brown fox"]]},
         {"similarity_threshold": 0.6},
     )
-
-    def _info(self) -> evaluate.MetricInfo:
-        return evaluate.MetricInfo(
-            description=_DESCRIPTION,
-            citation=_CITATION,
-            inputs_description=self.describe_inputs(_KWARGS_DESCRIPTION),
-            features=self.input_features(),
-            codebase_urls=["https://github.com/future-agi/ai-evaluation"],
-            reference_urls=["https://docs.futureagi.com/"],
-        )
 
     def _compute(
         self,

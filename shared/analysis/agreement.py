@@ -20,8 +20,9 @@ from typing import Any
 
 import numpy as np
 
+from ..base.errors import UserInputError
 from ..kit import stats
-from ..runs.summary import BatchInputError, format_table
+from ..runs.summary import format_table
 from .agreement_stats import (
     auroc,
     balanced_accuracy,
@@ -294,7 +295,7 @@ def agree(
     string mapped to ``contexts`` becomes a one-item list (one context). ``limit``: score a
     seeded random subsample of that many rows. ``options``: judge and embedding options, as
     for ``score_dataset``. ``metric_options``: extra ``compute`` arguments of the metric.
-    Errors in the input raise ``shared.runs.batch.BatchInputError`` or :class:`LabelError`.
+    Errors in the input raise :class:`~shared.base.errors.UserInputError` or :class:`LabelError`.
     """
     from ..engine.config import JUDGE_OPTION_NAMES, judge_config
     from ..kit.registry import DECISION_THRESHOLDS, METRICS
@@ -337,7 +338,7 @@ def _checked_input(dataset: Any, metric: str, label: str, group: str | None,
     from ..kit.registry import METRICS
 
     if metric not in METRICS:
-        raise BatchInputError(f"unknown metric {metric!r}; choose from: {', '.join(METRICS)}")
+        raise UserInputError(f"unknown metric {metric!r}; choose from: {', '.join(METRICS)}")
     spec = METRICS[metric]
     if label not in dataset.column_names:
         raise MissingLabelError(
@@ -345,17 +346,17 @@ def _checked_input(dataset: Any, metric: str, label: str, group: str | None,
             f"{', '.join(dataset.column_names)})"
         )
     if group is not None and group not in dataset.column_names:
-        raise BatchInputError(f"--group column {group!r} is not in the input")
+        raise UserInputError(f"--group column {group!r} is not in the input")
     keys = spec.headline
     key = score_key or keys[0]
     if key not in keys:
-        raise BatchInputError(
+        raise UserInputError(
             f"metric {metric!r} has no score key {key!r}; choose from: {', '.join(keys)}")
     # check the labels before any (slow) scoring
     parse_labels(dataset[label], label)
     if limit is not None:
         if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
-            raise BatchInputError(f"--limit must be a positive integer, got {limit!r}")
+            raise UserInputError(f"--limit must be a positive integer, got {limit!r}")
         if limit < len(dataset):
             rng = np.random.default_rng(seed)
             rows = np.sort(rng.choice(len(dataset), size=limit, replace=False))
@@ -371,7 +372,7 @@ def map_columns(dataset: Any, columns: Mapping[str, str]) -> Any:
 
     for target, source in columns.items():
         if source not in dataset.column_names:
-            raise BatchInputError(
+            raise UserInputError(
                 f"--column {target}={source}: the input has no column {source!r} (its columns: "
                 f"{', '.join(dataset.column_names)})"
             )

@@ -22,9 +22,11 @@ from typing import Any
 
 import numpy as np
 
+from ..base.errors import UserInputError
+from ..engine.backends.registry import LOCAL
 from ..kit import stats
 from ..kit.registry import LOWER_IS_BETTER
-from ..runs.summary import BatchInputError, format_table
+from ..runs.summary import format_table
 from .paired_stats import DEFAULT_RESAMPLES, MCNEMAR, WILCOXON, compare_scores, holm
 from .pairing import (
     SYSTEM_COLUMNS,
@@ -157,24 +159,24 @@ def compare(
     ``shared.runs.batch.score_dataset`` (``options``: the judge and embedding options of ``score``).
     ``key``: the column pairing the rows (default ``id`` when both runs have it, else a hash of
     the task columns both share). ``names``: labels of the runs (default the file names).
-    Raises :class:`BatchInputError` on a missing key column, a duplicated key, no common score
+    Raises :class:`UserInputError` on a missing key column, a duplicated key, no common score
     column or no pair.
     """
     started = time.perf_counter()
     if n_resamples < 1:
-        raise BatchInputError(f"n_resamples must be >= 1, got {n_resamples}")
+        raise UserInputError(f"n_resamples must be >= 1, got {n_resamples}")
     started = time.perf_counter()
     if n_resamples < 1:
-        raise BatchInputError(f"n_resamples must be >= 1, got {n_resamples}")
+        raise UserInputError(f"n_resamples must be >= 1, got {n_resamples}")
     if not 0.0 < confidence < 1.0:
-        raise BatchInputError(f"confidence must be in (0, 1), got {confidence}")
+        raise UserInputError(f"confidence must be in (0, 1), got {confidence}")
     labels = list(names) if names else [_label(a, "A"), _label(b, "B")]
     if labels[0] == labels[1]:
         labels = [f"A: {labels[0]}", f"B: {labels[1]}"]
     frame_a, frame_b = load_run(a, "A"), load_run(b, "B")
     if metrics is None and options:
-        raise BatchInputError(f"judge options ({', '.join(sorted(options))}) need metrics: the "
-                              "runs are compared as scored unless metrics are given")
+        raise UserInputError(f"judge options ({', '.join(sorted(options))}) need metrics: the "
+                             "runs are compared as scored unless metrics are given")
     # the keys are checked before any scoring: a duplicated id fails before the judge runs
     key_column, hashed, key_label = choose_key(frame_a, frame_b, key)
     keys_a = row_keys(frame_a, key_column, hashed, "A")
@@ -192,7 +194,7 @@ def compare(
     only_b = [k for k in keys_b if k not in in_a]
     common, found_a, not_compared = _common_columns(frame_a, frame_b, wanted)
     if not pair_a:
-        raise BatchInputError(
+        raise UserInputError(
             f"no row of A pairs with a row of B by {key_label} (A: {len(keys_a)} rows, B: "
             f"{len(keys_b)} rows; A's first key {_shown(keys_a[0])}, B's {_shown(keys_b[0])}); "
             "pass --key with the column that identifies a row")
@@ -223,7 +225,7 @@ def _common_columns(frame_a: Any, frame_b: Any, wanted: set[str] | None
     not_compared = {c: "only in A" for c in found_a if c not in found_b}
     not_compared.update({c: "only in B" for c in found_b if c not in found_a})
     if not common:
-        raise BatchInputError(
+        raise UserInputError(
             "no score column in both runs (score columns are the ones `score` writes, e.g. "
             f"accuracy, faithfulness, rouge1); A has {', '.join(found_a) or 'none'}, B has "
             f"{', '.join(found_b) or 'none'}")
@@ -275,10 +277,10 @@ def _score_runs(
         try:
             result, summary = score_dataset(dataset, metrics, chunk_size=chunk_size,
                                             show_progress=show_progress, **options)
-        except BatchInputError as error:
-            raise BatchInputError(f"run {label.upper()}: {error}") from None
+        except UserInputError as error:
+            raise UserInputError(f"run {label.upper()}: {error}") from None
         if summary.dry_run:
-            raise BatchInputError("compare cannot dry-run: use `score --dry-run` on each input")
+            raise UserInputError("compare cannot dry-run: use `score --dry-run` on each input")
         cost: float | None = 0.0
         for m in summary.metrics:
             cost = None if cost is None or m.cost is None else cost + (m.cost if m.judge else 0)
@@ -291,10 +293,10 @@ def _score_runs(
 
 def judge_description(options: Mapping[str, Any]) -> dict[str, Any]:
     """Provider and model of a run's judge, and whether it is the embedded default."""
-    provider = options.get("provider") or ("local" if not options.get("api_key") else None)
+    provider = options.get("provider") or (LOCAL if not options.get("api_key") else None)
     model = options.get("model")
     return {"provider": provider, "model": model,
-            "embedded_default": provider == "local" and not model}
+            "embedded_default": provider == LOCAL and not model}
 
 
 def _label(source: Any, default: str) -> str:

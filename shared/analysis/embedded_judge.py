@@ -9,18 +9,20 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from ..engine.backends.registry import LOCAL
+
 
 def judge_model_name(config: Any) -> str | None:
     from ..base.defaults import DEFAULT_JUDGE_MODEL
 
-    if config.provider == "local" and not config.model:
+    if config.provider == LOCAL and not config.model:
         return DEFAULT_JUDGE_MODEL
     return config.resolved_model()
 
 
 def is_embedded_judge(provider: str | None, model: str | None, api_key: str | None = None) -> bool:
     """True when these judge options select the embedded default judge."""
-    local = provider == "local" or (provider is None and not api_key)
+    local = provider == LOCAL or (provider is None and not api_key)
     return local and not model
 
 

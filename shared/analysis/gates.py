@@ -17,9 +17,10 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from ..base.errors import UserInputError
 from ..kit.registry import METRICS
 from ..runs.chunks import as_score, score_column_names
-from ..runs.summary import BatchInputError, BatchSummary, format_table
+from ..runs.summary import BatchSummary, format_table
 
 if TYPE_CHECKING:  # numpy is imported when gates are evaluated: the CLI starts without it
     import numpy as np
@@ -45,40 +46,40 @@ class Gate:
 
     def column(self) -> str:
         """The score column the gate reads (``score`` writes it; a metric result's output
-        key is :meth:`output_key`). A metric or key that does not exist: ``BatchInputError``."""
+        key is :meth:`output_key`). A metric or key that does not exist: ``UserInputError``."""
         return score_column_names(self.metric, METRICS[self.metric])[self.output_key()]
 
     def output_key(self) -> str:
         headline = METRICS[self.metric].headline
         if self.key is None:
             if len(headline) > 1:
-                raise BatchInputError(
+                raise UserInputError(
                     f"gate {self.text!r}: {self.metric} has several scores; name one: "
                     + ", ".join(f"{self.metric}.{k}" for k in headline))
             return headline[0]
         if self.key not in headline:
-            raise BatchInputError(f"gate {self.text!r}: {self.metric} has no score "
-                                  f"{self.key!r} (its scores: {', '.join(headline)})")
+            raise UserInputError(f"gate {self.text!r}: {self.metric} has no score "
+                                 f"{self.key!r} (its scores: {', '.join(headline)})")
         return self.key
 
 
 def parse_gate(text: str) -> Gate:
     """``"faithfulness>=0.8"`` -> :class:`Gate`; a malformed gate, an unknown metric or a key
-    the metric does not have is a one-line ``BatchInputError``."""
+    the metric does not have is a one-line ``UserInputError``."""
     match = _GATE.fullmatch(text)
     if match is None:
-        raise BatchInputError(f"gate {text!r}: expected METRIC[.KEY]>=X or METRIC[.KEY]<=X, "
-                              "e.g. faithfulness>=0.8 or rouge.rougeL>=0.3")
+        raise UserInputError(f"gate {text!r}: expected METRIC[.KEY]>=X or METRIC[.KEY]<=X, "
+                             "e.g. faithfulness>=0.8 or rouge.rougeL>=0.3")
     metric, key, op, number = match.groups()
     try:
         threshold = float(number)
     except ValueError:
         threshold = math.nan
     if not math.isfinite(threshold):
-        raise BatchInputError(f"gate {text!r}: X must be a finite number, got {number!r}")
+        raise UserInputError(f"gate {text!r}: X must be a finite number, got {number!r}")
     if metric not in METRICS:
-        raise BatchInputError(f"gate {text!r}: unknown metric {metric!r}; choose from: "
-                              f"{', '.join(METRICS)}")
+        raise UserInputError(f"gate {text!r}: unknown metric {metric!r}; choose from: "
+                             f"{', '.join(METRICS)}")
     gate = Gate(metric, key, op, threshold, f"{metric}{'.' + key if key else ''}{op}{number}")
     gate.column()  # a key the metric does not have fails here
     return gate
@@ -90,12 +91,12 @@ def parse_gates(texts: Iterable[str | Gate]) -> list[Gate]:
 
 def check_gate_on(gate_on: str) -> None:
     if gate_on not in GATE_ON:
-        raise BatchInputError(f"gate_on must be one of {', '.join(GATE_ON)}, got {gate_on!r}")
+        raise UserInputError(f"gate_on must be one of {', '.join(GATE_ON)}, got {gate_on!r}")
 
 
 def check_max_unmeasured(fraction: float | None) -> None:
     if fraction is not None and not 0.0 <= fraction <= 1.0:
-        raise BatchInputError(f"max unmeasured must be a fraction in [0, 1], got {fraction}")
+        raise UserInputError(f"max unmeasured must be a fraction in [0, 1], got {fraction}")
 
 
 def check_computed(gates: Sequence[Gate], computed: Iterable[str],
@@ -106,7 +107,7 @@ def check_computed(gates: Sequence[Gate], computed: Iterable[str],
     for gate in gates:
         if gate.metric not in names:
             why = f" ({skipped[gate.metric]})" if skipped and gate.metric in skipped else ""
-            raise BatchInputError(
+            raise UserInputError(
                 f"gate {gate.text!r}: this run does not compute {gate.metric}{why}; it "
                 f"computes {', '.join(names) or 'nothing'}")
 
@@ -255,8 +256,8 @@ def gate_scores(source: Any, gates: Sequence[Gate]) -> dict[str, np.ndarray]:
         frame = load_run(source, "scored")
         for gate in gates:
             if gate.column() not in frame.columns:
-                raise BatchInputError(f"gate {gate.text!r}: the run has no score column "
-                                      f"{gate.column()!r}")
+                raise UserInputError(f"gate {gate.text!r}: the run has no score column "
+                                     f"{gate.column()!r}")
     from .comparison import numeric_scores
 
     return {g.text: numeric_scores(frame, g.column(), "scored") for g in gates}
@@ -270,8 +271,8 @@ def _output_scores(output: Any, gates: Sequence[Gate]) -> dict[str, np.ndarray]:
     for gate in gates:
         key = gate.output_key()
         if key not in output:
-            raise BatchInputError(f"gate {gate.text!r}: this result has no {key!r}: is it a "
-                                  f"{gate.metric} result? (its keys: {', '.join(output)})")
+            raise UserInputError(f"gate {gate.text!r}: this result has no {key!r}: is it a "
+                                 f"{gate.metric} result? (its keys: {', '.join(output)})")
         found[gate.text] = np.array([np.nan if (v := as_score(r.value(key))) is None else v
                                      for r in results], dtype=np.float64)
     return found

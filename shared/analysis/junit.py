@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Protocol
 
-from ..runs.summary import BatchInputError
+from ..base.errors import UserInputError
 
 _NOT_XML = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
 
@@ -62,7 +62,7 @@ def write_junit_xml(path: str | os.PathLike[str], suite: str, checks: Sequence[A
                                         failure_type=failure_type))
         os.replace(temporary, target)
     except OSError as error:
-        raise BatchInputError(f"--junit-xml {target}: cannot write it: {error}") from None
+        raise UserInputError(f"--junit-xml {target}: cannot write it: {error}") from None
     finally:
         temporary.unlink(missing_ok=True)
 

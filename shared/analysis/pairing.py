@@ -12,9 +12,9 @@ from typing import Any
 
 import numpy as np
 
+from ..base.errors import UserInputError
 from ..kit.registry import METRICS
 from ..runs.chunks import score_column_names
-from ..runs.summary import BatchInputError
 
 # the columns a system writes: they differ between runs, so they never identify a row
 SYSTEM_COLUMNS = ("prediction", "contexts")
@@ -43,10 +43,10 @@ def load_run(source: Any, name: str = "A") -> Any:
         return source.reset_index(drop=True)
     if isinstance(source, list) and all(isinstance(r, Mapping) for r in source):
         if not source:
-            raise BatchInputError(f"run {name}: no rows")
+            raise UserInputError(f"run {name}: no rows")
         return pd.DataFrame(list(source))
-    raise BatchInputError(f"run {name}: expected a file path, a datasets.Dataset, a pandas "
-                          f"DataFrame or a list of row dicts, got {type(source).__name__}")
+    raise UserInputError(f"run {name}: expected a file path, a datasets.Dataset, a pandas "
+                         f"DataFrame or a list of row dicts, got {type(source).__name__}")
 
 
 def _nan_cells(dataset: Any) -> dict[str, set[int]]:
@@ -81,7 +81,7 @@ def numeric_scores(frame: Any, column: str, run: str, metric: str | None = None
                    ) -> np.ndarray:
     """A score column as floats, NaN where unmeasured (None, an empty CSV cell).
 
-    A cell that is no score is a :class:`BatchInputError` naming the run, column and row: text,
+    A cell that is no score is a :class:`UserInputError` naming the run, column and row: text,
     a boolean, NaN, an infinity, or a number outside ``metric``'s declared range
     (``SCORE_RANGE``, [0, 1] for most metrics)."""
     low, high = METRICS[metric].score_range if metric in METRICS else (-math.inf, math.inf)
@@ -90,23 +90,23 @@ def numeric_scores(frame: Any, column: str, run: str, metric: str | None = None
     for row, cell in enumerate(frame[column].tolist()):
         where = f"run {run}: column {column!r}, row {row}"
         if row in nan_rows:
-            raise BatchInputError(f"{where}: NaN is not a score (leave the cell empty, or null, "
-                                  "where the row is unmeasured)")
+            raise UserInputError(f"{where}: NaN is not a score (leave the cell empty, or null, "
+                                 "where the row is unmeasured)")
         if cell is None or (isinstance(cell, str) and not cell.strip()) or (
                 isinstance(cell, float) and math.isnan(cell)):  # pandas's missing value
             continue
         if isinstance(cell, (bool, np.bool_)):
-            raise BatchInputError(f"{where}: {cell!r} is a boolean, not a score")
+            raise UserInputError(f"{where}: {cell!r} is a boolean, not a score")
         try:
             value = float(cell)
         except (TypeError, ValueError):
-            raise BatchInputError(f"{where}: {cell!r} is not a score (a number, or empty where "
-                                  "unmeasured)") from None
+            raise UserInputError(f"{where}: {cell!r} is not a score (a number, or empty where "
+                                 "unmeasured)") from None
         if not math.isfinite(value):
-            raise BatchInputError(f"{where}: {cell!r} is not a finite number")
+            raise UserInputError(f"{where}: {cell!r} is not a finite number")
         if not low <= value <= high:
-            raise BatchInputError(f"{where}: {value:g} is outside {metric}'s range "
-                                  f"[{low:g}, {high:g}]")
+            raise UserInputError(f"{where}: {value:g} is outside {metric}'s range "
+                                 f"[{low:g}, {high:g}]")
         values[row] = value
     return values
 
@@ -161,12 +161,12 @@ def task_columns(a: Any, b: Any) -> list[str]:
 
 
 def row_keys(frame: Any, key: str | None, columns: Sequence[str], run: str) -> list[str]:
-    """One key per row; a duplicated or missing key is a :class:`BatchInputError`."""
+    """One key per row; a duplicated or missing key is a :class:`UserInputError`."""
     if key is not None:
         keys = [key_text(v) for v in frame[key].tolist()]
         for row, k in enumerate(keys):
             if k is None:
-                raise BatchInputError(f"run {run}: row {row} has no value in key column {key!r}")
+                raise UserInputError(f"run {run}: row {row} has no value in key column {key!r}")
     else:
         cells = [frame[c].tolist() for c in columns]
         keys = []
@@ -178,8 +178,8 @@ def row_keys(frame: Any, key: str | None, columns: Sequence[str], run: str) -> l
         if k in seen:
             what = f"key {k!r} (column {key!r})" if key is not None else (
                 f"key {k} (hash of {', '.join(columns)})")
-            raise BatchInputError(f"run {run}: duplicated {what} in rows {seen[k]} and {row}; "
-                                  "pass --key with a column that identifies each row")
+            raise UserInputError(f"run {run}: duplicated {what} in rows {seen[k]} and {row}; "
+                                 "pass --key with a column that identifies each row")
         seen[k] = row
     return keys
 
@@ -188,13 +188,13 @@ def choose_key(a: Any, b: Any, key: str | None) -> tuple[str | None, list[str], 
     if key is not None:
         for run, frame in (("A", a), ("B", b)):
             if key not in frame.columns:
-                raise BatchInputError(f"--key {key!r}: run {run} has no such column (its "
-                                      f"columns: {', '.join(map(str, frame.columns))})")
+                raise UserInputError(f"--key {key!r}: run {run} has no such column (its "
+                                     f"columns: {', '.join(map(str, frame.columns))})")
         return key, [], key
     if "id" in a.columns and "id" in b.columns:
         return "id", [], "id"
     columns = task_columns(a, b)
     if not columns:
-        raise BatchInputError("no 'id' column in both runs and no shared task column to pair "
-                              "rows by; pass --key COLUMN")
+        raise UserInputError("no 'id' column in both runs and no shared task column to pair "
+                             "rows by; pass --key COLUMN")
     return None, columns, f"hash({', '.join(columns)})"

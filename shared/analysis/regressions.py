@@ -13,7 +13,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from ..runs.summary import BatchInputError
+from ..base.errors import UserInputError
 from .comparison import CompareReport, json_ready, score_columns
 from .gates import checks_html
 
@@ -87,12 +87,12 @@ class RegressionCheck:
 
 def check_alpha(alpha: float) -> None:
     if not 0.0 < alpha < 1.0 or math.isnan(alpha):
-        raise BatchInputError(f"--alpha must be in (0, 1), got {alpha}")
+        raise UserInputError(f"--alpha must be in (0, 1), got {alpha}")
 
 
 def check_min_delta(min_delta: float) -> None:
     if not 0.0 <= min_delta < math.inf:
-        raise BatchInputError(f"--min-delta must be a number >= 0, got {min_delta}")
+        raise UserInputError(f"--min-delta must be a number >= 0, got {min_delta}")
 
 
 def regression_checks(report: CompareReport, *, alpha: float = DEFAULT_ALPHA,

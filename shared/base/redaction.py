@@ -71,6 +71,19 @@ def redact(text: str, secrets: Iterable[str | None] = ()) -> str:
     return text
 
 
+# a name that holds a credential (``api_key``, ``aws_secret_access_key``, ``hf_token``); not
+# ``key`` alone (compare's ``--key`` is a column) nor ``max_tokens``
+_SECRET_NAME = re.compile(r"(?:^|_)(?:api_?key|apikey|token|access_key|password|passwd|secret)"
+                          r"(?:_|$)", re.IGNORECASE)
+
+
+def secret_values(options: Mapping[str, Any]) -> list[str]:
+    """The credentials among ``options`` (a parsed command line's ``vars(args)``, keyword
+    arguments): the text values of the secret-named ones, for :func:`redact`'s ``secrets``."""
+    return [value for name, value in options.items()
+            if isinstance(value, str) and value and _SECRET_NAME.search(name)]
+
+
 def redact_all(value: Any, secrets: Iterable[str | None] = ()) -> Any:
     """``value`` with every string in it (mapping keys too, through lists, tuples and mappings)
     passed through :func:`redact`; other values unchanged."""

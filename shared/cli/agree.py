@@ -13,8 +13,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from ..base.errors import UserInputError
 from ..runs import files
-from ..runs.summary import BatchInputError
 
 
 def add_parser(commands: Any) -> argparse.ArgumentParser:
@@ -80,8 +80,8 @@ def parse_columns(pairs: list[str]) -> dict[str, str]:
     for pair in pairs:
         target, sep, source = pair.partition("=")
         if not sep or not target.strip() or not source.strip():
-            raise BatchInputError(f"--column {pair!r}: expected INPUT=COLUMN, "
-                                  "e.g. prediction=summary")
+            raise UserInputError(f"--column {pair!r}: expected INPUT=COLUMN, "
+                                 "e.g. prediction=summary")
         columns[target.strip()] = source.strip()
     return columns
 
@@ -99,7 +99,7 @@ def run(args: argparse.Namespace) -> int:
     )
 
     if args.metric == "all":
-        raise BatchInputError("agree takes one metric, not 'all'")
+        raise UserInputError("agree takes one metric, not 'all'")
     check_metric_names([args.metric])
     columns = parse_columns(args.column)
     out = Path(args.out) if args.out else None
@@ -109,9 +109,9 @@ def run(args: argparse.Namespace) -> int:
         if value:
             files.check_writable_file(Path(value), option)
     if args.resamples < 1:
-        raise BatchInputError(f"--resamples must be >= 1, got {args.resamples}")
+        raise UserInputError(f"--resamples must be >= 1, got {args.resamples}")
     if args.chunk_size is not None and args.chunk_size < 1:
-        raise BatchInputError(f"--chunk-size must be >= 1, got {args.chunk_size}")
+        raise UserInputError(f"--chunk-size must be >= 1, got {args.chunk_size}")
     files.check_input_path(Path(args.input))
     files.check_output_paths({"INPUT": args.input},
                        {"--out": args.out, "--json": args.json, "--html": args.html})
@@ -119,7 +119,7 @@ def run(args: argparse.Namespace) -> int:
     dataset = files.read_input(Path(args.input))
     metric_options = parse_metric_options(args.option, [args.metric])
     if set(metric_options) - {args.metric}:
-        raise BatchInputError(f"--option names another metric than {args.metric}")
+        raise UserInputError(f"--option names another metric than {args.metric}")
     options = judge_options(args)
     options.pop("dry_run", None)
     check_judge_options(options)
@@ -140,13 +140,13 @@ def run(args: argparse.Namespace) -> int:
             show_progress=not args.quiet, **options,
         )
     except LabelError as error:
-        raise BatchInputError(f"{type(error).__name__}: {error}") from None
+        raise UserInputError(f"{type(error).__name__}: {error}") from None
     except LogprobsUnavailable as error:
-        raise BatchInputError(f"the judge model returns no log-probabilities: {error}") from None
+        raise UserInputError(f"the judge model returns no log-probabilities: {error}") from None
     except (TypeError, ValueError) as error:
-        if isinstance(error, BatchInputError):
+        if isinstance(error, UserInputError):
             raise
-        raise BatchInputError(str(error)) from None
+        raise UserInputError(str(error)) from None
     print(report.table())
     if out is not None:
         files.write_output(scored, out, csv_raw=args.csv_raw)

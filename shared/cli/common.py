@@ -12,10 +12,10 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from ..base.errors import UserInputError
 from ..base.options import EMBEDDING_OPTIONS, Option, find
 from ..base.redaction import redact
 from ..engine.config import JUDGE_OPTIONS
-from ..runs.summary import BatchInputError
 
 
 def add_judge_arguments(parser: argparse.ArgumentParser) -> None:
@@ -83,7 +83,7 @@ def parse_metric_options(pairs: Sequence[str], metrics: Sequence[str]) -> dict[s
     ``metrics`` are the names given on the command line; an unscoped option goes to each of
     them, and needs them named (not ``all``). Each value is converted and checked by the
     metric's declaration of that option (``shared.base.options``); an option the metric does not
-    declare, or a bad value, is a one-line ``BatchInputError``."""
+    declare, or a bad value, is a one-line ``UserInputError``."""
     from ..kit.registry import METRICS
 
     scoped: dict[str, dict[str, Any]] = {}
@@ -91,12 +91,12 @@ def parse_metric_options(pairs: Sequence[str], metrics: Sequence[str]) -> dict[s
         key, sep, text = pair.partition("=")
         metric, dot, name = key.rpartition(".")
         if not sep or not name.isidentifier() or (dot and metric not in METRICS):
-            raise BatchInputError(
+            raise UserInputError(
                 f"--option {pair!r}: expected [METRIC.]NAME=VALUE with a metric name from "
                 f"{', '.join(METRICS)}"
             )
         if not dot and "all" in metrics:
-            raise BatchInputError(
+            raise UserInputError(
                 f"--option {pair!r}: with --metric all, say which metric: METRIC.{pair}")
         for target in [metric] if dot else metrics:
             scoped.setdefault(target, {})[name] = _option_value(pair, target, name, text)
@@ -113,13 +113,13 @@ def _option_value(pair: str, metric: str, name: str, text: str) -> Any:
     option = find(declared, name)
     if option is None:
         known = ", ".join(o.name for o in spec.options) or "none"
-        raise BatchInputError(
+        raise UserInputError(
             f"--option {pair!r}: {metric} has no option {name!r} (its options: {known}"
             f"{'; and the judge options' if spec.judge else ''})")
     try:
         return option.parse(text)
     except (TypeError, ValueError) as error:
-        raise BatchInputError(f"--option {pair!r}: {metric}: {error}") from None
+        raise UserInputError(f"--option {pair!r}: {metric}: {error}") from None
 
 
 def judge_options(args: argparse.Namespace) -> dict[str, Any]:
@@ -143,7 +143,7 @@ def check_judge_options(options: dict[str, Any]) -> None:
     try:
         judge_config(**{k: v for k, v in options.items() if k not in EMBEDDING_OPTION_NAMES})
     except (TypeError, ValueError) as error:
-        raise BatchInputError(str(error)) from None
+        raise UserInputError(str(error)) from None
 
 
 def quiet_libraries() -> None:
@@ -181,14 +181,12 @@ def print_embedded_judge_notes(summary: Any, args: argparse.Namespace) -> None:
 
 def write_json(data: dict[str, Any], path: Path) -> None:
     """Write atomically (a temporary file, then ``os.replace``); NaN is refused."""
-    from ..runs.summary import BatchInputError
-
     temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     try:
         temporary.write_text(json.dumps(data, indent=2, allow_nan=False) + "\n",
                              encoding="utf-8")
         os.replace(temporary, path)
     except OSError as error:
-        raise BatchInputError(f"{path}: cannot write it: {error}") from None
+        raise UserInputError(f"{path}: cannot write it: {error}") from None
     finally:
         temporary.unlink(missing_ok=True)

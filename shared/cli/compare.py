@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from ..analysis.junit import write_junit_xml
-from ..runs.summary import BatchInputError
+from ..base.errors import UserInputError
 
 
 def add_parser(commands: Any) -> argparse.ArgumentParser:
@@ -82,11 +82,11 @@ def run(args: argparse.Namespace) -> int:
     from .common import check_judge_options, judge_options, quiet_libraries, write_json
 
     if args.resamples < 1:
-        raise BatchInputError(f"--resamples must be >= 1, got {args.resamples}")
+        raise UserInputError(f"--resamples must be >= 1, got {args.resamples}")
     if args.chunk_size is not None and args.chunk_size < 1:
-        raise BatchInputError(f"--chunk-size must be >= 1, got {args.chunk_size}")
+        raise UserInputError(f"--chunk-size must be >= 1, got {args.chunk_size}")
     if args.dry_run:
-        raise BatchInputError("compare cannot dry-run: use `score --dry-run` on each input")
+        raise UserInputError("compare cannot dry-run: use `score --dry-run` on each input")
     check_alpha(args.alpha)
     check_min_delta(args.min_delta)
     for option, value in (("--json", args.json), ("--html", args.html),
@@ -98,7 +98,7 @@ def run(args: argparse.Namespace) -> int:
         check_metric_names(args.metric)
         check_judge_options(options)
     elif options:
-        raise BatchInputError(
+        raise UserInputError(
             f"judge options ({', '.join('--' + k.replace('_', '-') for k in sorted(options))}) "
             "apply only with --metric (scoring A and B first)")
     check_input_path(Path(args.a), "A")
@@ -116,7 +116,7 @@ def run(args: argparse.Namespace) -> int:
                          n_resamples=args.resamples, chunk_size=args.chunk_size,
                          show_progress=not args.quiet, **options)
     except LogprobsUnavailable as error:
-        raise BatchInputError(f"the judge model returns no log-probabilities: {error}") from None
+        raise UserInputError(f"the judge model returns no log-probabilities: {error}") from None
     print(report.table())
     checks = regression_checks(report, alpha=args.alpha, min_delta=args.min_delta)
     print(regressions_text(checks))
@@ -144,7 +144,7 @@ def _check_shared_scores(args: argparse.Namespace) -> None:
 
     columns = [read_input(Path(path)).column_names for path in (args.a, args.b)]
     if not shared_scores(*columns, args.metric):
-        raise BatchInputError("--fail-on-regression: A and B share no score to compare (no "
-                              f"metric of {', '.join(args.metric)} has its columns in both)")
+        raise UserInputError("--fail-on-regression: A and B share no score to compare (no "
+                             f"metric of {', '.join(args.metric)} has its columns in both)")
 
 

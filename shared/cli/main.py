@@ -13,8 +13,8 @@ import sys
 import warnings
 from collections.abc import Sequence
 
-from ..base.redaction import redact
-from ..runs.summary import BatchInputError
+from ..base.errors import UserInputError
+from ..base.redaction import redact, secret_values
 from . import agree, compare, score
 from .common import one_line_warning
 
@@ -38,8 +38,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     warnings.formatwarning = one_line_warning
     try:
         return COMMANDS[args.command].run(args)
-    except BatchInputError as error:
-        print(f"judge-metrics: error: {redact(str(error), [args.api_key])}", file=sys.stderr)
+    except UserInputError as error:
+        # whatever credentials this command took (a command may have no judge options)
+        secrets = secret_values(vars(args))
+        print(f"judge-metrics: error: {redact(str(error), secrets)}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print("\njudge-metrics: interrupted; rerun the same command to resume (finished judge "

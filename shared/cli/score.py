@@ -22,6 +22,8 @@ from ..analysis.gates import (
     parse_gates,
 )
 from ..analysis.junit import write_junit_xml
+from ..base.errors import UserInputError
+from ..engine.backends.registry import LOCAL
 from ..runs.batch import check_metric_names, score_dataset, select_metrics
 from ..runs.files import (
     check_input_path,
@@ -31,7 +33,7 @@ from ..runs.files import (
     read_input,
     write_output,
 )
-from ..runs.summary import BatchInputError, total_plan
+from ..runs.summary import total_plan
 from .common import (
     add_csv_raw_argument,
     add_embedding_arguments,
@@ -109,12 +111,12 @@ _UNKNOWN_OPTION = re.compile(r"unexpected keyword argument|unknown option")
 
 def run(args: argparse.Namespace) -> int:
     if args.out is None and not args.dry_run:
-        raise BatchInputError("--out OUTPUT is required (or --dry-run)")
+        raise UserInputError("--out OUTPUT is required (or --dry-run)")
     out = Path(args.out) if args.out else None
     if out is not None and args.engine != "ray":  # Ray writes a folder: _check_engine
         check_output_path(out)
     if args.chunk_size is not None and args.chunk_size < 1:
-        raise BatchInputError(f"--chunk-size must be >= 1, got {args.chunk_size}")
+        raise UserInputError(f"--chunk-size must be >= 1, got {args.chunk_size}")
     if args.html:
         check_writable_file(Path(args.html), "--html")
     check_metric_names(args.metric)
@@ -146,16 +148,16 @@ def run(args: argparse.Namespace) -> int:
             metric_options=metric_options, engine=args.engine, workers=args.workers, **options,
         )
     except LogprobsUnavailable as error:
-        raise BatchInputError(f"the judge model returns no log-probabilities: {error}") from None
+        raise UserInputError(f"the judge model returns no log-probabilities: {error}") from None
     except TypeError as error:
         if args.option and _UNKNOWN_OPTION.search(str(error)):
-            raise BatchInputError(f"--option: {error}") from None
+            raise UserInputError(f"--option: {error}") from None
         raise
     if summary.skipped:
         for name, reason in summary.skipped.items():
             print(f"skipped {name}: {reason}", file=sys.stderr)
     if not summary.metrics:
-        raise BatchInputError("no metric to run: the input has none of the columns they need")
+        raise UserInputError("no metric to run: the input has none of the columns they need")
     print(summary.table())
     print_embedded_judge_notes(summary, args)
     if summary.dry_run:
@@ -172,7 +174,7 @@ def run(args: argparse.Namespace) -> int:
             write_output(scored, out, csv_raw=args.csv_raw)
             rows = len(scored)
     except OSError as error:
-        raise BatchInputError(
+        raise UserInputError(
             f"cannot write --out {out}: {error.strerror or error}; {_cache_note(args)}"
         ) from None
     print(f"wrote {out} ({rows:,} rows)", file=sys.stderr)
@@ -194,9 +196,9 @@ def _parse_gates(args: argparse.Namespace) -> list[Gate]:
         for flag, value in (("--gate-on", args.gate_on), ("--max-unmeasured",
                             args.max_unmeasured), ("--junit-xml", args.junit_xml)):
             if value is not None:
-                raise BatchInputError(f"{flag} applies to gates: give at least one --gate")
+                raise UserInputError(f"{flag} applies to gates: give at least one --gate")
     elif args.dry_run:
-        raise BatchInputError("--gate needs scores: a dry run computes none")
+        raise UserInputError("--gate needs scores: a dry run computes none")
     if args.junit_xml:
         check_writable_file(Path(args.junit_xml), "--junit-xml")
     return gates
@@ -235,18 +237,18 @@ def _check_engine(args: argparse.Namespace, out: Path | None) -> None:
     if args.engine != "ray":
         for flag, value in (("--address", args.address), ("--workers", args.workers)):
             if value is not None:
-                raise BatchInputError(f"{flag} needs --engine ray")
+                raise UserInputError(f"{flag} needs --engine ray")
         return
     if args.workers is not None and args.workers < 1:
-        raise BatchInputError(f"--workers must be >= 1, got {args.workers}")
+        raise UserInputError(f"--workers must be >= 1, got {args.workers}")
     for flag, value in (("--html", args.html), ("--dry-run", args.dry_run)):
         if value:
-            raise BatchInputError(f"{flag} runs without Ray: drop --engine ray")
+            raise UserInputError(f"{flag} runs without Ray: drop --engine ray")
     try:
         import ray  # noqa: F401
     except ImportError:
-        raise BatchInputError("--engine ray needs Ray: pip install 'judge-metrics[ray]'"
-                              ) from None
+        raise UserInputError("--engine ray needs Ray: pip install 'judge-metrics[ray]'"
+                             ) from None
     from ..runs import ray_engine
 
     ray_engine.check_paths(Path(args.input), out)
@@ -266,7 +268,7 @@ def _note_local_judge(args: argparse.Namespace) -> None:
     from ..kit.registry import METRICS, available
 
     names = available() if "all" in args.metric else args.metric
-    local = args.provider == "local" or (args.provider is None and not args.api_key)
+    local = args.provider == LOCAL or (args.provider is None and not args.api_key)
     if local and not args.model and not args.dry_run and any(
             METRICS[n].judge for n in names):
         print("judge: the embedded SmolLM2-135M-Instruct on this CPU (tiny and slow: a demo, "

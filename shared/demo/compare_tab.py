@@ -58,7 +58,7 @@ def handle(file_a: Any, file_b: Any, key: str | None = None,
     from ..analysis.comparison import compare
     from ..analysis.regressions import regression_checks, regressions_html
     from ..analysis.report import write_compare_html
-    from ..runs.summary import BatchInputError
+    from ..base.errors import UserInputError
 
     empty = pd.DataFrame(columns=TABLE_COLUMNS)
     if not file_a or not file_b:
@@ -67,7 +67,7 @@ def handle(file_a: Any, file_b: Any, key: str | None = None,
     paths = [Path(getattr(f, "name", f)) for f in (file_a, file_b)]
     try:
         report = compare(paths[0], paths[1], key=(key or "").strip() or None)
-    except BatchInputError as error:
+    except UserInputError as error:
         message = str(error)
         for path in paths:  # the file's name, never the server's temporary path
             message = message.replace(str(path), path.name)

@@ -9,9 +9,10 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from ..base.errors import UserInputError
+from ..engine.backends.registry import LOCAL, PROVIDERS
 from ..kit.registry import MetricSpec, example_rows
 from ..runs.records import read_records
-from ..runs.summary import BatchInputError
 
 # Fallback example values per column, for a metric that declares no EXAMPLE.
 _COLUMN_EXAMPLE = {
@@ -121,13 +122,46 @@ def judge_options(values: Mapping[str, Any]) -> dict[str, Any]:
         value = values.get(name)
         if isinstance(value, str) and value.strip():
             options[name] = value.strip()
-    if options.get("provider", "local") == "local":
+    if options.get("provider", LOCAL) == LOCAL:
         options.pop("api_key", None)
     for name in ("use_cache", "dry_run", "retry_unmeasured"):
         if name in values and values[name] is not None:
             options[name] = bool(values[name])
     options["show_progress"] = True  # tqdm bars, tracked by Gradio's progress
     return options
+
+
+def judge_hints(provider: str) -> dict[str, str]:
+    """The judge fields' placeholders for ``provider``, from its registry entry: its default
+    model and endpoint, and the environment variable its key is read from when the field is
+    empty (so on a Space with ``HF_TOKEN`` set, ``huggingface`` needs nothing typed)."""
+    entry = PROVIDERS.get(provider) or PROVIDERS[LOCAL]
+    if provider == LOCAL:
+        return {"model": "the embedded SmolLM2-135M-Instruct",
+                "base_url": "none: runs on this machine", "api_key": "none needed"}
+    model = entry.default_model or "required (the model's name)"
+    if entry.base_url:
+        base_url = f"default: {entry.base_url}"
+    else:
+        base_url = "required, e.g. http://127.0.0.1:8000/v1"
+    if entry.base_url_env:
+        base_url += f" (or ${entry.base_url_env})"
+    if entry.key_env:
+        key = f"{'optional; ' if not entry.needs_key else ''}empty: ${entry.key_env[0]}"
+    else:
+        key = "none needed"
+    return {"model": model, "base_url": base_url, "api_key": key + "; used for this request only"}
+
+
+def judge_help() -> str:
+    """The judge accordion's help: what each provider is and where its key comes from."""
+    keys = "; ".join(f"`{name}`: {', '.join(f'${k}' for k in p.key_env[:1]) or 'no key'}"
+                     for name, p in PROVIDERS.items() if name != LOCAL)
+    return (f"**{LOCAL}** (default) runs the embedded SmolLM2-135M-Instruct on this machine: tiny "
+            "and weak, good for trying the widget, not for real evaluations. For those pick a "
+            "strong judge from the list. The API key field is used for this request only: it "
+            "is not logged, stored, cached or shown back; left empty, the key comes from the "
+            f"provider's environment variable ({keys}).")
 
 
 def read_batch_file(path: str | Path) -> list[dict[str, Any]]:
@@ -139,7 +173,7 @@ def read_batch_file(path: str | Path) -> list[dict[str, Any]]:
         raise DemoInputError(f"{path.name}: upload a .jsonl or .csv file")
     try:
         return read_records(path)
-    except BatchInputError as error:
+    except UserInputError as error:
         raise DemoInputError(str(error).replace(f"INPUT {path}", path.name)) from None
 
 

@@ -15,6 +15,7 @@ from typing import Any
 
 from ..analysis.embedded_judge import embedded_judge_note, is_embedded_judge
 from ..base.options import Option
+from ..engine.backends.registry import LOCAL
 from ..engine.config import PROVIDERS
 from ..kit.registry import MetricSpec, metric_path, spec_of
 from .inputs import (
@@ -22,6 +23,8 @@ from .inputs import (
     compute_inputs,
     example_for,
     input_kinds,
+    judge_help,
+    judge_hints,
     judge_options,
     read_batch_file,
     rows_for_table,
@@ -238,15 +241,6 @@ def _option_field(option: Option, value: Any, elem_id: str) -> Any:
                       max_lines=max(1, 2 * lines + 2 * (lines > 1)))
 
 
-_JUDGE_HELP = (
-    "**local** (default) runs the embedded SmolLM2-135M-Instruct on this machine: tiny and weak, "
-    "good for trying the widget, not for real evaluations. For those pick a strong judge: "
-    "`openai`, `deepseek`, `xai`, or `openai-compatible` (vLLM, llama.cpp, Ollama, LiteLLM...) "
-    "with its base URL. The API key is used for this request only: it is not logged, stored, "
-    "cached or shown back."
-)
-
-
 def build_panel(name: str, metric_dir: str | Path | None) -> MetricPanel:
     import gradio as gr
     import pandas as pd
@@ -308,7 +302,7 @@ def build_panel(name: str, metric_dir: str | Path | None) -> MetricPanel:
         panel.initial[panel.option_fields[option.name]] = field_value(
             option, example_options.get(option.name, option.default))
     panel.initial.update({panel.judge_fields[k]: v for k, v in (
-        ("provider", "local"), ("model", ""), ("base_url", ""), ("api_key", ""),
+        ("provider", LOCAL), ("model", ""), ("base_url", ""), ("api_key", ""),
         ("use_cache", True), ("dry_run", False), ("retry_unmeasured", False))
         if k in panel.judge_fields})
 
@@ -323,20 +317,25 @@ def _judge_fields(panel: MetricPanel) -> None:
 
     name = panel.name
     with gr.Accordion("Judge", open=True):
-        gr.Markdown(_JUDGE_HELP)
+        gr.Markdown(judge_help())
         judge = panel.judge_fields
         judge["provider"] = gr.Dropdown(
-            choices=list(PROVIDERS), value="local", label="provider",
+            choices=list(PROVIDERS), value=LOCAL, label="provider",
             elem_id=f"{name}-provider")
+        hints = judge_hints(LOCAL)
         judge["model"] = gr.Textbox(
-            label="model", placeholder="the provider's default model",
-            elem_id=f"{name}-model", max_lines=1)
+            label="model", placeholder=hints["model"], elem_id=f"{name}-model", max_lines=1)
         judge["base_url"] = gr.Textbox(
-            label="base URL", placeholder="e.g. http://127.0.0.1:8000/v1",
-            elem_id=f"{name}-base-url", max_lines=1)
+            label="base URL", placeholder=hints["base_url"], elem_id=f"{name}-base-url",
+            max_lines=1)
         judge["api_key"] = gr.Textbox(
             label="API key", type="password", elem_id=f"{name}-api-key",
-            placeholder="used for this request only", max_lines=1)
+            placeholder=hints["api_key"], max_lines=1)
+        fields = [judge["model"], judge["base_url"], judge["api_key"]]
+        judge["provider"].change(
+            lambda provider: [gr.update(placeholder=hint)
+                              for hint in judge_hints(provider).values()],
+            inputs=judge["provider"], outputs=fields, api_visibility="private")
         judge["use_cache"] = gr.Checkbox(
             value=True, label="use the call cache", elem_id=f"{name}-use-cache")
         judge["dry_run"] = gr.Checkbox(

@@ -20,7 +20,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from ..base.types import JudgeRequest
-from .backends.registry import ModelPrice
+from .backends.registry import LOCAL, ModelPrice
 from .config import PROVIDERS
 
 PRICES_AS_OF = "2025-08"
@@ -144,7 +144,7 @@ def estimate_prompt_tokens(request: JudgeRequest | str | Sequence[Any]) -> int:
 
 def estimate_cost(
     requests: Iterable[JudgeRequest | str | Sequence[Any]],
-    provider: str = "local",
+    provider: str = LOCAL,
     model: str | None = None,
     completion_tokens_per_request: int = 1,
 ) -> dict[str, Any]:

@@ -134,6 +134,14 @@ class Judge:
             self._cache = open_cache(self.config.cache_dir)
         return self._cache
 
+    def require(self, capability: str, purpose: str, minimum: bool | int = True) -> None:
+        """Refuse (``ValueError``, before any request) when this judge's provider lacks
+        ``capability`` (its registry entry's :class:`~.backends.registry.Capabilities`),
+        naming the providers that have it."""
+        from .backends.registry import require
+
+        require(self.config.provider, capability, purpose, minimum)
+
     def _model(self) -> str | None:
         if self._backend is not None:
             return self._backend.model

@@ -18,13 +18,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, ClassVar
 
-import evaluate
-
 from ..base.validation import same_length
 from ..engine.config import JUDGE_OPTION_NAMES, JudgeConfig, judge_config
 from ..engine.grounding import category
 from ..engine.runner import get_judge
-from .about import About
 from .metric_base import ValidatedMetric
 from .results import MetricOutput, SampleResult, build_output, mean_measured
 
@@ -68,19 +65,13 @@ class JudgeMetric(ValidatedMetric):
     :meth:`score`."""
 
     USES_JUDGE: ClassVar[bool] = True
-    ABOUT: ClassVar[About]
-
-    def _info(self) -> evaluate.MetricInfo:
-        about = self.ABOUT
-        return evaluate.MetricInfo(
-            description=about.description,
-            citation=about.citation,
-            inputs_description=self.describe_inputs(about.arguments),
-            features=self.input_features(),
-            homepage=about.homepage,
-            codebase_urls=list(about.codebase_urls),
-            reference_urls=list(about.reference_urls),
-        )
+    #: What the judge's provider must offer, as ``(capability, minimum)`` pairs of its registry
+    #: entry's capabilities (``("top_logprobs", 5)``); a provider without one is refused before
+    #: any request, and the card's provider table says which providers can run the metric.
+    REQUIRES: ClassVar[tuple[tuple[str, bool | int], ...]] = ()
+    #: What it uses when the provider has it and does without otherwise (its card says how):
+    #: the docs' provider table shows both.
+    PREFERS: ClassVar[tuple[tuple[str, bool | int], ...]] = ()
 
     def score(self, judge: Judge, **inputs_and_options: Any) -> Sequence[SampleResult]:
         """The metric's steps and formula: one result per sample. Its parameters after
@@ -94,6 +85,8 @@ class JudgeMetric(ValidatedMetric):
             same_length(**given)
         config, options = split_judge_options(arguments)  # the rest: declared, checked options
         judge = get_judge(config)
+        for capability, minimum in self.REQUIRES:
+            judge.require(capability, self.metric_name, minimum)
         results = list(self.score(judge, **inputs, **options))
         return build_output(self.aggregates(results, **options), results, judge)
 

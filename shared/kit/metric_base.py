@@ -31,6 +31,7 @@ from datasets.utils.py_utils import temp_seed
 from ..base import validation
 from ..base.options import Option, check_options, with_options
 from ..base.text import paused_gc
+from .about import About
 
 InputKind = Literal["text", "texts", "list", "phrases"]
 
@@ -108,7 +109,9 @@ def rag_example(*inputs: str) -> Example:
 
 class ValidatedMetric(evaluate.Metric):
     """An ``evaluate.Metric`` whose inputs are declared in ``INPUTS`` and options in ``OPTIONS``,
-    both checked up front.
+    both checked up front, and whose ``MetricInfo`` is built from ``ABOUT`` (its description,
+    ``compute`` text, citation and links, :class:`~shared.kit.about.About`): no metric script
+    writes ``_info()``.
 
     The class also declares what the registry (``shared.kit.registry``) reads: ``HEADLINE`` (the
     aggregate output keys), ``USES_JUDGE`` (takes the judge options, ``shared.engine.config.
@@ -127,6 +130,7 @@ class ValidatedMetric(evaluate.Metric):
     and the best threshold on the rows only).
     """
 
+    ABOUT: ClassVar[About]
     INPUTS: ClassVar[tuple[Input, ...]] = ()
     OPTIONS: ClassVar[tuple[Option, ...]] = ()
     HEADLINE: ClassVar[tuple[str, ...]] = ("score",)
@@ -142,6 +146,18 @@ class ValidatedMetric(evaluate.Metric):
     # (:func:`shared.base.text.paused_gc`). Never for a judge metric, whose network clients do make
     # cycles over a long run.
     PAUSES_GC: ClassVar[bool] = False
+
+    def _info(self) -> evaluate.MetricInfo:
+        about = self.ABOUT
+        return evaluate.MetricInfo(
+            description=about.description,
+            citation=about.citation,
+            inputs_description=self.describe_inputs(about.arguments),
+            features=self.input_features(),
+            homepage=about.homepage,
+            codebase_urls=list(about.codebase_urls),
+            reference_urls=list(about.reference_urls),
+        )
 
     @classmethod
     def input_features(cls) -> datasets.Features:

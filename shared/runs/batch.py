@@ -19,6 +19,7 @@ import time
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
+from ..base.errors import UserInputError
 from ..base.options import EMBEDDING_OPTIONS
 from ..engine.config import JUDGE_OPTION_NAMES, judge_config
 from ..kit.registry import METRICS, MetricSpec, available
@@ -30,7 +31,7 @@ from .chunks import (
     score_column_names,
     validate_all,
 )
-from .summary import BatchInputError, BatchSummary, MetricSummary
+from .summary import BatchSummary, MetricSummary
 
 EMBEDDING_OPTION_NAMES = tuple(option.name for option in EMBEDDING_OPTIONS)
 
@@ -42,11 +43,11 @@ def check_metric_names(names: Iterable[str]) -> None:
         if name == "all":
             continue
         if name not in METRICS:
-            raise BatchInputError(
+            raise UserInputError(
                 f"unknown metric {name!r}; choose from: all, {', '.join(METRICS)}"
             )
         if name not in installed:
-            raise BatchInputError(
+            raise UserInputError(
                 f"metric {name!r} is not installed (no metrics/{name}/{name}.py)"
             )
 
@@ -59,11 +60,11 @@ def select_metrics(
 
     ``"all"`` means every available metric whose input columns are present and whose required
     options (g_eval's ``criteria``) ``metric_options`` gives; a metric named explicitly must
-    exist and have its columns, else :class:`BatchInputError`.
+    exist and have its columns, else :class:`UserInputError`.
     """
     names = [requested] if isinstance(requested, str) else list(requested)
     if not names:
-        raise BatchInputError("no metric given: name one or more metrics, or 'all'")
+        raise UserInputError("no metric given: name one or more metrics, or 'all'")
     present = set(column_names)
     installed = available()
     wanted: set[str] = set()
@@ -83,13 +84,13 @@ def select_metrics(
         check_metric_names([name])
         missing = _missing_columns(METRICS[name], present)
         if missing:
-            raise BatchInputError(
+            raise UserInputError(
                 f"metric {name!r} needs column(s) {', '.join(repr(c) for c in missing)}, which "
                 f"the input does not have (its columns: {', '.join(sorted(present)) or 'none'})"
             )
         unset = _unset_options(name, metric_options)
         if unset:
-            raise BatchInputError(f"metric {name!r} needs {unset} (no default)")
+            raise UserInputError(f"metric {name!r} needs {unset} (no default)")
         wanted.add(name)
     for name in wanted:
         skipped.pop(name, None)
@@ -146,7 +147,7 @@ def score_dataset(
         metrics, dataset.columns() if ray_input else dataset.column_names, metric_options)
     for name in metric_options:
         if name not in names:
-            raise BatchInputError(f"metric_options names {name!r}, which is not being run")
+            raise UserInputError(f"metric_options names {name!r}, which is not being run")
     if dry_run:
         for name in [n for n in names if not METRICS[n].judge]:
             skipped[name] = "calls no judge (dry run)"
@@ -158,7 +159,7 @@ def score_dataset(
                             {n: _call_options(n, metric_options, judge_options, embed_options)
                              for n in names})
     if len(dataset) == 0:
-        raise BatchInputError("the input has no rows")
+        raise UserInputError("the input has no rows")
 
     sizes = {name: chunk_size_for(name, chunk_size) for name in names}
     loaded = {name: load_metric(name) for name in names}
@@ -193,29 +194,29 @@ def _checked_options(
     import datasets
 
     if engine not in (None, "local", "ray") or (ray_input and engine == "local"):
-        raise BatchInputError(f"engine must be 'local' or 'ray', got {engine!r}")
+        raise UserInputError(f"engine must be 'local' or 'ray', got {engine!r}")
 
     if isinstance(dataset, datasets.DatasetDict):
-        raise BatchInputError(
+        raise UserInputError(
             f"got a DatasetDict with splits {', '.join(dataset)}; pass one split, "
             "e.g. dataset['test']"
         )
     if not ray_input and not isinstance(dataset, datasets.Dataset):
-        raise BatchInputError(f"dataset must be a datasets.Dataset, got {type(dataset).__name__}")
+        raise UserInputError(f"dataset must be a datasets.Dataset, got {type(dataset).__name__}")
     if chunk_size is not None and (
         isinstance(chunk_size, bool) or not isinstance(chunk_size, int) or chunk_size < 1
     ):
-        raise BatchInputError(f"chunk_size must be a positive int, got {chunk_size!r}")
+        raise UserInputError(f"chunk_size must be a positive int, got {chunk_size!r}")
     unknown = set(options) - set(JUDGE_OPTION_NAMES) - set(EMBEDDING_OPTION_NAMES)
     if unknown:
-        raise BatchInputError(f"unknown option(s): {', '.join(sorted(unknown))}")
+        raise UserInputError(f"unknown option(s): {', '.join(sorted(unknown))}")
     judge_options = {k: v for k, v in options.items() if k in JUDGE_OPTION_NAMES}
     judge_options.pop("show_progress", None)
     embed_options = {k: v for k, v in options.items() if k in EMBEDDING_OPTION_NAMES}
     try:
         config = judge_config(**judge_options)
     except (TypeError, ValueError) as error:
-        raise BatchInputError(str(error)) from None
+        raise UserInputError(str(error)) from None
     return config, judge_options, embed_options
 
 

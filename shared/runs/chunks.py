@@ -10,10 +10,11 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
+from ..base.errors import UserInputError
 from ..base.validation import InputError
 from ..kit.registry import METRICS, MetricSpec, metric_path
 from ..kit.results import results_of
-from .summary import BatchInputError, MetricSummary, add_cost, is_number
+from .summary import MetricSummary, add_cost, is_number
 
 DEFAULT_CHUNK_SIZE = 1000
 
@@ -60,7 +61,7 @@ def validate_all(name: str, metric: Any, dataset: Any, chunk_size: int) -> None:
             try:
                 spec.validate(kwargs[spec.name])
             except (TypeError, ValueError) as error:
-                raise BatchInputError(f"metric {name!r}: " + _rows_named(
+                raise UserInputError(f"metric {name!r}: " + _rows_named(
                     error, arguments[spec.name], start, owners)) from None
 
 
@@ -87,7 +88,7 @@ def _expand(
             cell = kwargs[argument][row]
             items = list(cell) if isinstance(cell, (list, tuple)) else [cell]
             if not items:
-                raise BatchInputError(
+                raise UserInputError(
                     f"metric {name!r}: column {arguments[argument]!r}, row {start + row}: "
                     "an empty list"
                 )

@@ -13,8 +13,8 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
+from ..base.errors import UserInputError
 from .records import read_records, require_regular_file
-from .summary import BatchInputError
 
 INPUT_SUFFIXES = (".jsonl", ".csv", ".parquet")
 
@@ -44,7 +44,7 @@ def check_output_paths(
 
     ``inputs``: label -> path (``{"INPUT": ...}``, ``{"A": ..., "B": ...}``); ``outputs``:
     option -> path, or ``None`` when not given (``{"--out": ..., "--html": ...}``). A
-    :class:`BatchInputError` when an output is an input, links to one or lies inside an input
+    :class:`UserInputError` when an output is an input, links to one or lies inside an input
     folder, or when two outputs are one file. ``overwrite_input``: the command's
     ``--overwrite-input`` flag (``None``: it has none); when set, ``--out`` may be the input.
     """
@@ -57,17 +57,17 @@ def check_output_paths(
                     continue
                 hint = (", or pass --overwrite-input to replace it with the scored rows"
                         if option == "--out" and overwrite_input is False else "")
-                raise BatchInputError(f"{option} {out} is the {label} file; write elsewhere"
-                                      f"{hint}")
+                raise UserInputError(f"{option} {out} is the {label} file; write elsewhere"
+                                     f"{hint}")
             if source.is_dir() and _inside(out, source):
-                raise BatchInputError(f"{option} {out} is inside the {label} folder {source}; "
-                                      "write elsewhere")
+                raise UserInputError(f"{option} {out} is inside the {label} folder {source}; "
+                                     "write elsewhere")
     options = list(given)
     for i, first in enumerate(options):
         for second in options[i + 1:]:
             if same_file(given[first], given[second]):
-                raise BatchInputError(f"{first} and {second} are the same file "
-                                      f"({given[second]}); give each its own")
+                raise UserInputError(f"{first} and {second} are the same file "
+                                     f"({given[second]}); give each its own")
 
 
 def _inside(path: Path, folder: Path) -> bool:
@@ -80,18 +80,18 @@ def _inside(path: Path, folder: Path) -> bool:
 def check_writable_file(path: Path, option: str) -> None:
     """Fail early on an output path that is a folder or whose folder cannot be made or written."""
     if path.is_dir():
-        raise BatchInputError(f"{option} {path} is a folder; give a file name")
+        raise UserInputError(f"{option} {path} is a folder; give a file name")
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
     except OSError as error:
-        raise BatchInputError(f"{option} {path}: cannot create its folder: {error}") from None
+        raise UserInputError(f"{option} {path}: cannot create its folder: {error}") from None
     if not os.access(path.parent, os.W_OK):
-        raise BatchInputError(f"{option} {path}: folder {path.parent} is not writable")
+        raise UserInputError(f"{option} {path}: folder {path.parent} is not writable")
 
 
 def check_output_path(out: Path) -> None:
     if out.suffix.lower() not in OUTPUT_SUFFIXES:
-        raise BatchInputError(
+        raise UserInputError(
             f"--out {out}: unsupported format {out.suffix or '(none)'}; use "
             f"{', '.join(OUTPUT_SUFFIXES)}"
         )
@@ -104,8 +104,8 @@ def check_output_path(out: Path) -> None:
             handle.flush()
             os.fsync(handle.fileno())
     except OSError as error:
-        raise BatchInputError(f"--out {out}: cannot write there: {error.strerror or error}"
-                              ) from None
+        raise UserInputError(f"--out {out}: cannot write there: {error.strerror or error}"
+                             ) from None
     finally:
         try:
             probe.unlink(missing_ok=True)
@@ -157,11 +157,11 @@ def check_input_path(path: Path, label: str = "INPUT") -> None:
     """Fail early (before the slow imports) on a missing input, one that is not a regular file
     or a folder (a named pipe, a device: it might never end), or an unknown format."""
     if not path.exists():
-        raise BatchInputError(f"{label} {path}: no such file or folder")
+        raise UserInputError(f"{label} {path}: no such file or folder")
     if not path.is_dir():
         require_regular_file(path, label)
     if not path.is_dir() and path.suffix.lower() not in INPUT_SUFFIXES:
-        raise BatchInputError(
+        raise UserInputError(
             f"{label} {path}: unsupported format {path.suffix or '(none)'}; use .jsonl, .csv, "
             ".parquet, or a folder saved with Dataset.save_to_disk"
         )
@@ -180,7 +180,7 @@ def read_input(path: Path, label: str = "INPUT") -> Any:
         records = read_records(path)
         return _dataset_from_records(path, records)
     except (OSError, UnicodeDecodeError) as error:
-        raise BatchInputError(f"INPUT {path}: cannot read it: {error}") from None
+        raise UserInputError(f"INPUT {path}: cannot read it: {error}") from None
 
 
 def _read_saved(path: Path) -> Any:
@@ -189,12 +189,12 @@ def _read_saved(path: Path) -> Any:
     try:
         loaded = datasets.load_from_disk(str(path))
     except (FileNotFoundError, ValueError) as error:
-        raise BatchInputError(
+        raise UserInputError(
             f"INPUT {path}: a folder, but not one saved with Dataset.save_to_disk ({error})"
         ) from None
     if isinstance(loaded, datasets.DatasetDict):
         if len(loaded) != 1:
-            raise BatchInputError(
+            raise UserInputError(
                 f"INPUT {path}: a DatasetDict with splits {', '.join(loaded)}; save one split "
                 "with Dataset.save_to_disk"
             )
@@ -210,7 +210,7 @@ def _read_parquet(path: Path) -> Any:
     try:
         table = pq.read_table(path)
     except pa.ArrowException as error:
-        raise BatchInputError(f"INPUT {path}: not a readable Parquet file ({error})") from None
+        raise UserInputError(f"INPUT {path}: not a readable Parquet file ({error})") from None
     return datasets.Dataset(table)
 
 
@@ -221,7 +221,7 @@ def _dataset_from_records(path: Path, records: list[dict[str, Any]]) -> Any:
     import pyarrow as pa
 
     if not records:
-        raise BatchInputError(f"INPUT {path}: no rows")
+        raise UserInputError(f"INPUT {path}: no rows")
     names: dict[str, None] = {}
     for record in records:
         names.update(dict.fromkeys(record))
@@ -234,7 +234,7 @@ def _dataset_from_records(path: Path, records: list[dict[str, Any]]) -> Any:
         try:
             arrays[name] = pa.array(values)
         except (pa.ArrowInvalid, pa.ArrowTypeError) as error:
-            raise BatchInputError(
+            raise UserInputError(
                 f"INPUT {path}: column {name!r} mixes value types that cannot share a column "
                 f"({error})"
             ) from None
@@ -249,8 +249,8 @@ def _refuse_booleans_among_numbers(path: Path, name: str, values: list[Any]) -> 
         return
     row = next((i for i, v in enumerate(values) if isinstance(v, bool)), None)
     if row is not None and name in _score_column_names():
-        raise BatchInputError(f"INPUT {path}: column {name!r}, row {row}: "
-                              f"{str(values[row]).lower()} is a boolean among numbers")
+        raise UserInputError(f"INPUT {path}: column {name!r}, row {row}: "
+                             f"{str(values[row]).lower()} is a boolean among numbers")
 
 
 def _score_column_names() -> set[str]:

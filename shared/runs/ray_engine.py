@@ -28,6 +28,7 @@ from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
+from ..base.errors import UserInputError
 from ..engine.config import JudgeConfig
 from ..kit.registry import METRICS
 from .chunks import (
@@ -39,7 +40,7 @@ from .chunks import (
     validate_all,
 )
 from .files import remove_stale_temporaries, write_jsonl_rows
-from .summary import BatchInputError, BatchSummary, MetricSummary, add_cost
+from .summary import BatchSummary, MetricSummary, add_cost
 
 
 def concurrency_split(total: int, workers: int) -> tuple[int, int]:
@@ -67,10 +68,10 @@ def score_on_ray(
     import ray.data
 
     if config.dry_run:
-        raise BatchInputError("a dry run needs no Ray: drop engine='ray' / --engine ray")
+        raise UserInputError("a dry run needs no Ray: drop engine='ray' / --engine ray")
     if workers is not None and (isinstance(workers, bool) or not isinstance(workers, int)
                                 or workers < 1):
-        raise BatchInputError(f"workers must be a positive int, got {workers!r}")
+        raise UserInputError(f"workers must be a positive int, got {workers!r}")
     if not ray.is_initialized():
         ray.init()
     if workers is None:
@@ -106,7 +107,7 @@ def score_on_ray(
     except Exception as error:  # a bad cell or option inside a worker: one clear message
         cause = _user_error(error)
         if cause is not None:
-            raise BatchInputError(str(cause)) from None
+            raise UserInputError(str(cause)) from None
         raise
     finally:
         context.execution_options.preserve_order, context.enable_progress_bars = saved
@@ -152,7 +153,7 @@ def _blocks(dataset: Any, hf_input: bool, batch_size: int, workers: int) -> Any:
 
     if hf_input:
         if len(dataset) == 0:
-            raise BatchInputError("the input has no rows")
+            raise UserInputError("the input has no rows")
         table = dataset.with_format("arrow")[:]
         # blocks of whole batches, at least one per worker when there are enough batches
         step = batch_size * max(1, -(-table.num_rows // (batch_size * workers)))
@@ -163,7 +164,8 @@ def _blocks(dataset: Any, hf_input: bool, batch_size: int, workers: int) -> Any:
 
 
 _WORKER_ERROR = re.compile(
-    r"^\S*(BatchInputError|ValueError|TypeError|InputError|InputTypeError|LengthError): (.+)$",
+    r"^(?:\S*\.)?(UserInputError|ValueError|TypeError|InputError|InputTypeError|LengthError)"
+    r": (.+)$",
     re.MULTILINE)
 
 
@@ -180,7 +182,7 @@ def _user_error(error: BaseException) -> BaseException | None:
         current = cause if isinstance(cause, BaseException) else (
             current.__cause__ or current.__context__)
     found = _WORKER_ERROR.findall(str(error))
-    ours = [message for kind, message in found if kind == "BatchInputError"]
+    ours = [message for kind, message in found if kind == "UserInputError"]
     if ours or found:
         return ValueError((ours or [found[0][1]])[0])
     return None
@@ -254,9 +256,9 @@ class _MetricWorker:
         for name in self.names:
             try:  # every cell checked first, as in one process; rows counted in this batch
                 validate_all(name, self.metrics[name], datasets.Dataset(table), self.sizes[name])
-            except BatchInputError as error:
-                raise BatchInputError(f"{error} (the row within a Ray batch of "
-                                      f"{table.num_rows} rows)") from None
+            except UserInputError as error:
+                raise UserInputError(f"{error} (the row within a Ray batch of "
+                                     f"{table.num_rows} rows)") from None
             data = {column: table.column(column).to_pylist()
                     for column in set(self.arguments[name].values())}
             spec = METRICS[name]
@@ -296,18 +298,18 @@ def check_paths(source: Path, out: Path | None) -> None:
     """``--engine ray`` reads and writes Parquet or JSON lines (``ray.data``'s readers and
     writers): INPUT a file or a folder of them, OUTPUT a folder of files."""
     if not source.is_dir() and source.suffix.lower() not in RAY_SUFFIXES:
-        raise BatchInputError(f"INPUT {source}: --engine ray reads .parquet or .jsonl (a file "
-                              "or a folder of them); convert CSV first")
+        raise UserInputError(f"INPUT {source}: --engine ray reads .parquet or .jsonl (a file "
+                             "or a folder of them); convert CSV first")
     if out is not None and out.suffix.lower() not in RAY_SUFFIXES:
-        raise BatchInputError(f"--out {out}: --engine ray writes a folder named .parquet or "
-                              ".jsonl")
+        raise UserInputError(f"--out {out}: --engine ray writes a folder named .parquet or "
+                             ".jsonl")
     if out is not None:
         try:
             out.parent.mkdir(parents=True, exist_ok=True)
         except OSError as error:
-            raise BatchInputError(f"--out {out}: cannot create its folder: {error}") from None
+            raise UserInputError(f"--out {out}: cannot create its folder: {error}") from None
         if not os.access(out.parent, os.W_OK):
-            raise BatchInputError(f"--out {out}: folder {out.parent} is not writable")
+            raise UserInputError(f"--out {out}: folder {out.parent} is not writable")
         remove_stale_temporaries(out)
 
 
@@ -337,7 +339,7 @@ def read_input(source: Path) -> Any:
             return ray.data.read_json(str(source), file_extensions=["jsonl", "json"])
         return ray.data.read_parquet(str(source))
     except Exception as error:  # noqa: BLE001 - Ray wraps the reader's own errors
-        raise BatchInputError(f"INPUT {source}: cannot read it with Ray ({error})") from None
+        raise UserInputError(f"INPUT {source}: cannot read it with Ray ({error})") from None
 
 
 def write_output(dataset: Any, out: Path) -> int:

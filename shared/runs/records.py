@@ -13,7 +13,7 @@ import stat
 from pathlib import Path
 from typing import Any
 
-from .summary import BatchInputError
+from ..base.errors import UserInputError
 
 # columns whose cells may be lists; in CSV they hold JSON list strings
 LIST_COLUMNS = ("reference", "contexts", "expected")
@@ -32,13 +32,13 @@ def require_regular_file(path: Path, label: str = "INPUT") -> None:
     try:
         mode = os.stat(path).st_mode
     except OSError as error:
-        raise BatchInputError(f"{label} {path}: cannot read it: {error.strerror or error}"
-                              ) from None
+        raise UserInputError(f"{label} {path}: cannot read it: {error.strerror or error}"
+                             ) from None
     if not stat.S_ISREG(mode):
         kind = ("a named pipe" if stat.S_ISFIFO(mode) else "a device" if
                 stat.S_ISCHR(mode) or stat.S_ISBLK(mode) else "a socket" if stat.S_ISSOCK(mode)
                 else "a folder" if stat.S_ISDIR(mode) else "not a regular file")
-        raise BatchInputError(f"{label} {path}: {kind}, not a regular file; give a file")
+        raise UserInputError(f"{label} {path}: {kind}, not a regular file; give a file")
 
 
 def _decode(path: Path, data: bytes, encoding: str = "utf-8") -> str:
@@ -47,7 +47,7 @@ def _decode(path: Path, data: bytes, encoding: str = "utf-8") -> str:
         return data.decode(encoding)
     except UnicodeDecodeError as error:
         line = data[: error.start].count(b"\n") + 1
-        raise BatchInputError(
+        raise UserInputError(
             f"INPUT {path}, line {line}: not UTF-8 text (byte 0x{data[error.start]:02x}); "
             "save the file as UTF-8"
         ) from None
@@ -85,25 +85,25 @@ def _read_jsonl(path: Path) -> list[dict[str, Any]]:
         data = data[3:]
     for number, raw in enumerate(data.split(b"\n"), start=1):
         if len(raw) > MAX_FIELD_CHARS and len(_decode(path, raw)) > MAX_FIELD_CHARS:
-            raise BatchInputError(f"INPUT {path}, line {number}: longer than {MAX_FIELD_CHARS:,} "
-                                  "characters, the most a line may hold")
+            raise UserInputError(f"INPUT {path}, line {number}: longer than {MAX_FIELD_CHARS:,} "
+                                 "characters, the most a line may hold")
         line = _decode(path, raw) if not raw.isascii() else raw.decode("ascii")
         if not line.strip():
             continue
         try:
             record = json.loads(line)
         except json.JSONDecodeError as error:
-            raise BatchInputError(
+            raise UserInputError(
                 f"INPUT {path}, line {number}: not valid JSON ({error.msg})"
             ) from None
         if not isinstance(record, dict):
-            raise BatchInputError(
+            raise UserInputError(
                 f"INPUT {path}, line {number}: expected a JSON object (one row), got "
                 f"{type(record).__name__}"
             )
         surrogate = _lone_surrogate(record)
         if surrogate:
-            raise BatchInputError(
+            raise UserInputError(
                 f"INPUT {path}, line {number}: {surrogate}, a lone surrogate escape (not valid "
                 "Unicode text)"
             )
@@ -127,7 +127,7 @@ def _read_csv(path: Path) -> list[dict[str, Any]]:
         except StopIteration:
             break
         except csv.Error as error:
-            raise BatchInputError(
+            raise UserInputError(
                 f"INPUT {path}, line {start}: not valid CSV ({error}; an unterminated quote "
                 "runs to the end of the file)" if "end of data" in str(error)
                 else f"INPUT {path}, line {start}: not valid CSV ({error})"
@@ -138,11 +138,11 @@ def _read_csv(path: Path) -> list[dict[str, Any]]:
             header = cells
             repeated = sorted({name for name in header if header.count(name) > 1})
             if repeated:
-                raise BatchInputError(f"INPUT {path}, line {start}: the header repeats column(s) "
-                                      f"{', '.join(map(repr, repeated))}")
+                raise UserInputError(f"INPUT {path}, line {start}: the header repeats column(s) "
+                                     f"{', '.join(map(repr, repeated))}")
             continue
         if len(cells) != len(header):
-            raise BatchInputError(
+            raise UserInputError(
                 f"INPUT {path}, line {start}: {len(cells)} cells, but the header has "
                 f"{len(header)} columns"
             )
@@ -154,12 +154,12 @@ def _read_csv(path: Path) -> list[dict[str, Any]]:
                 try:
                     record[column] = json.loads(cell)
                 except json.JSONDecodeError as error:
-                    raise BatchInputError(
+                    raise UserInputError(
                         f"INPUT {path}: column {column!r}, row {row}: looks like a JSON list but "
                         f"is not valid JSON ({error.msg})"
                     ) from None
                 surrogate = _lone_surrogate(record[column], f"column {column!r}")
                 if surrogate:
-                    raise BatchInputError(f"INPUT {path}: row {row}: {surrogate}, a lone "
-                                          "surrogate escape (not valid Unicode text)")
+                    raise UserInputError(f"INPUT {path}: row {row}: {surrogate}, a lone "
+                                         "surrogate escape (not valid Unicode text)")
     return records

@@ -1,5 +1,5 @@
-"""What a run reports: its user-facing input error, the per-metric summaries and their
-plain-text table (shared by the single-process and the Ray engine, and by compare/agree)."""
+"""What a run reports: the per-metric summaries and their plain-text table (shared by the
+single-process and the Ray engine, and by compare/agree)."""
 
 from __future__ import annotations
 
@@ -8,9 +8,11 @@ from collections.abc import Iterable, Mapping
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from ..base.errors import UserInputError
 
-class BatchInputError(ValueError):
-    """The user's input or options are wrong (unknown metric, missing column, bad cell)."""
+# ``from shared.runs.summary import BatchInputError``, the name scripts outside the package use,
+# is the user-error type itself.
+BatchInputError = UserInputError
 
 
 @dataclass

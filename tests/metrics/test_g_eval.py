@@ -273,12 +273,13 @@ def test_cli_takes_the_criteria_and_all_skips_without_it(tmp_path: Path, cache_d
 
 
 def test_metric_all_skips_g_eval_without_criteria() -> None:
-    from shared.runs.batch import BatchInputError, select_metrics
+    from shared import UserInputError
+    from shared.runs.batch import select_metrics
 
     names, skipped = select_metrics("all", ["question", "prediction"])
     assert "g_eval" not in names
     assert skipped["g_eval"] == "needs --option g_eval.criteria=..."
-    with pytest.raises(BatchInputError, match=r"'g_eval' needs --option g_eval.criteria=\.\.\."):
+    with pytest.raises(UserInputError, match=r"'g_eval' needs --option g_eval.criteria=\.\.\."):
         select_metrics(["g_eval"], ["prediction"])
     names, _ = select_metrics("all", ["question", "prediction"], {"g_eval": {"criteria": "c"}})
     assert "g_eval" in names

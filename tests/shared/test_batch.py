@@ -11,9 +11,9 @@ import evaluate
 import pytest
 from faultproxy import FaultProxy
 
-from shared import score_dataset
+from shared import UserInputError, score_dataset
 from shared.kit import registry
-from shared.runs.batch import BatchInputError, select_metrics
+from shared.runs.batch import select_metrics
 
 ROWS = [
     {"question": "Capital of France?", "prediction": "Paris", "reference": ["Paris"]},
@@ -92,12 +92,12 @@ def test_metrics_accept_dataset_columns_directly() -> None:
 def test_bad_cell_names_the_column_and_the_dataset_row() -> None:
     rows = [dict(r) for r in ROWS]
     rows[5]["prediction"] = None
-    with pytest.raises(BatchInputError, match=r"column 'prediction', row 5: is None"):
+    with pytest.raises(UserInputError, match=r"column 'prediction', row 5: is None"):
         score_dataset(datasets.Dataset.from_list(rows), ["rouge"], chunk_size=4,
                       show_progress=False)
     rows[5]["prediction"] = "fine"
     rows[6]["reference"] = ["George Orwell", ""]
-    with pytest.raises(BatchInputError, match=r"column 'reference', row 6, item 1: .*empty"):
+    with pytest.raises(UserInputError, match=r"column 'reference', row 6, item 1: .*empty"):
         score_dataset(datasets.Dataset.from_list(rows), ["rouge"], chunk_size=4,
                       show_progress=False)
 
@@ -111,18 +111,18 @@ def test_select_all_skips_metrics_whose_columns_are_missing() -> None:
         assert (name in names) != (name in skipped)
     if "faithfulness" in registry.available():
         assert skipped["faithfulness"] == "needs column(s) contexts"
-    with pytest.raises(BatchInputError, match="unknown metric 'nope'"):
+    with pytest.raises(UserInputError, match="unknown metric 'nope'"):
         select_metrics(["nope"], ["prediction"])
-    with pytest.raises(BatchInputError, match="needs column\\(s\\) 'reference'"):
+    with pytest.raises(UserInputError, match="needs column\\(s\\) 'reference'"):
         select_metrics(["rouge"], ["prediction"])
 
 
 def test_options_are_checked_before_any_work() -> None:
-    with pytest.raises(BatchInputError, match="unknown option"):
+    with pytest.raises(UserInputError, match="unknown option"):
         score_dataset(_dataset(), "rouge", temprature=0, show_progress=False)
-    with pytest.raises(BatchInputError, match="base_url"):
+    with pytest.raises(UserInputError, match="base_url"):
         score_dataset(_dataset(), "rouge", provider="openai-compatible", show_progress=False)
-    with pytest.raises(BatchInputError, match="chunk_size"):
+    with pytest.raises(UserInputError, match="chunk_size"):
         score_dataset(_dataset(), "rouge", chunk_size=0, show_progress=False)
 
 

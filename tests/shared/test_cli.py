@@ -609,3 +609,38 @@ def test_a_200_kb_prediction_goes_round_trip_through_csv(tmp_path: Path, capsys)
     with second.open(encoding="utf-8", newline="") as handle:
         assert next(csv.DictReader(handle))["prediction"] == long
     capsys.readouterr()
+
+
+def test_a_user_error_of_a_command_without_judge_options_is_one_redacted_line(
+        monkeypatch, capsys) -> None:
+    """The error path reads no option of any one command: a command with no --api-key fails in
+    one line with exit 2, and the credentials it did take are masked."""
+    from types import SimpleNamespace
+
+    from shared import UserInputError
+    from shared.cli import main as cli_main
+
+    def add_parser(commands):
+        parser = commands.add_parser("lookup", help="a command with no judge options")
+        parser.add_argument("--key")
+        parser.add_argument("--service-token")
+        return parser
+
+    def run(args):
+        assert not hasattr(args, "api_key")
+        raise UserInputError(f"--key {args.key!r}: no such column (token {args.service_token})")
+
+    monkeypatch.setitem(cli_main.COMMANDS, "lookup", SimpleNamespace(add_parser=add_parser,
+                                                                      run=run))
+    capsys.readouterr()
+    assert main(["lookup", "--key", "question_id", "--service-token", "tok-12345678"]) == 2
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    assert captured.err == "judge-metrics: error: --key 'question_id': no such column (token ***)\n"
+
+
+def test_the_user_error_type_keeps_its_earlier_name() -> None:
+    from shared import UserInputError
+    from shared.runs.summary import BatchInputError
+
+    assert BatchInputError is UserInputError and issubclass(UserInputError, ValueError)

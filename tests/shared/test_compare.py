@@ -14,9 +14,8 @@ from conftest import REPO
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from shared import stats
+from shared import UserInputError, stats
 from shared.analysis.comparison import MCNEMAR, WILCOXON, compare, compare_scores, holm
-from shared.runs.batch import BatchInputError
 
 SETTINGS = settings(max_examples=25, deadline=None, derandomize=True)
 
@@ -159,7 +158,7 @@ def test_seed_makes_the_interval_reproducible() -> None:
 
 def test_duplicated_key_is_an_error_naming_it() -> None:
     a = _run(["1", "2", "2"], [1, 0, 1])
-    with pytest.raises(BatchInputError, match=r"run A: duplicated key '2' \(column 'id'\)"):
+    with pytest.raises(UserInputError, match=r"run A: duplicated key '2' \(column 'id'\)"):
         compare(a, _run(["1", "2"], [1, 1]))
 
 
@@ -172,16 +171,16 @@ def test_key_column_and_hash_fallback() -> None:
     assert report.key == "hash(question, reference)"
     assert (report.paired, report.only_a, report.only_b) == (5, 0, 1)
     assert report.columns[0].delta == pytest.approx(0.05)
-    with pytest.raises(BatchInputError, match="--key 'nope': run A has no such column"):
+    with pytest.raises(UserInputError, match="--key 'nope': run A has no such column"):
         compare(a, b, key="nope")
-    with pytest.raises(BatchInputError, match="duplicated key"):
+    with pytest.raises(UserInputError, match="duplicated key"):
         compare(a + a[:1], b)
 
 
 def test_no_common_score_column_or_no_pair() -> None:
-    with pytest.raises(BatchInputError, match="no score column in both runs"):
+    with pytest.raises(UserInputError, match="no score column in both runs"):
         compare([{"id": 1, "accuracy": 1.0}], [{"id": 1, "bleu": 1.0}])
-    with pytest.raises(BatchInputError, match="no row of A pairs with a row of B"):
+    with pytest.raises(UserInputError, match="no row of A pairs with a row of B"):
         compare([{"id": 1, "accuracy": 1.0}], [{"id": 2, "accuracy": 1.0}])
 
 
@@ -196,7 +195,7 @@ def test_csv_and_jsonl_runs_pair(tmp_path: Path) -> None:
     column = report.columns[0]
     assert (report.paired, column.n_paired, column.unmeasured_a) == (3, 2, 1)
     (tmp_path / "bad.csv").write_text("id,accuracy\n1,high\n", encoding="utf-8")
-    with pytest.raises(BatchInputError, match=r"column 'accuracy', row 0: 'high' is not a score"):
+    with pytest.raises(UserInputError, match=r"column 'accuracy', row 0: 'high' is not a score"):
         compare(tmp_path / "bad.csv", tmp_path / "b.jsonl")
 
 
@@ -280,7 +279,7 @@ def test_a_score_that_is_no_score_is_refused_naming_run_row_and_column(
     b.write_text("".join(json.dumps(r) + "\n" for r in good[:2])
                  + f'{{"id": 2, "accuracy": {cell}}}\n' + json.dumps(good[3]) + "\n",
                  encoding="utf-8")
-    with pytest.raises(BatchInputError, match=f"^run B: column 'accuracy', row 2: {why}"):
+    with pytest.raises(UserInputError, match=f"^run B: column 'accuracy', row 2: {why}"):
         compare(a, b, n_resamples=10)
 
 
@@ -288,11 +287,11 @@ def test_a_boolean_score_is_refused(tmp_path: Path) -> None:
     a = _jsonl(tmp_path / "a.jsonl", [{"id": i, "accuracy": 1.0} for i in range(3)])
     b = _jsonl(tmp_path / "b.jsonl", [{"id": 0, "accuracy": 1.0}, {"id": 1, "accuracy": True},
                                       {"id": 2, "accuracy": 0.0}])
-    with pytest.raises(BatchInputError, match=r"b.jsonl: column 'accuracy', row 1: true is a "
+    with pytest.raises(UserInputError, match=r"b.jsonl: column 'accuracy', row 1: true is a "
                                               r"boolean among numbers$"):
         compare(a, b, n_resamples=10)
     every = _jsonl(tmp_path / "c.jsonl", [{"id": i, "accuracy": True} for i in range(3)])
-    with pytest.raises(BatchInputError,
+    with pytest.raises(UserInputError,
                        match=r"^run B: column 'accuracy', row 0: True is a boolean, not a score"):
         compare(a, every, n_resamples=10)
 
@@ -302,7 +301,7 @@ def test_text_scores_from_csv_are_checked_the_same(tmp_path: Path) -> None:
     for cell, why in (("nan", "'nan' is not a finite number"), ("inf", "'inf' is not a finite"),
                       ("1.5", "1.5 is outside accuracy's range")):
         (tmp_path / "b.csv").write_text(f"id,accuracy\n0,1\n1,{cell}\n2,0\n", encoding="utf-8")
-        with pytest.raises(BatchInputError, match=f"^run B: column 'accuracy', row 1: {why}"):
+        with pytest.raises(UserInputError, match=f"^run B: column 'accuracy', row 1: {why}"):
             compare(a, tmp_path / "b.csv", n_resamples=10)
 
 
@@ -311,7 +310,7 @@ def test_a_metric_with_another_range_keeps_its_scores() -> None:
     a = [{"id": i, "summary_coherence": float(1 + i % 5)} for i in range(6)]
     b = [{"id": i, "summary_coherence": 4.0} for i in range(6)]
     assert compare(a, b, n_resamples=10).columns[0].mean_b == 4.0
-    with pytest.raises(BatchInputError, match=r"0.5 is outside summary_coherence's range \[1, 5\]"):
+    with pytest.raises(UserInputError, match=r"0.5 is outside summary_coherence's range \[1, 5\]"):
         compare(a, [*b[:5], {"id": 5, "summary_coherence": 0.5}], n_resamples=10)
 
 
@@ -355,5 +354,5 @@ def test_hashed_task_columns_compare_as_text(tmp_path: Path) -> None:
 
 
 def test_no_pair_names_a_key_of_each_run() -> None:
-    with pytest.raises(BatchInputError, match="A's first key '1', B's 'x-1'"):
+    with pytest.raises(UserInputError, match="A's first key '1', B's 'x-1'"):
         compare([{"id": 1, "accuracy": 1.0}], [{"id": "x-1", "accuracy": 1.0}])

@@ -14,6 +14,7 @@ from pathlib import Path
 import datasets
 import pytest
 
+from shared import UserInputError
 from shared.runs.files import (
     FORMULA_STARTS,
     check_output_paths,
@@ -22,7 +23,6 @@ from shared.runs.files import (
     write_output,
 )
 from shared.runs.records import MAX_FIELD_CHARS, read_records, require_regular_file
-from shared.runs.summary import BatchInputError
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -41,19 +41,19 @@ def test_an_output_that_is_or_links_to_an_input_is_refused(tmp_path: Path) -> No
     (tmp_path / "sub").mkdir()
     for path in (source, tmp_path / "link.jsonl", tmp_path / "hard.jsonl",
                  tmp_path / "sub" / ".." / "in.jsonl"):
-        with pytest.raises(BatchInputError,
+        with pytest.raises(UserInputError,
                            match=r"^--html .* is the INPUT file; write elsewhere$"):
             check_output_paths({"INPUT": source}, {"--out": tmp_path / "o.jsonl", "--html": path})
     # --out may be the input only with --overwrite-input, and the message names the flag
-    with pytest.raises(BatchInputError, match="or pass --overwrite-input"):
+    with pytest.raises(UserInputError, match="or pass --overwrite-input"):
         check_output_paths({"INPUT": source}, {"--out": source}, overwrite_input=False)
     check_output_paths({"INPUT": source}, {"--out": source}, overwrite_input=True)
-    with pytest.raises(BatchInputError, match=r"^--html .* is the INPUT file"):
+    with pytest.raises(UserInputError, match=r"^--html .* is the INPUT file"):
         check_output_paths({"INPUT": source}, {"--html": source}, overwrite_input=True)
     # the runs of compare: each input by its label
     other = tmp_path / "b.jsonl"
     other.write_text('{"a": 2}\n', encoding="utf-8")
-    with pytest.raises(BatchInputError, match=r"^--json .*b.jsonl is the B file"):
+    with pytest.raises(UserInputError, match=r"^--json .*b.jsonl is the B file"):
         check_output_paths({"A": source, "B": other}, {"--json": other})
 
 
@@ -62,11 +62,11 @@ def test_two_outputs_of_one_command_are_refused(tmp_path: Path) -> None:
     source.write_text('{"a": 1}\n', encoding="utf-8")
     out = tmp_path / "out.jsonl"
     (tmp_path / "report.html").symlink_to(out)  # a link to an output not written yet
-    with pytest.raises(BatchInputError, match=r"^--out and --html are the same file"):
+    with pytest.raises(UserInputError, match=r"^--out and --html are the same file"):
         check_output_paths({"INPUT": source}, {"--out": out, "--html": out})
-    with pytest.raises(BatchInputError, match=r"^--out and --html are the same file"):
+    with pytest.raises(UserInputError, match=r"^--out and --html are the same file"):
         check_output_paths({"INPUT": source}, {"--out": out, "--html": tmp_path / "report.html"})
-    with pytest.raises(BatchInputError, match=r"^--json and --html are the same file"):
+    with pytest.raises(UserInputError, match=r"^--json and --html are the same file"):
         check_output_paths({"INPUT": source}, {"--out": None, "--json": out, "--html": out})
     check_output_paths({"INPUT": source}, {"--out": out, "--json": None,
                                            "--html": tmp_path / "r.html"})
@@ -75,7 +75,7 @@ def test_two_outputs_of_one_command_are_refused(tmp_path: Path) -> None:
 def test_an_output_inside_an_input_folder_is_refused(tmp_path: Path) -> None:
     folder = tmp_path / "saved"
     datasets.Dataset.from_list([{"a": 1}]).save_to_disk(str(folder))
-    with pytest.raises(BatchInputError, match="is inside the INPUT folder"):
+    with pytest.raises(UserInputError, match="is inside the INPUT folder"):
         check_output_paths({"INPUT": folder}, {"--html": folder / "report.html"})
 
 
@@ -123,7 +123,7 @@ def test_a_cell_beyond_the_bound_is_one_named_error(tmp_path: Path) -> None:
         "q.write_text('{\"a\": \"' + 'x' * 1001 + '\"}\\n', encoding='utf-8')\n"
         "for path in (p, q):\n"
         "    try: r.read_records(path)\n"
-        "    except r.BatchInputError as e: print(e)\n"
+        "    except r.UserInputError as e: print(e)\n"
     )
     done = subprocess.run([sys.executable, "-c", code, str(tmp_path / "big.csv")], cwd=REPO,
                           capture_output=True, text=True, timeout=60,
@@ -151,7 +151,7 @@ def test_what_is_not_a_regular_file_is_refused_without_reading(tmp_path: Path) -
     assert done.stdout.splitlines() == [
         f"INPUT {fifo}: a named pipe, not a regular file; give a file",
         f"INPUT {zero}: a device, not a regular file; give a file"]
-    with pytest.raises(BatchInputError, match="a folder, not a regular file"):
+    with pytest.raises(UserInputError, match="a folder, not a regular file"):
         require_regular_file(tmp_path)
 
 

@@ -14,14 +14,13 @@ import evaluate
 import numpy as np
 import pytest
 
-from shared import assert_gates, evaluate_gates, score_dataset
+from shared import UserInputError, assert_gates, evaluate_gates, score_dataset
 from shared.analysis.comparison import compare
 from shared.analysis.gates import Gate, checks_table, parse_gate
 from shared.analysis.junit import junit_xml
 from shared.analysis.regressions import regression_checks, regressions_text, shared_scores
 from shared.analysis.report import write_compare_html, write_score_html
 from shared.kit import registry, stats
-from shared.runs.summary import BatchInputError
 
 PREDICTIONS = ["Paris", "London", "Tokyo", "Rome", "Madrid", "Oslo", "Lima", "Cairo"]
 REFERENCES = ["Paris", "London", "Berlin", "Rome", "Lisbon", "Oslo", "Quito", "Cairo"]
@@ -41,7 +40,7 @@ def _interval(values: list[float]) -> tuple[float, float]:
                                   "rouge>=0.3", "rouge.rougeX>=0.3", "accuracy.accuracyy<=1",
                                   "nosuch>=0.5"])
 def test_bad_gates_are_one_line_errors(text: str) -> None:
-    with pytest.raises(BatchInputError) as error:
+    with pytest.raises(UserInputError) as error:
         parse_gate(text)
     assert "\n" not in str(error.value) and repr(text) in str(error.value)
 
@@ -83,7 +82,7 @@ def test_rouge_key_gates_its_own_scores() -> None:
         [outcome] = evaluate_gates(result, [f"rouge.{key}>=0.5"])
         assert outcome.mean == pytest.approx(float(np.mean(result[key])))
         assert (outcome.low, outcome.high) == _interval(result[key])
-    with pytest.raises(BatchInputError, match="has no 'accuracy'"):
+    with pytest.raises(UserInputError, match="has no 'accuracy'"):
         evaluate_gates(result, ["accuracy>=0.5"])
 
 
@@ -107,9 +106,9 @@ def test_unmeasured_share_and_max_unmeasured(tmp_path: Path) -> None:
     nothing = [{"id": 0, "faithfulness": None}, {"id": 1, "faithfulness": None}]
     [empty] = evaluate_gates(nothing, ["faithfulness<=1"])
     assert empty.mean is None and not empty.passed and empty.reasons() == ["no measured row"]
-    with pytest.raises(BatchInputError, match="fraction"):
+    with pytest.raises(UserInputError, match="fraction"):
         evaluate_gates(rows, ["faithfulness>=0.5"], max_unmeasured=1.5)
-    with pytest.raises(BatchInputError, match="no score column 'rougeL'"):
+    with pytest.raises(UserInputError, match="no score column 'rougeL'"):
         evaluate_gates(rows, ["rouge.rougeL>=0.5"])
 
 
@@ -139,7 +138,7 @@ def test_a_scored_run_pair_and_what_it_does_not_compute() -> None:
     assert accuracy.mean == 5 / 8 and accuracy.gated == accuracy.low
     bleu_rows = run[0]["bleu"]
     assert (bleu.low, bleu.high) == _interval(bleu_rows)
-    with pytest.raises(BatchInputError, match="does not compute rouge"):
+    with pytest.raises(UserInputError, match="does not compute rouge"):
         evaluate_gates(run, ["rouge.rougeL>=0.5"])
     with pytest.raises(TypeError, match="no per-row scores"):
         evaluate_gates(run[1], ["accuracy>=0.5"])
@@ -179,7 +178,7 @@ def test_regression_decision_follows_the_metric_direction() -> None:
     # min_delta: significant but smaller than asked is not a regression
     _, small = _check(graded.tolist(), (graded + 0.4).tolist(), "hallucination", min_delta=0.5)
     assert not small.regressed and "min delta 0.5" in small.message
-    with pytest.raises(BatchInputError, match="alpha"):
+    with pytest.raises(UserInputError, match="alpha"):
         _check(a, worse, alpha=1.0)
 
 

@@ -6,11 +6,11 @@ from __future__ import annotations
 import math
 from typing import Any
 
-import evaluate
 import pytest
 
 from shared import (
     JUDGE_OPTION_NAMES,
+    About,
     Input,
     JudgeConfig,
     JudgeMetric,
@@ -95,13 +95,10 @@ def test_a_judge_output_in_a_dry_run_adds_the_plan():
 class _Echo(JudgeMetric):
     """A judge metric whose formula needs no judge call: the prediction's length."""
 
+    ABOUT = About("the prediction's length", "", "")
     HEADLINE = ("echo",)
     INPUTS = (Input("predictions"),)
     OPTIONS = (Option("scale", float, 1.0, nullable=True, doc="multiplies the length"),)
-
-    def _info(self) -> evaluate.MetricInfo:
-        return evaluate.MetricInfo(description="", citation="", inputs_description="",
-                                   features=self.input_features())
 
     def score(self, judge: Any, predictions: list[str], scale: float = 1.0
               ) -> list[SampleResult]:

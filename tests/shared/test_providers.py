@@ -77,3 +77,95 @@ def test_capability_queries() -> None:
     assert with_logprobs == tuple(n for n, p in PROVIDERS.items() if p.capabilities.logprobs)
     assert registry.with_capability("batch", "openai") == tuple(
         n for n, p in PROVIDERS.items() if p.capabilities.batch == "openai")
+
+
+def test_generated_provider_tables_are_up_to_date() -> None:
+    from shared.kit import cards, provider_tables
+    from shared.kit.registry import METRICS, available
+
+    assert cards.write_cards(check=True) == []
+    assert not cards.write_backends_doc(check=True)
+    text = cards.BACKENDS_DOC.read_text(encoding="utf-8")
+    for name, provider in PROVIDERS.items():
+        assert f"| `{name}` ({provider.title}" in text
+    with_tables = [n for n in available() if METRICS[n].judge
+                   and provider_tables.START in cards.card_path(n).read_text(encoding="utf-8")]
+    assert len(with_tables) >= 11
+    for name in with_tables:
+        card = cards.card_path(name).read_text(encoding="utf-8")
+        rows = [line for line in card.split(provider_tables.START)[1].split(
+            provider_tables.END)[0].splitlines() if line.startswith("| `")]
+        assert [row.split("`")[1] for row in rows] == list(PROVIDERS)
+
+
+def test_a_card_says_which_providers_a_metric_needs() -> None:
+    from shared.kit import provider_tables
+
+    requires = [("top_logprobs", 5)]
+    table = provider_tables.card_table(requires)
+    for name in PROVIDERS:
+        row = next(line for line in table.splitlines() if line.startswith(f"| `{name}`"))
+        able = name in registry.providers_with("top_logprobs", 5)
+        assert row.endswith("| yes |") == able, row
+
+
+def test_l3score_refuses_a_provider_without_top_logprobs_before_any_request() -> None:
+    import evaluate
+    from faultproxy import FaultProxy
+
+    from shared.kit.registry import metric_path
+
+    l3score = evaluate.load(metric_path("l3score"))
+    able = registry.providers_with("top_logprobs", 5)
+    unable = [n for n in PROVIDERS if n not in able and not PROVIDERS[n].needs_base_url
+              and PROVIDERS[n].sdk is None]
+    assert unable, "every provider has top-5 log-probabilities: nothing to refuse"
+    inputs = {"questions": ["q?"], "predictions": ["a"], "references": ["a"]}
+    with FaultProxy(None, default="synthetic") as proxy:
+        for name in unable:
+            with pytest.raises(ValueError) as refused:
+                l3score.compute(**inputs, provider=name, base_url=proxy.url, api_key="k",
+                                model="m", use_cache=False, show_progress=False)
+            message = str(refused.value)
+            assert "top-5 log-probabilities" in message and f"provider={name!r}" in message
+            assert message.endswith(", ".join(able))
+        assert proxy.seen == []
+        # a provider that has them is not refused (the synthetic answer carries them)
+        done = l3score.compute(**inputs, provider="openai-compatible", base_url=proxy.url,
+                               model="m", use_cache=False, show_progress=False)
+        assert done["unmeasured"] == [] and len(proxy.seen) == 1
+
+
+def test_exact_needs_the_full_distribution() -> None:
+    import evaluate
+
+    from shared.kit.registry import metric_path
+
+    full = registry.providers_with("full_distribution")
+    assert full == (registry.LOCAL,)
+    name = _remote(lambda p: p.capabilities.top_logprobs >= 5 and not p.needs_base_url
+                   and p.sdk is None)
+    with pytest.raises(ValueError, match="full next-token distribution.*providers that do: "
+                       + registry.LOCAL):
+        evaluate.load(metric_path("l3score")).compute(
+            questions=["q?"], predictions=["a"], references=["a"], exact=True,
+            provider=name, api_key="k", base_url="http://127.0.0.1:9/v1", use_cache=False)
+
+
+def test_a_provider_without_logprobs_is_never_sent_them() -> None:
+    from faultproxy import FaultProxy
+
+    from shared import JudgeRequest, get_judge
+    from shared.engine.backends.base import LogprobsUnavailable
+
+    name = _remote(lambda p: not p.capabilities.logprobs and p.sdk is None)
+    request = JudgeRequest(messages=(("user", "Is 2 > 1? Answer 1 or 2."),), prompt_id="t@1")
+    with FaultProxy(None, default="synthetic") as proxy:
+        judge = get_judge(judge_config(provider=name, base_url=proxy.url, api_key="k",
+                                       model="m", use_cache=False, show_progress=False))
+        with pytest.raises(LogprobsUnavailable):
+            judge.yes_no([request], top_k=5)
+        assert proxy.seen == []
+        judge.label_probabilities([request], ["1", "2"])
+        assert len(proxy.seen) == 1
+        assert "logprobs" not in proxy.seen[0].body and "top_logprobs" not in proxy.seen[0].body

@@ -19,10 +19,9 @@ import pytest
 import ray
 from faultproxy import FaultProxy
 
-from shared import score_dataset
+from shared import UserInputError, score_dataset
 from shared.cli.main import main
 from shared.engine.cache import CallCache
-from shared.runs.batch import BatchInputError
 from shared.runs.ray_engine import concurrency_split
 
 REPO = Path(__file__).resolve().parents[2]
@@ -159,7 +158,7 @@ def test_cli_engine_ray_gates_as_the_local_engine_does(
 
 def test_a_bad_cell_in_a_worker_is_a_clear_error(cluster: str) -> None:
     rows = [dict(ROWS[0]), {**ROWS[1], "prediction": None}]
-    with pytest.raises(BatchInputError, match=r"metric 'bleu': column 'prediction', row 1: "
+    with pytest.raises(UserInputError, match=r"metric 'bleu': column 'prediction', row 1: "
                        r".*within a Ray batch of 2 rows"):
         score_dataset(datasets.Dataset.from_list(rows), "bleu", show_progress=False,
                       engine="ray", workers=1)

@@ -12,6 +12,7 @@ import pytest
 
 from shared.base.options import check_options
 from shared.kit import registry
+from shared.kit.about import About
 from shared.kit.metric_base import ValidatedMetric
 
 REPO = Path(__file__).resolve().parents[2]
@@ -65,6 +66,19 @@ def test_spec_is_derived_from_the_class(name: str) -> None:
     assert issubclass(cls, ValidatedMetric)
     assert spec == registry.spec_of(cls, name)
     assert spec.headline == cls.HEADLINE and spec.options == cls.OPTIONS
+
+
+@pytest.mark.parametrize("name", list(INTERFACE))
+def test_every_metric_describes_itself_through_about(name: str) -> None:
+    """One way to describe a metric: ``ABOUT`` on the class, turned into ``MetricInfo`` by the
+    base class; no script writes its own ``_info``."""
+    cls = registry.metric_class(name)
+    assert isinstance(cls.ABOUT, About)
+    assert [k for k in cls.__mro__ if "_info" in vars(k)][0] is ValidatedMetric
+    info = cls._info(cls.__new__(cls))
+    assert (info.description, info.citation) == (cls.ABOUT.description, cls.ABOUT.citation)
+    assert info.reference_urls == list(cls.ABOUT.reference_urls)
+    assert set(info.features) == {i.name for i in cls.INPUTS if i.required}
 
 
 def test_headlines_are_the_seed_keys() -> None:

@@ -6,6 +6,7 @@ import os
 from collections.abc import Mapping
 from typing import Any
 
+from ...engine.backends.registry import LOCAL
 from . import page
 
 
@@ -35,7 +36,7 @@ def write_agreement_html(
               if report.get(k) is not None]
     judge = report.get("judge")
     if isinstance(judge, Mapping):
-        header.insert(1, ("judge", f"provider {judge.get('provider') or 'local'}, model "
+        header.insert(1, ("judge", f"provider {judge.get('provider') or LOCAL}, model "
                                    f"{judge.get('model') or 'default'}"))
     embedded = (page.describe_judge(judge, [report.get("metric") or ""])
                 if isinstance(judge, Mapping) else None)

@@ -30,6 +30,7 @@ from .local_decoding import generate_answers, next_token_logprobs, prefill
 from .local_greedy import greedy_answers
 from .local_model import LoadedModel, load_model, resolve_device, weights_identity
 from .local_workers import in_groups, worker_count
+from .registry import LOCAL
 
 if TYPE_CHECKING:
     from ..config import JudgeConfig
@@ -49,9 +50,9 @@ DECODERS = ("greedy", "generate")
 class LocalBackend(Backend):
     """A judge model running in this process (CPU or GPU)."""
 
-    kind = "local"
+    kind = LOCAL
     host = ""
-    provider = "local"
+    provider = LOCAL
     constrained = True  # per answer: Outcome.constrained (False where xgrammar cannot compile)
 
     def __init__(self, model: str | None = None, device: str | None = None,

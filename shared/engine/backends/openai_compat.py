@@ -1,9 +1,9 @@
 """Judge backend for OpenAI-compatible chat-completion servers, through the ``openai`` SDK.
 
-Providers ``openai``, ``deepseek``, ``xai`` and ``openai-compatible`` (any ``base_url``: vLLM,
-llama.cpp's server, llama-cpp-python's server, Ollama, LiteLLM). What a server can do is a
-setting of its provider (``shared.engine.config.PROVIDERS``), overridable by the ``response_format``
-judge option; nothing is detected from the server.
+Every provider whose registry entry names this backend (OpenAI, DeepSeek, xAI, Hugging Face's
+router, the presets, and ``openai-compatible``: any ``base_url``). What a server can do is its
+provider's ``Capabilities`` (``shared.engine.backends.registry``), the structured-output style
+overridable by the ``response_format`` judge option; nothing is detected from the server.
 
 The async plumbing (the shared event loop, the concurrency bound, the dead judge that fails
 fast) is :class:`.remote.RemoteBackend`'s. Retries (429 honouring Retry-After, 408/409, 5xx,
@@ -55,30 +55,33 @@ class OpenAICompatBackend(RemoteBackend):
     """A judge behind an OpenAI-compatible ``/chat/completions`` endpoint."""
 
     kind = "openai-compatible"
+    batch_url = "/v1/chat/completions"  # a batch line's url and the batch's endpoint
 
     def __init__(self, config: JudgeConfig) -> None:
-        import openai
-
         super().__init__(config, config.resolved_base_url())
         style = config.resolved_response_format() or "none"
         self.response_format = style
         self.constrained = style in CONSTRAINED_FORMATS
         capabilities = PROVIDERS[config.provider].capabilities
         self.seed = SEED if capabilities.seed else None
-        self.max_tokens_field = capabilities.max_tokens_field
-        self._client = openai.AsyncOpenAI(
-            api_key=config.resolved_api_key() or NO_KEY,
-            base_url=self.base_url,
-            timeout=self.timeout,
-            max_retries=self.max_retries,
-            http_client=http_client(self.timeout, self._liveness),
-        )
+        self.max_tokens_field = capabilities.max_tokens_field  # OpenAI: max_completion_tokens
+        self.top_logprobs = capabilities.top_logprobs
+        self._client = self.new_client(config.resolved_api_key() or NO_KEY, self.base_url,
+                                       http_client(self.timeout, self._liveness))
         self._logprobs_seen = False
-        self._logprobs_missing = False  # label requests: the model gave none, write the label
+        # label requests: the model gave none (or its provider has none), write the label
+        self._logprobs_missing = not capabilities.logprobs
         if config.batch:
             from .openai_batches import OpenAIBatches
 
-            self.use_batch_api(OpenAIBatches(self._client))
+            self.use_batch_api(OpenAIBatches(self._client, self.batch_url))
+
+    def new_client(self, api_key: str, base_url: str | None, http: Any) -> Any:
+        """The ``openai`` SDK client requests go through (Azure's backend takes its own)."""
+        import openai
+
+        return openai.AsyncOpenAI(api_key=api_key, base_url=base_url, timeout=self.timeout,
+                                  max_retries=self.max_retries, http_client=http)
 
     def __repr__(self) -> str:
         return (
@@ -101,8 +104,8 @@ class OpenAICompatBackend(RemoteBackend):
         if operation == "yes_no":
             params.update({"logprobs": True, self.max_tokens_field: 1})
         elif operation == "labels":
-            params.update({"logprobs": True, self.max_tokens_field: 1,
-                           "top_logprobs": LABEL_TOP_LOGPROBS})
+            top = min(LABEL_TOP_LOGPROBS, self.top_logprobs) or LABEL_TOP_LOGPROBS
+            params.update({"logprobs": True, self.max_tokens_field: 1, "top_logprobs": top})
         elif operation == "structured":
             params["response_format"] = self.response_format
         else:
@@ -133,6 +136,10 @@ class OpenAICompatBackend(RemoteBackend):
     ) -> None:
         if isinstance(top_k, bool) or not isinstance(top_k, int) or top_k < 1:
             raise ValueError(f"top_k must be an int >= 1, got {top_k!r}")
+        if not self.top_logprobs:
+            raise LogprobsUnavailable(
+                f"provider={self.provider!r} returns no log-probabilities; a metric scored from "
+                "the judge's Yes/No log-probabilities needs a provider that does")
         params = self.sampling_params("yes_no")
         params["top_logprobs"] = top_k
 

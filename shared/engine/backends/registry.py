@@ -76,7 +76,9 @@ class Provider:
     ``prices``: model -> :class:`ModelPrice` (``"*"``: every model); ``extra``: the pip extra
     that installs its SDK and ``sdk`` that SDK's import name (``None``: always installed);
     ``needs_base_url``: there is no default endpoint; ``needs_key``: a request without a key is
-    refused."""
+    refused; ``base_url_doc``: what ``base_url`` is for this provider, for the docs (default:
+    for the OpenAI-compatible backend the API root, requests going to
+    ``{base_url}/chat/completions``; for another, the root its official SDK takes)."""
 
     backend: str
     title: str
@@ -90,6 +92,7 @@ class Provider:
     needs_base_url: bool = False
     needs_key: bool = True
     base_url_env: str | None = None
+    base_url_doc: str | None = None
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "prices", _frozen(self.prices))
@@ -152,7 +155,9 @@ PROVIDERS: dict[str, Provider] = {
         "local:LocalBackend", "the embedded SmolLM2-135M-Instruct, no network",
         Capabilities(structured="grammar", logprobs=True, top_logprobs=20, seed=False,
                      batch=None, prompt_caching=None, full_distribution=True),
-        prices={"*": _P(0.0, 0.0)}, needs_key=False),
+        prices={"*": _P(0.0, 0.0)}, needs_key=False,
+        base_url_doc="none: the model runs in this process (`model`: a folder, a cached Hub id "
+        "or a `.gguf` file)"),
     "openai": Provider(
         _OPENAI_COMPATIBLE, "OpenAI", _OPENAI_CAPABILITIES, "https://api.openai.com/v1",
         ("OPENAI_API_KEY",), "gpt-4o-mini", _OPENAI_PRICES),
@@ -192,6 +197,15 @@ PROVIDERS: dict[str, Provider] = {
          "claude-opus-4-1": _P(15.00, 75.00, 1.50),
          "claude-opus-4-1-20250805": _P(15.00, 75.00, 1.50)},
         extra="anthropic", sdk="anthropic", base_url_env="ANTHROPIC_BASE_URL"),
+    # Azure OpenAI: base_url is the resource endpoint (https://RESOURCE.openai.azure.com, or its
+    # v1 route .../openai/v1); model is the deployment name. Azure's Global Batch is 50% off.
+    "azure": Provider(
+        "azure_openai:AzureOpenAIBackend", "Azure OpenAI", _OPENAI_CAPABILITIES,
+        key_env=("AZURE_OPENAI_API_KEY",), needs_base_url=True,
+        base_url_env="AZURE_OPENAI_ENDPOINT",
+        base_url_doc="the resource endpoint `https://RESOURCE.openai.azure.com` (requests to "
+        "`/openai/deployments/{model}/chat/completions?api-version=...`), or its v1 route "
+        "`.../openai/v1`; `model` is the deployment name"),
     # Amazon Bedrock's Converse API: a forced tool in toolConfig, no log-probabilities. The
     # standard AWS credential chain (so no key is required here) or a Bedrock API key
     # (AWS_BEARER_TOKEN_BEDROCK, or api_key); the endpoint follows AWS_REGION. Claude's global
@@ -213,6 +227,54 @@ PROVIDERS: dict[str, Provider] = {
          "amazon.nova-lite-v1:0": _P(0.06, 0.24, 0.015),
          "amazon.nova-pro-v1:0": _P(0.80, 3.20, 0.20)},
         extra="bedrock", sdk="boto3", needs_key=False),
+    # Hugging Face Inference Providers: one OpenAI-compatible router in front of many hosts; what
+    # a model can do depends on the host serving it.
+    "huggingface": Provider(
+        _OPENAI_COMPATIBLE, "Hugging Face Inference Providers",
+        Capabilities(structured="json_schema", logprobs=True, top_logprobs=20, seed=True,
+                     batch=None, prompt_caching=None),
+        "https://router.huggingface.co/v1", ("HF_TOKEN", "HUGGING_FACE_HUB_TOKEN"),
+        "openai/gpt-oss-120b"),
+    # Presets: OpenAI-compatible hosts, each as its documentation describes it.
+    # Mistral: the seed field is called random_seed, and there are no log-probabilities.
+    "mistral": Provider(
+        _OPENAI_COMPATIBLE, "Mistral AI",
+        Capabilities(structured="json_schema", logprobs=False, top_logprobs=0, seed=False,
+                     batch=None, prompt_caching=None),
+        "https://api.mistral.ai/v1", ("MISTRAL_API_KEY",), "mistral-small-latest"),
+    # Groq refuses logprobs and top_logprobs with HTTP 400.
+    "groq": Provider(
+        _OPENAI_COMPATIBLE, "Groq",
+        Capabilities(structured="json_schema", logprobs=False, top_logprobs=0, seed=True,
+                     batch=None, prompt_caching=None),
+        "https://api.groq.com/openai/v1", ("GROQ_API_KEY",), "llama-3.3-70b-versatile"),
+    # Together returns the chosen tokens' log-probabilities, not the top alternatives.
+    "together": Provider(
+        _OPENAI_COMPATIBLE, "Together AI",
+        Capabilities(structured="json_schema", logprobs=False, top_logprobs=0, seed=True,
+                     batch=None, prompt_caching=None),
+        "https://api.together.ai/v1", ("TOGETHER_API_KEY",),
+        "meta-llama/Llama-3.3-70B-Instruct-Turbo"),
+    # OpenRouter passes logprobs and top_logprobs to the hosts that take them.
+    "openrouter": Provider(
+        _OPENAI_COMPATIBLE, "OpenRouter",
+        Capabilities(structured="json_schema", logprobs=True, top_logprobs=20, seed=True,
+                     batch=None, prompt_caching=None),
+        "https://openrouter.ai/api/v1", ("OPENROUTER_API_KEY",), "openai/gpt-4o-mini"),
+    # Fireworks: top_logprobs 0-5.
+    "fireworks": Provider(
+        _OPENAI_COMPATIBLE, "Fireworks AI",
+        Capabilities(structured="json_schema", logprobs=True, top_logprobs=5, seed=True,
+                     batch=None, prompt_caching=None),
+        "https://api.fireworks.ai/inference/v1", ("FIREWORKS_API_KEY",),
+        "accounts/fireworks/models/llama-v3p3-70b-instruct"),
+    # Local servers at their default ports; a key only when the server was started with one.
+    "ollama": Provider(
+        _OPENAI_COMPATIBLE, "Ollama", _SELF_HOSTED, "http://localhost:11434/v1",
+        ("OLLAMA_API_KEY",), needs_key=False),
+    "vllm": Provider(
+        _OPENAI_COMPATIBLE, "vLLM", _SELF_HOSTED, "http://localhost:8000/v1",
+        ("VLLM_API_KEY",), needs_key=False),
 }
 
 
@@ -232,3 +294,36 @@ def with_capability(name: str, value: object = True) -> tuple[str, ...]:
 def key_variables() -> tuple[str, ...]:
     """Every provider's key variables, each once, in registry order."""
     return tuple(dict.fromkeys(name for p in PROVIDERS.values() for name in p.key_env))
+
+
+def providers_with(capability: str, minimum: bool | int = True) -> tuple[str, ...]:
+    """The providers whose capability ``capability`` is at least ``minimum`` (``True``: set at
+    all; a number: that many, as ``top_logprobs``)."""
+    def has(p: Provider) -> bool:
+        value = getattr(p.capabilities, capability)
+        if isinstance(minimum, bool):
+            return bool(value)
+        return isinstance(value, int) and value >= minimum
+    return provider_names(has)
+
+
+_CAPABILITY_WORDS = {
+    "logprobs": "log-probabilities",
+    "top_logprobs": "top-{n} log-probabilities",
+    "full_distribution": "full next-token distribution (log-probabilities of every token)",
+    "seed": "sampling seed",
+    "structured": "schema-constrained answers",
+    "batch": "batch API",
+}
+
+
+def require(provider: str, capability: str, purpose: str, minimum: bool | int = True) -> None:
+    """Refuse, before any request, a judge whose provider lacks ``capability`` (at least
+    ``minimum``): a ``ValueError`` naming ``purpose``, the missing capability and the providers
+    that have it."""
+    if provider in providers_with(capability, minimum):
+        return
+    words = _CAPABILITY_WORDS.get(capability, capability).format(n=minimum)
+    others = ", ".join(providers_with(capability, minimum))
+    raise ValueError(f"{purpose} needs the judge's {words} (capability {capability}), which "
+                     f"provider={provider!r} does not return; providers that do: {others}")
