@@ -225,6 +225,8 @@ def add_usage(summary: MetricSummary, output: Mapping[str, Any]) -> None:
         for key in ("requests", "prompt_tokens", "completion_tokens"):
             total[key] += int(plan.get(key) or 0)
         total["cost"] = add_cost(total["cost"], plan.get("cost"))
+        if "batch_cost" in plan:  # the same requests through the provider's batch API
+            total["batch_cost"] = add_cost(total.get("batch_cost", 0.0), plan["batch_cost"])
         summary.dry_run = total
 
 
