@@ -81,6 +81,8 @@ _EXPORTS: dict[str, str] = {
     "defaults": "base.defaults",
     # agreement of a metric with human labels (`python -m shared agree`)
     "agreement": "analysis.agreement",
+    # the corrected mean label from a few labels and a metric's scores (docs/CALIBRATION.md)
+    "prediction_powered_mean": "analysis.ppi:prediction_powered_mean",
     # batch scoring of a datasets.Dataset
     "score_dataset": "runs.batch:score_dataset",
     "BatchSummary": "runs.batch:BatchSummary",

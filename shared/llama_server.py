@@ -54,9 +54,9 @@ def _tail(log: Path) -> str:
 
 @contextlib.contextmanager
 def serve(n_ctx: int = 4096, ready_seconds: float = 300.0, log: Path | None = None,
-          model: str | None = None) -> Iterator[str]:
+          model: str | None = None, alias: str = MODEL_ALIAS) -> Iterator[str]:
     """The server with ``model`` (default: the embedded SmolLM2 GGUF) on a free loopback port,
-    one thread (two spin against each other on 2 cores), aliased ``smollm2``; yields its base
+    one thread (two spin against each other on 2 cores), aliased ``alias``; yields its base
     URL (``http://127.0.0.1:PORT/v1``) once ``/v1/models`` answers, and stops it after.
     ``log`` receives the server's output (a temporary file when None)."""
     from .base.defaults import judge_gguf_path
@@ -69,7 +69,7 @@ def serve(n_ctx: int = 4096, ready_seconds: float = 300.0, log: Path | None = No
         "--model", model or str(judge_gguf_path()),
         "--host", "127.0.0.1", "--port", str(port),
         "--n_threads", "1", "--n_ctx", str(n_ctx),
-        "--model_alias", MODEL_ALIAS,
+        "--model_alias", alias,
     ]
     with log.open("w") as out:
         process = subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT,

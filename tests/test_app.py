@@ -154,13 +154,16 @@ def test_option_fields_are_the_declared_options(demo: Any) -> None:
                 offered = [value for _, value in field.choices]
                 assert [c for c in offered if c != ""] == list(option.choices)
                 assert ("" in offered) == (option.nullable or option.default is None)
+            elif option.kind in ("int", "float") and option.default is None:
+                # a number that may be unset: a text box, empty for unset (a Number shows 0)
+                assert isinstance(field, gr.Textbox), (name, option.name)
             else:
                 assert isinstance(field, control[option.kind])
             initial = panel.initial[panel.option_fields[option.name]]
             expected = spec.example.options.get(option.name, option.default)
             if option.kind == "json":
                 assert json.loads(initial) == list(expected)
-            elif option.kind == "text":
+            elif option.kind == "text" or isinstance(field, gr.Textbox):
                 assert initial == ("" if expected is None else expected)
             else:
                 assert initial == expected

@@ -175,3 +175,65 @@ def test_wrong_key_is_a_message_without_the_key(page: Any, tmp_path: Path) -> No
     assert "table row 1" in page.inner_text("#l3score-unmeasured")
     page.screenshot(path=str(tmp_path / "demo-wrong-key.png"), full_page=True)
     assert FAKE_KEY not in page_text(page)
+
+
+def unset_number_options() -> list[tuple[str, str]]:
+    """(metric, option) of every number option whose default is None, in the page."""
+    from shared.kit.registry import METRICS
+
+    return [(name, option.name) for name, spec in METRICS.items() for option in spec.options
+            if option.kind in ("int", "float") and option.default is None]
+
+
+def open_tab(page: Any, name: str) -> None:
+    """Open a metric's tab, also one the tab strip folded into its overflow menu."""
+    page.evaluate("n => { const all = Array.from(document.querySelectorAll('button'))"
+                  ".filter(b => b.innerText.trim() === n);"
+                  "(all.find(b => b.getAttribute('role') === 'tab') || all[all.length - 1])"
+                  ".click(); }", name)
+    page.wait_for_selector(f"#{name}-run")
+
+
+def field_text(page: Any, name: str, option: str) -> str:
+    return page.locator(f"#{name}-option-{option} textarea, #{name}-option-{option} input"
+                        ).first.input_value()
+
+
+def test_an_unset_number_option_reaches_compute_unset(page: Any, app_url: str) -> None:
+    """On a freshly loaded page (no example loaded), a number option whose default is None
+    shows empty and reaches compute unset: accuracy in mode f1 scores as the metric does
+    without a threshold; a typed threshold is used; cleared again, it is unset again."""
+    import evaluate
+
+    from shared.kit.registry import METRICS, metric_path
+
+    fresh = page.context.browser.new_page(viewport={"width": 1280, "height": 900})
+    fresh.set_default_timeout(WAIT_MS)
+    try:
+        fresh.goto(app_url)
+        fresh.wait_for_selector("#accuracy-run")
+        options = unset_number_options()
+        assert ("accuracy", "threshold") in options and ("g_eval", "threshold") in options
+        for name, option in options:
+            open_tab(fresh, name)
+            assert field_text(fresh, name, option) == "", (name, option)
+        open_tab(fresh, "accuracy")
+        fresh.click("#accuracy-option-mode input")
+        fresh.get_by_role("option", name="f1", exact=True).click()
+        accuracy = evaluate.load(metric_path("accuracy"))
+        example = METRICS["accuracy"].example.inputs
+        for threshold in (None, 0.0, None):  # 0 passes every row: 1.0 in mode f1
+            box = fresh.locator("#accuracy-option-threshold textarea, "
+                                "#accuracy-option-threshold input").first
+            box.fill("" if threshold is None else str(threshold))
+            run_and_wait(fresh, "accuracy")
+            given = {} if threshold is None else {"threshold": threshold}
+            expected = accuracy.compute(**example, mode="f1", **given)["accuracy"]
+            assert headline(fresh, "accuracy", "accuracy") == f"{expected:.4f}", threshold
+        fresh.fill("#accuracy-option-threshold textarea, #accuracy-option-threshold input",
+                   "high")
+        run_and_wait(fresh, "accuracy")
+        assert "threshold" in status(fresh, "accuracy") and "not a number" in status(
+            fresh, "accuracy")
+    finally:
+        fresh.close()

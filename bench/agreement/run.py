@@ -378,25 +378,34 @@ UNMEASURED_NOTE = ("every row unmeasured: no judge answer passed the schema and 
                    "(docs/GROUNDING.md)")
 
 
-def write_figures(results: list[dict[str, Any]], header: dict[str, Any], path: Path) -> None:
-    """Per judge metric, the headline statistic of its first row (the CLI and demo note)."""
+def write_figures(results: list[dict[str, Any]], header: dict[str, Any], path: Path,
+                  keep: bool = False) -> None:
+    """Per judge metric, the headline statistic of its first row (the CLI and demo note); a
+    row run with options (g_eval's and pairwise's criteria) says which (``"options"``), since
+    those metrics are never run without. ``keep``: the other metrics' figures already in
+    ``path`` stay (a run of a few metrics with ``--only``)."""
     figures: dict[str, Any] = {}
     for r in results:
         job, rep = r["job"], r["report"]
-        if not job.judge or job.name in figures or job.options:
+        if not job.judge or job.name in figures:
             continue
         name, stat = headline(rep)
+        given = {"options": job.options_title or ", ".join(
+            f"{k}={v}" for k, v in job.options.items())} if job.options else {}
         if rep.n == 0 and rep.unmeasured:
             figures[job.name] = {"data_set": job.data[1], "label": job.label, "n": 0,
-                                 "unmeasured": rep.unmeasured, "value": None}
+                                 "unmeasured": rep.unmeasured, "value": None, **given}
             continue
         if stat is None:
             continue
         figures[job.name] = {
             "data_set": job.data[1], "label": job.label, "statistic": name,
             "value": stat.value, "low": stat.low, "high": stat.high, "n": rep.n,
-            "unmeasured": rep.unmeasured, "constant_score": rep.constant_score,
+            "unmeasured": rep.unmeasured, "constant_score": rep.constant_score, **given,
         }
+    if keep and path.exists():
+        kept = json.loads(path.read_text(encoding="utf-8")).get("metrics") or {}
+        figures = {**{k: v for k, v in kept.items() if k not in figures}, **figures}
     data = {"generated": header["date"], "command": "make agreement",
             "judge": header["judge"], "metrics": figures}
     path.write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
@@ -837,7 +846,8 @@ def main(argv: list[str] | None = None) -> int:
                             f"{k} {v}" for k, v in JUDGE_ROWS.items()) + ")")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--only", action="append", metavar="METRIC",
-                        help="run only these metrics/baselines (writes the report only)")
+                        help="run only these metrics/baselines (writes the report and, with "
+                        "the embedded judge, their figures; not the cards)")
     parser.add_argument("--report", default=str(REPORT), help="where to write the table")
     parser.add_argument("--side-seconds", type=float, metavar="S",
                         help="time shared by ours and the peers in the side-by-side section "
@@ -894,8 +904,9 @@ def main(argv: list[str] | None = None) -> int:
     header["load_end"] = os.getloadavg()[0]
     write_report(results, header, Path(args.report), side_section(side, why_not))
     print(f"wrote {args.report} ({header['wall']:.0f} s)", file=sys.stderr)
+    if embedded:
+        write_figures(results, header, FIGURES, keep=bool(args.only))
     if embedded and not args.only:
-        write_figures(results, header, FIGURES)
         for metric in available():
             rewrite_card(metric, card_block(metric, results, header))
         print(f"wrote {FIGURES.relative_to(ROOT)} and the metric cards' agreement blocks",

@@ -3,6 +3,7 @@ the probability-weighted mean of the scale's score tokens (Liu et al. 2023)."""
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from shared import (
@@ -26,7 +27,9 @@ integer scale (default 1 to 5). The judge answers with one score token, and the 
 probability-weighted mean of the scale's scores: sum(s * P(s)), with P renormalised over the
 scale (exact from the full next-token distribution on the local judge, from the top-20
 log-probabilities on an OpenAI-compatible one, the written score where a model gives no
-log-probabilities). Each sample's score is rescaled to 0-1 over the scale.
+log-probabilities). With samples=N the distribution is instead the share of N answers sampled at
+temperature 1 naming each score (the paper's own estimate, N requests per sample). Each sample's
+score is rescaled to 0-1 over the scale.
 """
 
 _KWARGS_DESCRIPTION = """\
@@ -40,7 +43,8 @@ Returns:
     g_eval (float or None): mean 0-1 score over the measured samples.
     pass_rate (float or None): with threshold, the share of measured samples at or above it.
     scores, details, unmeasured, usage, Cost: per-sample 0-1 scores; per sample raw_score,
-        probabilities, score_method (and reason, passed); samples that could not be judged;
+        probabilities, score_method (and samples, sampled_scores, reason, passed); samples
+        that could not be judged;
         call counts and cost.
 Examples:
     >>> g_eval = evaluate.load("metrics/g_eval")
@@ -73,6 +77,11 @@ class GEval(JudgeMetric):
                doc="the integer scale; each score must be one answer token, so single digits"),
         Option("threshold", float, None, nullable=True, range=(0, 1),
                doc="a 0-1 score at or above it passes: details[i]['passed'] and pass_rate"),
+        Option("samples", int, None, nullable=True, range=(1, 100),
+               doc="G-Eval's own estimate: N answers per sample at temperature 1 (each seeded "
+               "apart where the provider takes a seed), the score distribution their shares; "
+               "N requests per sample instead of 1. For judges without log-probabilities "
+               "(details[i]['samples'], ['sampled_scores'])"),
         Option("explain", bool, False,
                doc="a second request per sample for a short reason of its score "
                "(details[i]['reason'])"),
@@ -90,13 +99,13 @@ class GEval(JudgeMetric):
               references: list[list[str]] | None, contexts: list[list[str]] | None,
               sources: list[str] | None, criteria: str,
               evaluation_steps: tuple[str, ...] | None, rubric: dict[int, str] | None,
-              score_range: tuple[int, int], threshold: float | None, explain: bool,
-              ) -> list[SampleResult]:
+              score_range: tuple[int, int], threshold: float | None, samples: int | None,
+              explain: bool) -> list[SampleResult]:
         scale = criteria_judge.Criteria(criteria, evaluation_steps or (), rubric or {},
                                         *score_range)
         shown = criteria_judge.sample_materials(len(predictions), questions, references,
                                                 contexts, sources)
-        readings = criteria_judge.rate(judge, scale, predictions, shown)
+        readings = criteria_judge.rate(judge, scale, predictions, shown, samples)
         raw = [scoring.expected_score(r.value.probabilities) if r.ok else None for r in readings]
         reasons = (criteria_judge.explain(judge, scale, predictions, shown, raw) if explain
                    else [None] * len(predictions))
@@ -112,6 +121,18 @@ class GEval(JudgeMetric):
                 r.details["passed"] for r in results if r.is_measured)
         return headline
 
+    def panel_details(self, score: float, judged: Sequence[SampleResult],
+                      aggregate: Callable[[Sequence[float]], float],
+                      score_range: tuple[int, int] = (1, 5), threshold: float | None = None,
+                      **options: Any) -> dict[str, Any]:
+        """A panel's sample: its raw score on the scale and, with a threshold, whether it
+        passes, both from the panel score (so pass_rate is the panel's)."""
+        low, high = score_range
+        details: dict[str, Any] = {"raw_score": low + score * (high - low)}
+        if threshold is not None:
+            details["passed"] = score >= threshold
+        return details
+
 
 def _result(reading: Any, raw_score: float, reason: Any, scale: Any,
             threshold: float | None) -> SampleResult:
@@ -120,6 +141,9 @@ def _result(reading: Any, raw_score: float, reason: Any, scale: Any,
         "raw_score": raw_score, "probabilities": reading.probabilities,
         "score_method": reading.method, "label_mass": reading.mass,
         "evaluation_steps": list(scale.steps)}
+    if reading.samples is not None:
+        details["samples"] = len(reading.samples)
+        details["sampled_scores"] = [None if s is None else int(s) for s in reading.samples]
     if reason is not None:  # a failed reason keeps the score: the reason says why it is missing
         details["reason"] = reason.value["reason"] if reason.ok else None
         if not reason.ok:

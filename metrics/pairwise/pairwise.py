@@ -3,6 +3,7 @@ judge's preference for the first-shown answer cancels (position bias: Zheng et a
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from shared import (
@@ -99,9 +100,23 @@ class Pairwise(JudgeMetric):
         return {
             **super().aggregates(results),
             "win_rate_ci": list(stats.bootstrap_ci(scores)) if scores else None,
-            **scoring.pairwise_summary(preferences, tie_band),
+            **scoring.pairwise_summary(preferences, tie_band, scores),
             "tie_band": tie_band,
         }
+
+    def panel_details(self, score: float, judged: Sequence[SampleResult],
+                      aggregate: Callable[[Sequence[float]], float], tie_band: float = 0.05,
+                      **options: Any) -> dict[str, Any]:
+        """A panel's sample: its outcome from the panel score; each order's P(prediction
+        preferred) combined over the judges as the scores are, so position consistency and bias
+        describe the panel as one judge."""
+        shown = [aggregate([r.details["orders"][k]["p_prediction"] for r in judged])
+                 for k in range(2)]
+        preference = scoring.Preference(*shown)
+        return {"outcome": scoring.outcome(score, tie_band),
+                "consistent": preference.consistent,
+                "orders": [{"shown_first": "prediction", "p_prediction": shown[0]},
+                           {"shown_first": "baseline", "p_prediction": shown[1]}]}
 
 
 def _result(preference: Any, orders: list[dict[str, Any]], tie_band: float) -> SampleResult:

@@ -20,7 +20,6 @@ from typing import Any
 
 import numpy as np
 
-from ..base.errors import UserInputError
 from ..kit import stats
 from ..runs.summary import format_table
 from .agreement_stats import (
@@ -42,6 +41,7 @@ from .embedded_judge import (
     is_embedded_judge,
     judge_model_name,
 )
+from .labelled_runs import corrected_line, corrected_mean, map_columns, score_labelled
 from .labels import (
     BOOLEAN,
     NUMERIC,
@@ -99,6 +99,11 @@ class AgreementReport:
     constant_score: float | None = None  # set when every compared row got this one score
     judge_calls: int | None = None  # agree(): requests sent to the judge (cache hits excluded)
     cache_hits: int | None = None  # agree(): judge answers served by the call cache
+    # agree() with some measured rows unlabelled: the prediction-powered mean label over every
+    # measured row (shared.analysis.ppi: value, low, high, judge_only, n_labelled, n_unlabelled)
+    corrected: dict[str, Any] | None = None
+    judges: list[dict[str, Any]] | None = None  # a panel: each judge against the same labels
+    judge_agreement: dict[str, Any] | None = None  # a panel: alpha among its judges
 
     def statistic(self, name: str) -> Statistic | None:
         return next((s for s in self.statistics if s.name == name), None)
@@ -134,6 +139,12 @@ class AgreementReport:
         rows = [[s.name, _fmt(s.value), f"[{_fmt(s.low)}, {_fmt(s.high)}]", s.note]
                 for s in self.statistics]
         lines.append(format_table(header, rows))
+        if self.corrected is not None:
+            lines.append(corrected_line(self.corrected))
+        if self.judges:
+            from .panel_agreement import side_by_side
+
+            lines.append(side_by_side(self))
         if self.judge_calls is not None:
             lines.append(f"judge calls: {self.judge_calls} sent, {self.cache_hits} from the cache")
         lines.append(f"bootstrap: {self.n_resamples} resamples of "
@@ -296,94 +307,31 @@ def agree(
     seeded random subsample of that many rows. ``options``: judge and embedding options, as
     for ``score_dataset``. ``metric_options``: extra ``compute`` arguments of the metric.
     Errors in the input raise :class:`~shared.base.errors.UserInputError` or :class:`LabelError`.
+    When some measured rows have no label, ``report.corrected`` holds the prediction-powered
+    estimate of the mean label over every row (``shared.analysis.ppi``).
     """
-    from ..engine.config import JUDGE_OPTION_NAMES, judge_config
-    from ..kit.registry import DECISION_THRESHOLDS, METRICS
-    from ..runs.batch import score_dataset
-    from ..runs.chunks import score_column_names
+    from ..kit.registry import DECISION_THRESHOLDS
+    from .panel_agreement import add_judges
 
-    key, dataset = _checked_input(dataset, metric, label, group, score_key, limit, seed)
-    spec = METRICS[metric]
-    dataset = map_columns(dataset, columns or {})
-    scored, summary = score_dataset(
-        dataset, [metric], chunk_size=chunk_size, show_progress=show_progress,
-        metric_options={metric: dict(metric_options)} if metric_options else None, **options,
-    )
-    column = score_column_names(metric, spec)[key]
-    judge = None
-    if spec.judge:
-        config = judge_config(**{k: v for k, v in options.items() if k in JUDGE_OPTION_NAMES})
-        judge = {"provider": config.provider, "model": judge_model_name(config)}
+    run = score_labelled(dataset, metric, label, columns=columns, score_key=score_key,
+                         group=group, limit=limit, seed=seed, metric_options=metric_options,
+                         chunk_size=chunk_size, show_progress=show_progress, **options)
+    scored = run.scored
     if threshold is None:
         decision, source = DECISION_THRESHOLDS.get(metric), "metric"
     else:
         decision, source = threshold, "given"
-    report = compare(
-        scored[column], scored[label], groups=None if group is None else scored[group],
-        threshold=decision, threshold_source=source if decision is not None else None,
-        seed=seed, n_resamples=n_resamples, metric=metric, score_key=key, label=label,
-        group=group, judge=judge,
-    )
-    if spec.judge and summary.metrics:
-        report.judge_calls = summary.metrics[0].calls
-        report.cache_hits = summary.metrics[0].cache_hits
+    settings = dict(groups=None if group is None else scored[group], threshold=decision,
+                    threshold_source=source if decision is not None else None, seed=seed,
+                    n_resamples=n_resamples, metric=metric, score_key=run.key, label=label,
+                    group=group, judge=run.judge)
+    report = compare(scored[run.column], scored[label], **settings)
+    report.judge_calls, report.cache_hits = run.judge_calls, run.cache_hits
+    report.corrected = corrected_mean(scored[run.column], scored[label], label)
+    if run.summary is not None:
+        add_judges(report, scored, metric, run.summary,
+                   lambda scores: compare(scores, scored[label], **settings))
     return scored, report
-
-
-def _checked_input(dataset: Any, metric: str, label: str, group: str | None,
-                   score_key: str | None, limit: int | None, seed: int | None
-                   ) -> tuple[str, Any]:
-    """The score key and the rows to score (a seeded subsample with ``limit``), after every
-    check that needs no scoring: the metric, the columns, the key and the labels."""
-    from ..kit.registry import METRICS
-
-    if metric not in METRICS:
-        raise UserInputError(f"unknown metric {metric!r}; choose from: {', '.join(METRICS)}")
-    spec = METRICS[metric]
-    if label not in dataset.column_names:
-        raise MissingLabelError(
-            f"label column {label!r} is not in the input (its columns: "
-            f"{', '.join(dataset.column_names)})"
-        )
-    if group is not None and group not in dataset.column_names:
-        raise UserInputError(f"--group column {group!r} is not in the input")
-    keys = spec.headline
-    key = score_key or keys[0]
-    if key not in keys:
-        raise UserInputError(
-            f"metric {metric!r} has no score key {key!r}; choose from: {', '.join(keys)}")
-    # check the labels before any (slow) scoring
-    parse_labels(dataset[label], label)
-    if limit is not None:
-        if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
-            raise UserInputError(f"--limit must be a positive integer, got {limit!r}")
-        if limit < len(dataset):
-            rng = np.random.default_rng(seed)
-            rows = np.sort(rng.choice(len(dataset), size=limit, replace=False))
-            dataset = dataset.select(rows.tolist())
-            parse_labels(dataset[label], label)
-    return key, dataset
-
-
-def map_columns(dataset: Any, columns: Mapping[str, str]) -> Any:
-    """Copy dataset column ``source`` to ``target`` for each ``target=source`` pair (an
-    existing ``target`` column is replaced); strings copied to ``contexts`` become one-item
-    lists."""
-
-    for target, source in columns.items():
-        if source not in dataset.column_names:
-            raise UserInputError(
-                f"--column {target}={source}: the input has no column {source!r} (its columns: "
-                f"{', '.join(dataset.column_names)})"
-            )
-    values = {target: dataset[source] for target, source in columns.items()}
-    for target, cells in values.items():
-        if target == "contexts":
-            cells = [[c] if isinstance(c, str) else c for c in cells]
-        if target in dataset.column_names:
-            dataset = dataset.remove_columns(target)
-        dataset = dataset.add_column(target, cells)
-    return dataset
 
 
 def _fmt(value: float | None) -> str:

@@ -66,6 +66,7 @@ def embedded_judge_note(metric: str, figures: Mapping[str, Any] | None = None) -
     interval = ""
     if entry.get("low") is not None and entry.get("high") is not None:
         interval = f" [{entry['low']:.2f}, {entry['high']:.2f}]"
+    given = f", with {entry['options']}" if entry.get("options") else ""
     return (f"embedded judge: {name} {entry['value']:.2f}{interval} vs people on "
-            f"{entry.get('data_set')} {entry.get('label')} (n={entry.get('n')}, "
+            f"{entry.get('data_set')} {entry.get('label')} (n={entry.get('n')}{given}, "
             f"bench/AGREEMENT.md); {tail}")

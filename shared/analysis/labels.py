@@ -32,7 +32,8 @@ class ConstantLabelError(LabelError):
     """Every label is the same: no statistic of agreement is defined."""
 
 
-def parse_labels(values: Sequence[Any], name: str = "label") -> tuple[np.ndarray, str]:
+def parse_labels(values: Sequence[Any], name: str = "label", *, allow_constant: bool = False
+                 ) -> tuple[np.ndarray, str]:
     """Labels as floats (``NaN`` where missing) and their kind, ``"boolean"`` or ``"numeric"``.
 
     The kind is the column's: numeric (ratings) when it holds any number other than 0 and 1,
@@ -40,7 +41,8 @@ def parse_labels(values: Sequence[Any], name: str = "label") -> tuple[np.ndarray
     such as CSV's "1" reads as the number). Missing: ``None``, NaN and a blank text cell (CSV's
     empty cell), as JSON's ``null``. Raises :class:`MissingLabelError`,
     :class:`MixedLabelError` (words or booleans beside ratings, other text) or
-    :class:`ConstantLabelError`.
+    :class:`ConstantLabelError` (not with ``allow_constant``: an estimate of the labels'
+    mean is defined whatever they are).
     """
     kinds: set[str] = set()
     out = np.full(len(values), np.nan)
@@ -73,7 +75,7 @@ def parse_labels(values: Sequence[Any], name: str = "label") -> tuple[np.ndarray
     binary = bool(np.all((present == 0.0) | (present == 1.0)))
     if kinds == {"bool", "number"} and not binary:
         raise MixedLabelError(f"label column {name!r} mixes booleans and numeric ratings")
-    if np.unique(present).size < 2:
+    if np.unique(present).size < 2 and not allow_constant:
         raise ConstantLabelError(
             f"label column {name!r}: every label is {present[0]:g}; agreement needs at least "
             "two different labels"

@@ -122,7 +122,9 @@ class Option:
         if self.type is str and not (text == "null" and (self.nullable or self.check)):
             return self.validate(text)
         try:
-            value = json.loads(text)
+            value = json_value(text)
+        except DuplicateKeyError as error:
+            raise ValueError(f"{self.name}: {error}") from None
         except ValueError:
             raise ValueError(f"{self.name}: {text!r} is not a valid {self.type_text()}") from None
         return self.validate(value)
@@ -251,3 +253,22 @@ EMBEDDING_OPTIONS: tuple[Option, ...] = (
            doc="a local sentence-transformers folder, or a hub id already in the local Hugging "
            "Face cache (never downloaded); None: the embedded all-MiniLM-L6-v2"),
 )
+
+
+class DuplicateKeyError(ValueError):
+    """A JSON object that gives one key twice (``json.loads`` would keep the last silently)."""
+
+
+def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in out:
+            raise DuplicateKeyError(f"key {key!r} is given twice")
+        out[key] = value
+    return out
+
+
+def json_value(text: str) -> Any:
+    """``text`` read as JSON, refusing an object that gives one key twice
+    (:class:`DuplicateKeyError`, naming the key); ``ValueError`` for text that is no JSON."""
+    return json.loads(text, object_pairs_hook=_unique_keys)

@@ -23,14 +23,15 @@ class JudgeRequest:
 
 @dataclass
 class TokenUsage:
-    """Tokens of one answer. ``prompt_tokens`` counts every prompt token; of them,
-    ``cached_prompt_tokens`` were read from the provider's prompt cache and
-    ``cache_write_tokens`` were written to it (Anthropic and Bedrock bill a write above input)."""
+    """A call's tokens as its provider counted them. ``cached_tokens``: the prompt tokens read
+    from the provider's prompt cache (part of ``prompt_tokens``; 0 where not reported);
+    ``cache_write_tokens``: those written to it (Anthropic and Bedrock bill a write at 1.25x the
+    input price)."""
 
     prompt_tokens: int = 0
     completion_tokens: int = 0
-    cached_prompt_tokens: int = 0
-    cache_write_tokens: int = 0
+    cached_tokens: int = 0
+    cache_write_tokens: int = 0  # prompt tokens written to the cache (billed above input)
 
 
 @dataclass

@@ -75,26 +75,16 @@ def add_parser(commands: Any) -> argparse.ArgumentParser:
     return agree
 
 
-def parse_columns(pairs: list[str]) -> dict[str, str]:
-    columns: dict[str, str] = {}
-    for pair in pairs:
-        target, sep, source = pair.partition("=")
-        if not sep or not target.strip() or not source.strip():
-            raise UserInputError(f"--column {pair!r}: expected INPUT=COLUMN, "
-                                 "e.g. prediction=summary")
-        columns[target.strip()] = source.strip()
-    return columns
-
-
 def run(args: argparse.Namespace) -> int:
-    from ..analysis.agreement import LabelError, agree
-    from ..engine.backends.base import LogprobsUnavailable
+    from ..analysis.agreement import agree
     from ..runs.batch import check_metric_names, score_dataset
     from .common import (
         check_judge_options,
         judge_options,
+        parse_columns,
         parse_metric_options,
         quiet_libraries,
+        scoring_errors,
         write_json,
     )
 
@@ -123,7 +113,7 @@ def run(args: argparse.Namespace) -> int:
     options = judge_options(args)
     options.pop("dry_run", None)
     check_judge_options(options)
-    try:
+    with scoring_errors():
         if args.dry_run:
             from ..analysis.agreement import map_columns
 
@@ -139,14 +129,6 @@ def run(args: argparse.Namespace) -> int:
             metric_options=metric_options.get(args.metric),
             show_progress=not args.quiet, **options,
         )
-    except LabelError as error:
-        raise UserInputError(f"{type(error).__name__}: {error}") from None
-    except LogprobsUnavailable as error:
-        raise UserInputError(f"the judge model returns no log-probabilities: {error}") from None
-    except (TypeError, ValueError) as error:
-        if isinstance(error, UserInputError):
-            raise
-        raise UserInputError(str(error)) from None
     print(report.table())
     if out is not None:
         files.write_output(scored, out, csv_raw=args.csv_raw)

@@ -5,10 +5,11 @@ judge's notes and JSON output. No command imports another."""
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -40,9 +41,39 @@ def _add_arguments(group: Any, options: Sequence[Option]) -> None:
             group.add_argument(option.cli, dest=option.name, action="store_const",
                                const=not option.default, help=_flag_help(option))
             continue
+        if option.name == "judges":  # repeatable: one judge of a panel each
+            group.add_argument(option.cli, dest=option.name, action="append",
+                               type=parse_judge_spec, metavar="'provider=P,model=M[,base_url=U]'",
+                               help="a judge of a panel, repeatable: its judge options as "
+                               "NAME=VALUE pairs; every sample is judged by each, the top-level "
+                               "judge options are their defaults (docs/PANEL.md)")
+            continue
         # no argparse choices: JudgeConfig refuses a bad value in its own words
         group.add_argument(option.cli, dest=option.name, type=_cli_type(option),
                            metavar=option.metavar, help=_argument_help(option))
+
+
+def parse_judge_spec(text: str) -> dict[str, Any]:
+    """``--judge 'provider=P,model=M[,base_url=U,...]'``: one judge's options, each value read
+    by its declaration (``timeout=30`` is a number). A comma starts a new pair only before
+    ``NAME=``, so a value may hold commas."""
+    import re
+
+    names = {option.name: option for option in JUDGE_OPTIONS
+             if option.name not in ("judges", "panel_aggregate")}
+    judge: dict[str, Any] = {}
+    for pair in re.split(r",(?=\s*[A-Za-z_]+=)", text.strip()):
+        name, sep, value = pair.partition("=")
+        name = name.strip()
+        if not sep or name not in names:
+            raise argparse.ArgumentTypeError(
+                f"{text!r}: expected NAME=VALUE pairs separated by commas, NAME one of "
+                f"{', '.join(names)}")
+        try:
+            judge[name] = names[name].parse(value.strip())
+        except (TypeError, ValueError) as error:
+            raise argparse.ArgumentTypeError(f"{redact(text)}: {error}") from None
+    return judge
 
 
 def _flag_help(option: Option) -> str:
@@ -122,6 +153,37 @@ def _option_value(pair: str, metric: str, name: str, text: str) -> Any:
         raise UserInputError(f"--option {pair!r}: {metric}: {error}") from None
 
 
+def parse_columns(pairs: Sequence[str]) -> dict[str, str]:
+    """``--column INPUT=COLUMN`` pairs as ``{input: column}`` (`agree`, `calibrate`)."""
+    columns: dict[str, str] = {}
+    for pair in pairs:
+        target, sep, source = pair.partition("=")
+        if not sep or not target.strip() or not source.strip():
+            raise UserInputError(f"--column {pair!r}: expected INPUT=COLUMN, "
+                                  "e.g. prediction=summary")
+        columns[target.strip()] = source.strip()
+    return columns
+
+
+@contextlib.contextmanager
+def scoring_errors() -> Iterator[None]:
+    """A labelled run's errors as one-line ``UserInputError``s (`agree`, `calibrate`): a bad
+    label column, a judge without log-probabilities, a bad value."""
+    from ..analysis.labels import LabelError
+    from ..engine.backends.base import LogprobsUnavailable
+
+    try:
+        yield
+    except LabelError as error:
+        raise UserInputError(f"{type(error).__name__}: {error}") from None
+    except LogprobsUnavailable as error:
+        raise UserInputError(f"the judge model returns no log-probabilities: {error}") from None
+    except (TypeError, ValueError) as error:
+        if isinstance(error, UserInputError):
+            raise
+        raise UserInputError(str(error)) from None
+
+
 def judge_options(args: argparse.Namespace) -> dict[str, Any]:
     """The judge and embedding options given on the command line, for ``score_dataset``."""
     options = {option.name: getattr(args, option.name, None)
@@ -171,7 +233,8 @@ def print_embedded_judge_notes(summary: Any, args: argparse.Namespace) -> None:
         is_embedded_judge,
     )
 
-    if summary.dry_run or not is_embedded_judge(args.provider, args.model, args.api_key):
+    if summary.dry_run or getattr(args, "judges", None) or not is_embedded_judge(
+            args.provider, args.model, args.api_key):
         return
     figures = embedded_judge_figures()
     for metric in summary.metrics:

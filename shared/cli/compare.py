@@ -44,6 +44,11 @@ def add_parser(commands: Any) -> argparse.ArgumentParser:
     compare.add_argument("--json", metavar="REPORT", help="write the comparison as JSON")
     compare.add_argument("--html", metavar="REPORT",
                          help="write a self-contained HTML report (opens offline)")
+    compare.add_argument("--label", metavar="COLUMN",
+                         help="human labels on some rows (blank on the others, the same rows "
+                         "labelled in A and B): also the prediction-powered difference of the "
+                         "mean label B - A with its interval, beside the judge-only delta "
+                         "(docs/CALIBRATION.md)")
     compare.add_argument("--seed", type=int, default=0, metavar="S",
                          help="seed of the paired bootstrap (default 0)")
     compare.add_argument("--resamples", type=int, default=2000, metavar="N",
@@ -108,6 +113,8 @@ def run(args: argparse.Namespace) -> int:
     quiet_libraries()
     if args.fail_on_regression and args.metric:
         _check_shared_scores(args)
+    if args.label:
+        _check_label(args)
     from ..analysis.comparison import compare
     from ..engine.backends.base import LogprobsUnavailable
 
@@ -118,10 +125,12 @@ def run(args: argparse.Namespace) -> int:
     except LogprobsUnavailable as error:
         raise UserInputError(f"the judge model returns no log-probabilities: {error}") from None
     print(report.table())
+    corrected = _corrected(report, args.label)
     checks = regression_checks(report, alpha=args.alpha, min_delta=args.min_delta)
     print(regressions_text(checks))
     if args.json:
-        write_json({**report.as_dict(), "regressions": [c.as_dict() for c in checks]},
+        write_json({**report.as_dict(), "regressions": [c.as_dict() for c in checks],
+                    **({"corrected": corrected} if corrected is not None else {})},
                    Path(args.json))
         print(f"wrote {args.json}", file=sys.stderr)
     if args.html:
@@ -148,3 +157,31 @@ def _check_shared_scores(args: argparse.Namespace) -> None:
                              f"metric of {', '.join(args.metric)} has its columns in both)")
 
 
+def _corrected(report: Any, label: str | None) -> list[dict[str, Any]] | None:
+    """With --label: the corrected differences, printed under the comparison."""
+    if label is None:
+        return None
+    from ..analysis.corrected import corrected_differences, differences_table
+    from .common import scoring_errors
+
+    with scoring_errors():
+        found = corrected_differences(report, label)
+    print(differences_table(found, label))
+    return found
+
+
+def _check_label(args: argparse.Namespace) -> None:
+    """--label: both runs hold the column, and the rows pair by a key column (a hash of the
+    task columns would hold the labels, so a row labelled in one run only would not pair);
+    known before any scoring."""
+    from ..runs.files import read_input
+
+    columns = [read_input(Path(path), name).column_names
+               for name, path in (("A", args.a), ("B", args.b))]
+    for name, names in zip("AB", columns, strict=True):
+        if args.label not in names:
+            raise UserInputError(f"--label {args.label!r}: run {name} has no such column")
+    if args.key is None and not all("id" in names for names in columns):
+        raise UserInputError(f"--label {args.label!r}: pair the rows by a key column (--key, "
+                              "or an id column in both runs): a hash of the task columns "
+                              "would include the labels")

@@ -74,6 +74,9 @@ def add_parser(commands: Any) -> argparse.ArgumentParser:
     score.add_argument("--quiet", "-q", action="store_true", help="no progress bars")
     score.add_argument("--html", metavar="REPORT",
                        help="also write a self-contained HTML report of the run (opens offline)")
+    score.add_argument("--calibration", metavar="FILE",
+                       help="a map written by `calibrate --save-calibration`: adds the column "
+                       "<score column>_calibrated, P(label) per row")
     engine = score.add_argument_group("engine (docs/SCALING.md)")
     engine.add_argument("--engine", choices=["local", "ray"], default="local",
                         help="local: this process (default); ray: Ray Data workers (pip install "
@@ -92,10 +95,15 @@ def add_parser(commands: Any) -> argparse.ArgumentParser:
                        help="METRIC[.KEY]>=X or METRIC[.KEY]<=X, e.g. faithfulness>=0.8 or "
                        "rouge.rougeL>=0.3 (repeatable): exit 1 when a gate fails (OUTPUT is "
                        "written either way)")
-    gates.add_argument("--gate-on", choices=GATE_ON,
+    gates.add_argument("--gate-on", choices=(*GATE_ON, "corrected"),
                        help="the value gated: estimate (the mean, default), or the lower or "
                        "upper bound of its 95%% bootstrap interval (lower is the conservative "
-                       "choice for a >= gate, upper for a <= gate)")
+                       "choice for a >= gate, upper for a <= gate); corrected: the conservative "
+                       "end of the prediction-powered estimate's 95%% interval, from the "
+                       "labels in --label (docs/CALIBRATION.md)")
+    gates.add_argument("--label", metavar="COLUMN",
+                       help="with --gate-on corrected: the human labels, blank on the "
+                       "unlabelled rows (a uniformly random sample labelled)")
     gates.add_argument("--max-unmeasured", type=float, metavar="FRACTION",
                        help="a gate also fails when its metric left more than this share of "
                        "the rows unmeasured (default: no limit; the share is always shown)")
@@ -121,6 +129,10 @@ def run(args: argparse.Namespace) -> int:
         check_writable_file(Path(args.html), "--html")
     check_metric_names(args.metric)
     gates = _parse_gates(args)
+    if args.calibration:
+        from ..analysis.calibration import check_map
+
+        check_map(args.calibration, args.metric, args.engine)
     check_input_path(Path(args.input))
     check_output_paths({"INPUT": args.input},
                        {"--out": out, "--html": args.html, "--junit-xml": args.junit_xml},
@@ -167,6 +179,10 @@ def run(args: argparse.Namespace) -> int:
         print(f"dry run: {plan['requests']:,} requests, estimated cost {cost}; nothing was sent")
         return 0
     assert out is not None
+    if args.calibration:
+        from ..analysis.calibration import calibrated_column
+
+        scored = calibrated_column(scored, args.calibration, args.metric)
     try:
         if args.engine == "ray":
             rows = ray_engine.write_output(scored, out)
@@ -192,6 +208,8 @@ def _parse_gates(args: argparse.Namespace) -> list[Gate]:
     """The --gate expressions and their options, checked before any work."""
     gates = parse_gates(args.gate)
     check_max_unmeasured(args.max_unmeasured)
+    if (args.gate_on == "corrected") != bool(args.label):
+        raise UserInputError("--gate-on corrected and --label COLUMN go together")
     if not gates:
         for flag, value in (("--gate-on", args.gate_on), ("--max-unmeasured",
                             args.max_unmeasured), ("--junit-xml", args.junit_xml)):
@@ -214,6 +232,13 @@ def _evaluate_gates(args: argparse.Namespace, gates: list[Gate], scored: Any,
     """Evaluate and print the gates (under the summary)."""
     if not gates:
         return []
+    if args.gate_on == "corrected":
+        from ..analysis.corrected import corrected_gates
+
+        outcomes = corrected_gates((scored, summary), gates, args.label,
+                                   max_unmeasured=args.max_unmeasured)
+        print(checks_table(GATE_HEADER, outcomes))
+        return outcomes
     outcomes = evaluate_gates((scored, summary), gates, gate_on=args.gate_on or "estimate",
                               max_unmeasured=args.max_unmeasured)
     print(checks_table(GATE_HEADER, outcomes))
@@ -269,6 +294,8 @@ def _note_local_judge(args: argparse.Namespace) -> None:
 
     names = available() if "all" in args.metric else args.metric
     local = args.provider == LOCAL or (args.provider is None and not args.api_key)
+    if getattr(args, "judges", None):  # a panel names its judges
+        local = any(j.get("provider", args.provider or LOCAL) == LOCAL for j in args.judges)
     if local and not args.model and not args.dry_run and any(
             METRICS[n].judge for n in names):
         print("judge: the embedded SmolLM2-135M-Instruct on this CPU (tiny and slow: a demo, "

@@ -49,6 +49,10 @@ def build_demo(metric_names: list[str] | None = None,
                     from .compare_tab import build_compare_tab
 
                     demo.jm_compare = build_compare_tab()
+                with gr.Tab("Calibrate", id="calibrate", elem_id="tab-calibrate"):
+                    from .calibrate_tab import build_calibrate_tab
+
+                    demo.jm_calibrate = build_calibrate_tab()
     demo.jm_panels = panels
     return demo
 

@@ -30,7 +30,15 @@ from .inputs import (
     rows_for_table,
     table_rows,
 )
-from .options import MISSING, field_value, metric_options, option_choices, option_value
+from .options import (
+    MISSING,
+    field_value,
+    metric_options,
+    option_choices,
+    option_value,
+    unset_number,
+)
+from .panel_judges import add_judge_fields, panel_options, typed_keys
 from .render import (
     aggregate_html,
     aggregates,
@@ -118,7 +126,7 @@ class MetricPanel:
 
     def handle(self, values: Mapping[Any, Any], progress: Any = None) -> dict[Any, Any]:
         judge_values = {n: values.get(c) for n, c in self.judge_fields.items()}
-        scrub = Scrubber(judge_values.get("api_key"))
+        scrub = Scrubber(judge_values.get("api_key"), *typed_keys(judge_values))
         out = self._empty_outputs()
         rows: list[int] = []
         try:
@@ -131,8 +139,10 @@ class MetricPanel:
                     kwargs[option.name] = value
             if self.spec.judge:
                 kwargs.update(judge_options(judge_values))
-            self.embedded_judge = self.spec.judge and is_embedded_judge(
-                kwargs.get("provider"), kwargs.get("model"), kwargs.get("api_key"))
+                kwargs.update(panel_options(judge_values, kwargs))
+            self.embedded_judge = self.spec.judge and not kwargs.get("judges") and \
+                is_embedded_judge(kwargs.get("provider"), kwargs.get("model"),
+                                  kwargs.get("api_key"))
             if progress is not None:
                 progress(0, desc=f"{self.name}: scoring {len(rows)} rows")
             started = time.monotonic()
@@ -229,7 +239,7 @@ def _option_field(option: Option, value: Any, elem_id: str) -> Any:
                            info=info, elem_id=elem_id)
     if option.kind == "bool":
         return gr.Checkbox(value=bool(value), label=option.name, info=info, elem_id=elem_id)
-    if option.kind in ("int", "float"):
+    if option.kind in ("int", "float") and not unset_number(option):
         return gr.Number(value=value, label=option.name, info=info, elem_id=elem_id,
                          precision=0 if option.kind == "int" else None,
                          step=1 if option.kind == "int" else 0.01)
@@ -344,6 +354,7 @@ def _judge_fields(panel: MetricPanel) -> None:
         judge["retry_unmeasured"] = gr.Checkbox(
             value=False, label="ask again the answers the checks refused",
             elem_id=f"{name}-retry-unmeasured")
+        add_judge_fields(judge, name)
 
 
 def _wire_events(panel: MetricPanel) -> None:

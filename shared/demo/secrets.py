@@ -16,10 +16,10 @@ from ..engine.config import JUDGE_OPTION_NAMES
 class Scrubber:
     """The page's redaction step: :func:`shared.base.redaction.redact` (API keys, Bearer and Basic
     credentials, URL user-info; a provider's error may quote them) with the key typed into the
-    page as one more secret."""
+    page (each judge's, for a panel) as more secrets."""
 
-    def __init__(self, secret: str | None) -> None:
-        self.secrets = (secret,)
+    def __init__(self, *secrets: str | None) -> None:
+        self.secrets = secrets
 
     def text(self, value: str) -> str:
         return redact(value, self.secrets)
@@ -36,27 +36,31 @@ _KEYED_LOCK = threading.Lock()
 def page_key_backend(kwargs: Mapping[str, Any]) -> Iterator[None]:
     """Around a run with an API key typed into the page: when the last such run with that key
     ends, drop the judge backend made for it, so the process keeps no client holding the key."""
-    if not kwargs.get("api_key"):
+    if not kwargs.get("api_key") and not any(j.get("api_key") for j in kwargs.get("judges")
+                                             or ()):
         yield
         return
     from ..engine.backends import backend_key, release_backend
-    from ..engine.config import judge_config
+    from ..engine.config import judge_config, judge_configs
 
     try:
         config = judge_config(**{k: v for k, v in kwargs.items() if k in JUDGE_OPTION_NAMES})
     except (TypeError, ValueError):  # compute reports it
         yield
         return
-    key = backend_key(config)
+    keyed = [judge for judge in judge_configs(config) if judge.api_key]  # each judge of a panel
+    keys = [backend_key(judge) for judge in keyed]
     with _KEYED_LOCK:
-        _KEYED_RUNS[key] = _KEYED_RUNS.get(key, 0) + 1
+        for key in keys:
+            _KEYED_RUNS[key] = _KEYED_RUNS.get(key, 0) + 1
     try:
         yield
     finally:
-        with _KEYED_LOCK:
-            _KEYED_RUNS[key] -= 1
-            last = _KEYED_RUNS[key] == 0
+        for key, judge in zip(keys, keyed, strict=True):
+            with _KEYED_LOCK:
+                _KEYED_RUNS[key] -= 1
+                last = _KEYED_RUNS[key] == 0
+                if last:
+                    del _KEYED_RUNS[key]
             if last:
-                del _KEYED_RUNS[key]
-        if last:
-            release_backend(config)
+                release_backend(judge)

@@ -20,7 +20,29 @@ if TYPE_CHECKING:
     from .config import JudgeConfig
 
 NO_ANSWER = "no answer from the judge backend"
+INVALID = "invalid judge answer"
 BackendCall = Callable[[list[JudgeRequest], Callable[[int, Outcome], None]], None]
+
+# keys whose answer this process received with retry_unmeasured on: asked again once per
+# process, not once per metric (the metrics of a run share their first steps through the cache)
+_RECEIVED_ON_RETRY: set[str] = set()
+_RECEIVED_LOCK = threading.Lock()
+
+
+def ask_again(config: JudgeConfig, key: str) -> bool:
+    """Whether a refused cached answer is sent again: with ``retry_unmeasured``, unless this
+    process received it already."""
+    if not config.retry_unmeasured:
+        return False
+    with _RECEIVED_LOCK:
+        return key not in _RECEIVED_ON_RETRY
+
+
+def note_received(config: JudgeConfig, key: str) -> None:
+    """Record that this process received the answer of ``key`` (with ``retry_unmeasured``)."""
+    if config.retry_unmeasured:
+        with _RECEIVED_LOCK:
+            _RECEIVED_ON_RETRY.add(key)
 
 
 class JudgeState(Protocol):
@@ -88,21 +110,29 @@ class CallBatch:
                 )
             self.bar.update(len(indices))
 
-    def serve_known(self, decode: Callable[[Any], Any]) -> list[str]:
-        """Answer from memory and cache; return the keys still to send, in request order."""
+    def serve_known(self, decode: Callable[[Any], Any],
+                    check: Callable[[Any], str | None] | None = None) -> list[str]:
+        """Answer from memory and cache; return the keys still to send, in request order.
+        ``check(value)``: why a decoded answer is refused (its outcome is then the invalid
+        answer with that reason; asked again instead with ``retry_unmeasured``), or ``None``."""
         known = self.judge.recall(list(self.groups))
         missing = []
         for key in self.groups:
-            if key in known:
-                try:
-                    value = decode(known[key])
-                except (KeyError, TypeError, ValueError):  # an unreadable entry: ask again
-                    missing.append(key)
-                    continue
-                self.judge.count_cache_hit()
-                self.deliver(key, Outcome(value=value, cached=True))
-            else:
+            if key not in known:
                 missing.append(key)
+                continue
+            try:
+                value = decode(known[key])
+            except (AttributeError, KeyError, TypeError, ValueError):  # unreadable: ask again
+                missing.append(key)
+                continue
+            problem = check(value) if check is not None else None
+            if problem is not None and ask_again(self.judge.config, key):
+                missing.append(key)
+                continue
+            self.judge.count_cache_hit()
+            self.deliver(key, Outcome(value=value, cached=True) if problem is None
+                         else Outcome(error=f"{INVALID}: {problem}", cached=True))
         return missing
 
     def send(self, call: BackendCall, batch: list[tuple[str, JudgeRequest]],

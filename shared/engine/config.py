@@ -8,6 +8,7 @@ options (what a provider needs). Backends trust the config they are given."""
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, fields
 from typing import Any
 from urllib.parse import urlparse, urlsplit
@@ -25,6 +26,13 @@ PROVIDERS: dict[str, Provider] = registry.PROVIDERS
 RESPONSE_FORMATS = ("json_schema", "json_object", "json_object_plain", "none")
 _BASE_URL_EXAMPLE = "'http://127.0.0.1:8000/v1'"
 
+#: How a panel's per-sample score is made from its judges' scores (``panel_aggregate``).
+PANEL_AGGREGATES = ("mean", "median", "majority")
+#: The options of a whole panel, never of one of its judges.
+PANEL_OPTION_NAMES = frozenset({"judges", "panel_aggregate"})
+#: The options a judge of a panel inherits from the top level only when it names the top
+#: level's provider (or none): another provider's key must never reach this one's endpoint.
+PROVIDER_BOUND_OPTION_NAMES = ("model", "api_key", "base_url")
 
 def _provider_doc() -> str:
     names = ", ".join(f'"{name}"' + (f" ({p.title})" if name == LOCAL else "")
@@ -61,6 +69,28 @@ def _base_url_option(name: str, value: Any) -> str | None:
             raise TypeError(f"{name} must be a string, got {type(value).__name__}")
         check_base_url(value)
     return value
+
+
+def _judges_option(name: str, value: Any) -> tuple[dict[str, Any], ...] | None:
+    """``judges``: ``None`` (one judge) or a non-empty list of dicts of judge options (each
+    checked when the panel's configs are made, :func:`judge_configs`)."""
+    if value is None:
+        return None
+    if isinstance(value, (str, bytes, Mapping)) or not isinstance(value, Iterable):
+        raise TypeError(f"{name} must be a list of dicts of judge options, got "
+                        f"{type(value).__name__}")
+    entries = list(value)
+    if not entries:
+        raise ValueError(f"{name} must list at least one judge (a dict of judge options)")
+    for index, entry in enumerate(entries):
+        if not isinstance(entry, Mapping):
+            raise TypeError(f"{name}[{index}] must be a dict of judge options, got "
+                            f"{type(entry).__name__}")
+        panel_wide = sorted(PANEL_OPTION_NAMES & set(entry))
+        if panel_wide:
+            raise ValueError(f"{name}[{index}]: {', '.join(panel_wide)} is an option of the "
+                             "whole panel, not of one judge")
+    return tuple(dict(entry) for entry in entries)
 
 
 def _positive_seconds(name: str, value: Any) -> float:
@@ -107,6 +137,18 @@ JUDGE_OPTIONS: tuple[Option, ...] = (
     Option("retry_unmeasured", bool, False, cli="--retry-unmeasured",
            doc="ask again the requests whose cached answer the checks refused (by default a "
            "refused answer is cached like any other and a rerun sends nothing)"),
+    Option("judges", list, None, nullable=True, check=_judges_option,
+           type_doc="list of dict or None", cli="--judge", metavar="SPEC",
+           doc="a panel of judges: one dict of judge options per judge (provider, model, "
+           "base_url, api_key, ...), each judging every sample; an option a judge leaves out "
+           "comes from the top level (model, api_key and base_url only when it names "
+           "the top level's provider or none); adds details[i]['judge_scores'], "
+           "judges (each judge's results, usage and Cost) and judge_agreement (Krippendorff's "
+           "alpha among the judges); None: one judge (docs/PANEL.md)"),
+    Option("panel_aggregate", str, "mean", choices=PANEL_AGGREGATES, cli="--panel-aggregate",
+           metavar="HOW",
+           doc="a panel's per-sample score from its judges' scores: mean, median, or majority "
+           "(0/1 scores only; a tie scores 0.5)"),
 )
 JUDGE_OPTION_NAMES = tuple(option.name for option in JUDGE_OPTIONS)
 #: The options the runner reads (caching, progress, dry run); every other one shapes the
@@ -136,6 +178,8 @@ class JudgeConfig:
     batch_size: int = _DEFAULT["batch_size"]
     dry_run: bool = _DEFAULT["dry_run"]
     retry_unmeasured: bool = _DEFAULT["retry_unmeasured"]
+    judges: tuple[dict[str, Any], ...] | None = field(default=_DEFAULT["judges"], repr=False)
+    panel_aggregate: str = _DEFAULT["panel_aggregate"]
     batch: bool = _DEFAULT["batch"]
 
     def __post_init__(self) -> None:
@@ -149,6 +193,8 @@ class JudgeConfig:
         shown = {f.name: getattr(self, f.name) for f in fields(self) if f.repr}
         if shown.get("base_url"):
             shown["base_url"] = redact(shown["base_url"])
+        if self.judges:  # each judge as its own config shows it: no key
+            shown["judges"] = judge_configs(self)
         return f"JudgeConfig({', '.join(f'{name}={value!r}' for name, value in shown.items())})"
 
     def resolved_api_key(self) -> str | None:
@@ -171,7 +217,7 @@ class JudgeConfig:
         resolved = {"model": self.resolved_model(), "base_url": self.resolved_base_url(),
                     "response_format": self.resolved_response_format()}
         return {f.name: resolved.get(f.name, getattr(self, f.name)) for f in fields(self)
-                if f.name not in RUN_OPTION_NAMES and f.name != "api_key"}
+                if f.name not in RUN_OPTION_NAMES | PANEL_OPTION_NAMES and f.name != "api_key"}
 
 
 def judge_config(**options: Any) -> JudgeConfig:
@@ -190,9 +236,35 @@ def judge_config(**options: Any) -> JudgeConfig:
     return JudgeConfig(**options)
 
 
+def judge_configs(config: JudgeConfig) -> list[JudgeConfig]:
+    """The config of each judge of ``config``'s panel, in the order of ``judges`` (``[config]``
+    without a panel). A judge takes every top-level option it does not set, except the
+    provider-bound ones (``PROVIDER_BOUND_OPTION_NAMES``), which it takes only when it names no
+    provider or the top level's. Raises ``TypeError``/``ValueError`` naming ``judges[i]``."""
+    if not config.judges:
+        return [config]
+    top = {f.name: getattr(config, f.name) for f in fields(config)
+           if f.name not in PANEL_OPTION_NAMES}
+    configs = []
+    for index, entry in enumerate(config.judges):
+        options = dict(top)
+        if entry.get("provider", config.provider) != config.provider:
+            for name in PROVIDER_BOUND_OPTION_NAMES:
+                options.pop(name)
+        options.update(entry)
+        try:
+            configs.append(judge_config(**options))
+        except (TypeError, ValueError) as error:
+            raise type(error)(f"judges[{index}]: {error}") from None
+    return configs
+
+
 def _validate(config: JudgeConfig) -> None:
     """The rules between options (each option alone is checked by its declaration), all read
     from the provider's registry entry."""
+    if config.judges:  # the top level only gives defaults: each judge is checked in full
+        judge_configs(config)
+        return
     name, provider = config.provider, PROVIDERS[config.provider]
     if config.batch and provider.capabilities.batch is None:
         having = [n for n, p in PROVIDERS.items() if p.capabilities.batch is not None]

@@ -53,7 +53,7 @@ MAX_QUOTED = 3  # items quoted in a failure reason
 
 # The failure categories every judge metric counts (``invalid_answers``), in display order.
 CATEGORIES = ("copied_example", "placeholder_reason", "unsupported_items", "empty_extraction",
-              "verdict_mismatch", "invalid_json")
+              "verdict_mismatch", "invalid_json", "no_label", "malformed_probabilities")
 
 COPIED = "copied the prompt's example"
 PLACEHOLDER = "copied the format placeholder"
@@ -303,6 +303,11 @@ def category(reason: str) -> str | None:
     judge answer (a backend fault, an empty input, ...)."""
     if "invalid judge answer" not in reason:
         return None
+    if "invalid judge answer: no label" in reason:
+        return "no_label"
+    if re.search(r"invalid judge answer: (the probability of|no probability for|label "
+                 r"probabilities)", reason):
+        return "malformed_probabilities"
     if COPIED in reason:
         return "copied_example"
     if PLACEHOLDER in reason:

@@ -19,17 +19,23 @@ docs/RUNNER.md.
 
 from __future__ import annotations
 
-import math
 import threading
 import warnings
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from ..base.types import JudgeRequest, LabelAnswer, Outcome, TokenUsage, YesNoAnswer
 from .answers import AnswerSchema, answer_schemas
 from .cache import CallCache, call_key, open_cache
-from .call_batch import CallBatch
+from .cached_answers import (
+    decode_labels,
+    decode_yes_no,
+    encode_labels,
+    encode_yes_no,
+    label_check,
+)
+from .call_batch import INVALID, CallBatch, note_received
 from .config import PROVIDERS, JudgeConfig, endpoint_of
 from .pricing import cost_of, estimate_cost
 from .structured import Check, StructuredCall
@@ -38,6 +44,8 @@ if TYPE_CHECKING:
     from .backends.base import Backend
 
 DRY_RUN_ERROR = "dry run: not sent"
+#: Answer tokens of a sampled label ("Score: 4").
+SAMPLED_MAX_TOKENS = 16
 
 
 @dataclass
@@ -60,42 +68,6 @@ class Usage:
             "completion_tokens": self.completion_tokens,
             "cached_prompt_tokens": self.cached_prompt_tokens,
         }
-
-
-# ---------------------------------------------------------------- yes/no answers
-
-
-def _float_out(x: float | None) -> float | str | None:
-    return x if x is None or math.isfinite(x) else repr(float(x))
-
-
-def _float_in(x: float | str | None) -> float | None:
-    return None if x is None else float(x)
-
-
-def encode_yes_no(answer: YesNoAnswer) -> dict[str, Any]:
-    return {
-        "top": [[token, _float_out(logprob)] for token, logprob in answer.top],
-        "p_yes": _float_out(answer.p_yes),
-        "p_no": _float_out(answer.p_no),
-    }
-
-
-def decode_yes_no(payload: dict[str, Any]) -> YesNoAnswer:
-    return YesNoAnswer(
-        top=[(token, float(logprob)) for token, logprob in payload["top"]],
-        p_yes=_float_in(payload.get("p_yes")),
-        p_no=_float_in(payload.get("p_no")),
-    )
-
-
-def encode_labels(answer: LabelAnswer) -> dict[str, Any]:
-    return {"probabilities": answer.probabilities, "method": answer.method, "text": answer.text}
-
-
-def decode_labels(payload: dict[str, Any]) -> LabelAnswer:
-    return LabelAnswer({str(k): float(v) for k, v in payload["probabilities"].items()},
-                       str(payload["method"]), payload.get("text"))
 
 
 # ---------------------------------------------------------------- the judge
@@ -164,7 +136,7 @@ class Judge:
             self.usage.calls += 1
             self.usage.prompt_tokens += int(usage.prompt_tokens or 0)
             self.usage.completion_tokens += int(usage.completion_tokens or 0)
-            self.usage.cached_prompt_tokens += int(usage.cached_prompt_tokens or 0)
+            self.usage.cached_prompt_tokens += int(usage.cached_tokens or 0)
             self.usage.cache_write_tokens += int(usage.cache_write_tokens or 0)
 
     def count_cache_hit(self) -> None:
@@ -197,8 +169,10 @@ class Judge:
         return found
 
     def _plan_requests(self, operation: str, requests: list[JudgeRequest],
-                       extra: dict[str, Any], completion_tokens: int) -> list[Outcome]:
-        for request in requests:
+                       extra: dict[str, Any] | list[dict[str, Any]],
+                       completion_tokens: int) -> list[Outcome]:
+        extras = extra if isinstance(extra, list) else [extra] * len(requests)
+        for request, extra in zip(requests, extras, strict=True):
             key = call_key(
                 operation=operation, kind=self.config.provider,
                 endpoint=endpoint_of(self.config.resolved_base_url()),
@@ -274,36 +248,73 @@ class Judge:
         distribution on the local judge, from the top-20 log-probabilities on an
         OpenAI-compatible one, the written label (``method`` "sampled") from a model without
         log-probabilities. Cached, de-duplicated and counted as :meth:`yes_no` is."""
-        requests = _check_requests(requests)
-        labels = list(labels)
-        if not labels or len(set(labels)) != len(labels) or not all(
-                isinstance(label, str) and label.strip() == label and label for label in labels):
-            raise ValueError(f"labels must be distinct non-empty stripped strings, got {labels!r}")
+        requests, labels = _check_requests(requests), _check_labels(labels)
         return self._next_token(
             "labels", requests, {"labels": labels}, desc, LabelAnswer, encode_labels,
             decode_labels,
-            lambda reqs, on_result: self.backend.label_probabilities(reqs, labels, on_result))
+            lambda reqs, on_result: self.backend.label_probabilities(reqs, labels, on_result),
+            check=label_check(labels))
 
-    def _next_token(self, operation: str, requests: list[JudgeRequest], extra: dict[str, Any],
+    def can_sample(self) -> bool:
+        """Whether the backend answers :meth:`label_samples` (nothing sent or loaded)."""
+        from .backends import backend_class
+        from .backends.base import Backend
+
+        backend = self._backend or (None if self.config.dry_run else self.backend)
+        cls = type(backend) if backend is not None else backend_class(self.config.provider)
+        return cls.sample_labels is not Backend.sample_labels
+
+    def label_samples(self, requests: Iterable[JudgeRequest], labels: Sequence[str],
+                      samples: int, desc: str | None = None) -> list[list[Outcome]]:
+        """Per request, ``samples`` answers at temperature 1, each the label it names (a
+        ``LabelAnswer``, ``method`` "sampled", all 0.0 where it names none): G-Eval's estimate
+        on a judge without log-probabilities. Sample ``s`` is a call of its own (seeded ``s``
+        apart where the provider takes a seed), cached under its number."""
+        requests, labels = _check_requests(requests), _check_labels(labels)
+        if isinstance(samples, bool) or not isinstance(samples, int) or samples < 1:
+            raise ValueError(f"samples must be an int >= 1, got {samples!r}")
+        # one request object per sample, so each carries its number to the backend
+        jobs = [(replace(request), s) for request in requests for s in range(samples)]
+        number = {id(request): s for request, s in jobs}
+        outcomes = self._next_token(
+            "label_samples", [r for r, _ in jobs],
+            [{"labels": labels, "sample": s} for _, s in jobs], desc, LabelAnswer,
+            encode_labels, decode_labels,
+            lambda reqs, on_result: self.backend.sample_labels(
+                reqs, labels, [number[id(r)] for r in reqs], on_result), SAMPLED_MAX_TOKENS)
+        return [outcomes[i * samples:(i + 1) * samples] for i in range(len(requests))]
+
+    def _next_token(self, operation: str, requests: list[JudgeRequest],
+                    extra: dict[str, Any] | list[dict[str, Any]],
                     desc: str | None, answer_type: type, encode: Callable[[Any], Any],
                     decode: Callable[[Any], Any],
                     call: Callable[[list[JudgeRequest], Callable[[int, Outcome], None]], None],
-                    ) -> list[Outcome]:
-        """A one-token operation (``yes_no``, ``labels``): dry-run plan, cache, de-duplication,
-        sending the rest through ``call``, caching each ``answer_type`` answer as it arrives."""
+                    completion_tokens: int = 1,
+                    check: Callable[[Any], str | None] | None = None) -> list[Outcome]:
+        """A short-answer operation (``yes_no``, ``labels``, ``label_samples``; ``extra``: the
+        operation's parameters, or one dict per request): dry-run plan, cache, de-duplication,
+        sending the rest through ``call``, caching each ``answer_type`` answer as it arrives.
+        ``check`` refuses an answer, fresh or cached (an invalid answer with its reason; with
+        ``retry_unmeasured`` a refused cached answer is asked again, once per process)."""
         if not requests:
             return []
         if self.config.dry_run:
-            return self._plan_requests(operation, requests, extra, 1)
+            return self._plan_requests(operation, requests, extra, completion_tokens)
         sampling = self.backend.sampling_params(operation)
-        keys = [self.call_key(operation, request, sampling, extra) for request in requests]
+        extras = extra if isinstance(extra, list) else [extra] * len(requests)
+        keys = [self.call_key(operation, request, sampling, extra)
+                for request, extra in zip(requests, extras, strict=True)]
         batch = CallBatch(self, requests, keys, desc)
         try:
-            missing = batch.serve_known(decode)
+            missing = batch.serve_known(decode, check)
 
             def handle(key: str, outcome: Outcome) -> None:
                 if outcome.ok and isinstance(outcome.value, answer_type):
-                    batch.deliver(key, outcome, encode(outcome.value))
+                    note_received(self.config, key)
+                    problem = check(outcome.value) if check is not None else None
+                    batch.deliver(key, outcome if problem is None else Outcome(
+                        error=f"{INVALID}: {problem}", usage=outcome.usage),
+                        encode(outcome.value))
                 elif outcome.ok:
                     batch.deliver(key, Outcome(
                         error=f"the backend answered {type(outcome.value).__name__}, "
@@ -367,6 +378,14 @@ def _check_requests(requests: Iterable[JudgeRequest]) -> list[JudgeRequest]:
                 f"requests[{index}] must be a JudgeRequest, got {type(request).__name__}"
             )
     return requests
+
+
+def _check_labels(labels: Sequence[str]) -> list[str]:
+    labels = list(labels)
+    if not labels or len(set(labels)) != len(labels) or not all(
+            isinstance(label, str) and label.strip() == label and label for label in labels):
+        raise ValueError(f"labels must be distinct non-empty stripped strings, got {labels!r}")
+    return labels
 
 
 def get_judge(config: JudgeConfig, backend: Backend | None = None) -> Judge:

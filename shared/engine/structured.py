@@ -23,14 +23,9 @@ from typing import Any
 from ..base.text import short_reason
 from ..base.types import JudgeRequest, Outcome, TokenUsage
 from .answers import AnswerSchema
-from .call_batch import NO_ANSWER, BackendCall, CallBatch, JudgeState
+from .call_batch import NO_ANSWER, BackendCall, CallBatch, JudgeState, ask_again, note_received
 
 Check = Callable[[Any], "str | None"]
-
-# keys whose answer this process received with retry_unmeasured on: asked again once per
-# process, not once per metric (the metrics of a run share their first steps through the cache)
-_RECEIVED_ON_RETRY: set[str] = set()
-_RECEIVED_LOCK = threading.Lock()
 
 
 def encode_answer(answer: Outcome) -> dict[str, Any]:
@@ -97,7 +92,6 @@ class StructuredCall:
         self.judge = judge
         self.backend = judge.backend
         self.max_tokens = max_tokens
-        self.retry_unmeasured = judge.config.retry_unmeasured
         self.sampling = self.backend.sampling_params("structured")
         keys = [self.key_of(request, schema)
                 for request, schema in zip(requests, schemas, strict=True)]
@@ -147,19 +141,13 @@ class StructuredCall:
         return missing
 
     def ask_again(self, key: str) -> bool:
-        """Whether a refused cached answer is sent again: with ``retry_unmeasured``, unless this
-        process received it already."""
-        if not self.retry_unmeasured:
-            return False
-        with _RECEIVED_LOCK:
-            return key not in _RECEIVED_ON_RETRY
+        """Whether a refused cached answer is sent again (:func:`call_batch.ask_again`)."""
+        return ask_again(self.judge.config, key)
 
     def store(self, key: str, answer: Outcome) -> None:
         """Cache a raw answer the moment it arrives."""
         self.judge.remember(key, encode_answer(answer))
-        if self.retry_unmeasured:
-            with _RECEIVED_LOCK:
-                _RECEIVED_ON_RETRY.add(key)
+        note_received(self.judge.config, key)
 
     def send(self, keys: list[str], repair: bool) -> None:
         """Send the requests of ``keys`` (their repair requests when ``repair``), one backend
@@ -243,7 +231,7 @@ class StructuredCall:
 def add(first: TokenUsage, second: TokenUsage) -> TokenUsage:
     return TokenUsage(first.prompt_tokens + second.prompt_tokens,
                       first.completion_tokens + second.completion_tokens,
-                      first.cached_prompt_tokens + second.cached_prompt_tokens,
+                      first.cached_tokens + second.cached_tokens,
                       first.cache_write_tokens + second.cache_write_tokens)
 
 

@@ -15,7 +15,7 @@ result. Nothing here catches exceptions, so a programming error still raises.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from ..base.validation import same_length
@@ -84,6 +84,10 @@ class JudgeMetric(ValidatedMetric):
         if len(given) > 1:  # an optional input given to compute() after add_batch
             same_length(**given)
         config, options = split_judge_options(arguments)  # the rest: declared, checked options
+        if config.judges:  # a panel: this score() once per judge, then their aggregate
+            from .panel import score_panel
+
+            return score_panel(self, config, inputs, options)
         judge = get_judge(config)
         for capability, minimum in self.REQUIRES:
             judge.require(capability, self.metric_name, minimum)
@@ -94,6 +98,17 @@ class JudgeMetric(ValidatedMetric):
         """The output's values over every sample, before ``scores``, ``details``...: the mean
         score under ``HEADLINE[0]``; a metric with more (pairwise's counts) adds them."""
         return {self.HEADLINE[0]: mean_measured(r.score for r in results)}
+
+    def panel_details(self, score: float, judged: Sequence[SampleResult],
+                      aggregate: Callable[[Sequence[float]], float],
+                      **options: Any) -> dict[str, Any]:
+        """With a panel of judges (the ``judges`` option, :mod:`shared.kit.panel`): the details
+        of one sample whose panel score is ``score``, from the results of the judges that
+        measured it (``judged``), that the metric's :meth:`aggregates` read. ``aggregate``
+        combines per-judge numbers as the panel combines scores (mean or median). The panel
+        adds ``judge_scores``, ``judge_details`` and ``judge_errors`` itself; a metric whose
+        aggregates read only ``score`` needs nothing here."""
+        return {}
 
 
 # evaluate.load instantiates the first non-abstract EvaluationModule subclass in a metric script's

@@ -162,21 +162,28 @@ class Preference:
         return (self.shown_first - 0.5) * (self.shown_second - 0.5) > 0
 
 
+#: how far past the tie band's edge a pairwise score may lie and still count as on it: the
+#: score is a mean of two probabilities, so (0.8 + 0.4) / 2 is 0.6000000000000001, which is
+#: 0.6 on the band's edge, not a win
+TIE_BAND_TOLERANCE = 1e-9
+
+
 def outcome(score: float, tie_band: float) -> str:
     """``"win"``, ``"tie"`` or ``"loss"`` of a pairwise score: a tie within ``tie_band`` of
-    0.5 (inclusive)."""
-    if score > 0.5 + tie_band:
-        return "win"
-    if score < 0.5 - tie_band:
-        return "loss"
-    return "tie"
+    0.5, its edges included (up to float rounding, :data:`TIE_BAND_TOLERANCE`)."""
+    if abs(score - 0.5) <= tie_band + TIE_BAND_TOLERANCE:
+        return "tie"
+    return "win" if score > 0.5 else "loss"
 
 
-def pairwise_summary(preferences: Sequence[Preference], tie_band: float) -> dict[str, Any]:
-    """``wins``/``ties``/``losses``, ``position_consistency`` (share of samples whose two
-    orders pick the same answer) and ``position_bias`` (mean P(first shown wins) - 0.5);
-    ``None`` rates without samples."""
-    outcomes = [outcome(p.score, tie_band) for p in preferences]
+def pairwise_summary(preferences: Sequence[Preference], tie_band: float,
+                     scores: Sequence[float] | None = None) -> dict[str, Any]:
+    """``wins``/``ties``/``losses`` (of ``scores``, default each preference's score),
+    ``position_consistency`` (share of samples whose two orders pick the same answer) and
+    ``position_bias`` (mean P(first shown wins) - 0.5); ``None`` rates without samples."""
+    if scores is None:
+        scores = [p.score for p in preferences]
+    outcomes = [outcome(score, tie_band) for score in scores]
     n = len(preferences)
     return {
         "wins": outcomes.count("win"),

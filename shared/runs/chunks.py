@@ -14,6 +14,7 @@ from ..base.errors import UserInputError
 from ..base.validation import InputError
 from ..kit.registry import METRICS, MetricSpec, metric_path
 from ..kit.results import results_of
+from .panel_columns import add_judges, judge_columns
 from .summary import MetricSummary, add_cost, is_number
 
 DEFAULT_CHUNK_SIZE = 1000
@@ -69,13 +70,34 @@ def _single_text_inputs(metric: Any) -> list[str]:
     return [i.name for i in getattr(metric, "INPUTS", ()) if i.kind == "text"]
 
 
+# the one single-text input whose list cell is scored once per item, the best kept: several
+# references (l3score takes one reference; docs/BATCH.md "Several references")
+EXPANDED_INPUTS = ("references",)
+
+
+def refuse_list_cells(name: str, metric: Any, kwargs: Mapping[str, list[Any]],
+                      arguments: Mapping[str, str], start: int) -> None:
+    """A list in a column where the metric takes one text (prediction, baseline_prediction,
+    question, source) is refused naming the column and row: it is never scored best-of-N."""
+    for argument in _single_text_inputs(metric):
+        if argument in EXPANDED_INPUTS or argument not in kwargs:
+            continue
+        for row, cell in enumerate(kwargs[argument]):
+            if isinstance(cell, (list, tuple)):
+                raise UserInputError(
+                    f"metric {name!r}: column {arguments[argument]!r}, row {start + row}: a "
+                    f"list of {len(cell)} where one text is expected (only several "
+                    "references are scored one by one, the best kept)")
+
+
 def _expand(
     name: str, metric: Any, kwargs: dict[str, list[Any]], arguments: dict[str, str], start: int
 ) -> tuple[dict[str, list[Any]], list[int] | None]:
     """Rows whose cell holds a list for an input that takes one string (accuracy's and
     l3score's ``references``) become one row per item; ``owners`` maps them back (``None``
-    when nothing was expanded)."""
-    listed = [a for a in _single_text_inputs(metric)
+    when nothing was expanded). A list in any other single-text column is refused."""
+    refuse_list_cells(name, metric, kwargs, arguments, start)
+    listed = [a for a in _single_text_inputs(metric) if a in EXPANDED_INPUTS
               if a in kwargs and any(isinstance(v, (list, tuple)) for v in kwargs[a])]
     if not listed:
         return kwargs, None
@@ -134,10 +156,14 @@ def score_chunk(
         raise RuntimeError(f"metric {name!r} returned {len(row_details)} per-sample results "
                            f"for {n if owners is None else len(owners)} samples")
     if owners is not None:
-        per_row, row_details, unmeasured = _best_per_row(
-            per_row, row_details, unmeasured, owners, n, spec.headline[0])
+        per_row, row_details, unmeasured = best_per_row(
+            per_row, row_details, unmeasured, owners, n, spec.headline[0],
+            spec.lower_is_better)
     columns = {column: per_row[key] for key, column in score_column_names(name, spec).items()}
     columns[f"{name}_details"] = [None if d is None else to_json(d) for d in row_details]
+    if "judges" in output:  # a panel: each judge's per-row score, its run accounted
+        columns.update(judge_columns(name, row_details, len(output["judges"])))
+        add_judges(summary, output["judges"])
     summary.unmeasured += len(unmeasured)
     for key in spec.headline:
         measured = [v for v in per_row[key] if v is not None]
@@ -156,11 +182,13 @@ def score_chunk(
     return columns
 
 
-def _best_per_row(
+def best_per_row(
     per_row: dict[str, list[float | None]], details: list[Any], unmeasured: dict[int, str],
-    owners: list[int], n: int, key: str,
+    owners: list[int], n: int, key: str, lower_is_better: bool = False,
 ) -> tuple[dict[str, list[float | None]], list[Any], dict[int, str]]:
-    """Of each row's expanded copies, keep the best-scored one (by ``key``)."""
+    """Of each row's expanded copies, keep the best-scored one (by ``key``): the highest, or
+    the lowest for a metric whose score is better when lower; a measured copy before an
+    unmeasured one."""
     best: list[int | None] = [None] * n
     copies = [0] * n
     for index, row in enumerate(owners):
@@ -168,7 +196,9 @@ def _best_per_row(
         value = per_row[key][index]
         current = best[row]
         if current is None or (value is not None and (
-                per_row[key][current] is None or value > per_row[key][current])):
+                per_row[key][current] is None or (
+                    value < per_row[key][current] if lower_is_better
+                    else value > per_row[key][current]))):
             best[row] = index
     chosen = [b for b in best if b is not None]
     rows = {k: [values[i] for i in chosen] for k, values in per_row.items()}

@@ -14,15 +14,20 @@ from pathlib import Path
 from typing import Any
 
 from ..base.errors import UserInputError
-from .records import read_records, require_regular_file
+from .records import (
+    FORMULA_STARTS,  # noqa: F401 - the CSV writer's rule, named here too
+    neutralise_formula,
+    read_records,
+    require_regular_file,
+)
 
 INPUT_SUFFIXES = (".jsonl", ".csv", ".parquet")
+# columns that hold one text per row for every metric that reads them
+SINGLE_TEXT_COLUMNS = ("prediction", "baseline_prediction", "question", "source")
 
 
 OUTPUT_SUFFIXES = (".jsonl", ".csv", ".parquet")
 
-# OWASP's CSV injection guidance: a spreadsheet runs a cell that starts with one of these
-FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
 
 
 def same_file(out: Path, source: Path) -> bool:
@@ -216,7 +221,9 @@ def _read_parquet(path: Path) -> Any:
 
 def _dataset_from_records(path: Path, records: list[dict[str, Any]]) -> Any:
     """A ``Dataset`` from rows; in a column that mixes strings and lists (``reference``: one
-    or several references per row) every string becomes a one-item list."""
+    or several references per row) every string becomes a one-item list, except in a column
+    that holds one text per row (:data:`SINGLE_TEXT_COLUMNS`), where a list is refused naming
+    its row."""
     import datasets
     import pyarrow as pa
 
@@ -229,6 +236,11 @@ def _dataset_from_records(path: Path, records: list[dict[str, Any]]) -> Any:
     for name in names:
         values = [record.get(name) for record in records]
         if any(isinstance(v, list) for v in values) and any(isinstance(v, str) for v in values):
+            if name in SINGLE_TEXT_COLUMNS:  # never a one-item list: one text is expected
+                row = next(i for i, v in enumerate(values) if isinstance(v, list))
+                raise UserInputError(
+                    f"INPUT {path}: column {name!r}, row {row}: a list of {len(values[row])} "
+                    "where one text is expected")
             values = [[v] if isinstance(v, str) else v for v in values]
         _refuse_booleans_among_numbers(path, name, values)
         try:
@@ -296,12 +308,6 @@ def write_jsonl_rows(handle: Any, rows: Iterable[Mapping[str, Any]]) -> None:
     """One JSON object per line; floats in full precision (``repr``: they read back equal)."""
     for row in rows:
         handle.write(json.dumps(row, ensure_ascii=False, default=str) + "\n")
-
-
-def neutralise_formula(text: str) -> str:
-    """``text`` with a leading ``'`` when a spreadsheet would run it as a formula (it starts
-    with ``=``, ``+``, ``-``, ``@``, a tab or a carriage return: OWASP's CSV injection list)."""
-    return "'" + text if text.startswith(FORMULA_STARTS) else text
 
 
 def _write_csv(dataset: Any, path: Path, csv_raw: bool = False) -> None:

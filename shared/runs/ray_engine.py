@@ -40,6 +40,7 @@ from .chunks import (
     validate_all,
 )
 from .files import remove_stale_temporaries, write_jsonl_rows
+from .panel_columns import add_panel_counts, finish_panel_counts, panel_counts
 from .summary import BatchSummary, MetricSummary, add_cost
 
 
@@ -211,6 +212,7 @@ class _Tally:
         for key, (weighted_sum, weight) in counts["weighted"].items():
             previous = total["weighted"].get(key, (0.0, 0.0))
             total["weighted"][key] = (previous[0] + weighted_sum, previous[1] + weight)
+        add_panel_counts(total, counts)
 
     def result(self) -> dict[str, dict[str, Any]]:
         return self.totals
@@ -229,6 +231,7 @@ def _summary(name: str, total: dict[str, Any], seconds: float) -> MetricSummary:
             setattr(summary, key, total.get(key, 0))
         summary.cost = total.get("cost", 0.0)
         summary.invalid_answers = dict(total.get("invalid_answers", {}))
+        finish_panel_counts(name, total, summary)
     return summary
 
 
@@ -285,7 +288,8 @@ class _MetricWorker:
                 "cache_hits": summary.cache_hits, "prompt_tokens": summary.prompt_tokens,
                 "completion_tokens": summary.completion_tokens, "cost": summary.cost,
                 "invalid_answers": summary.invalid_answers, "worker": os.getpid(),
-                "weighted": {k: tuple(v) for k, v in weighted.items()}}))
+                "weighted": {k: tuple(v) for k, v in weighted.items()},
+                **panel_counts(name, summary, columns)}))
         return table
 
 

@@ -25,6 +25,32 @@ MAX_FIELD_CHARS = 1 << 28  # 268,435,456
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
 
+# OWASP's CSV injection guidance: a spreadsheet runs a cell that starts with one of these
+FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
+# a decimal number as a spreadsheet reads it: no formula, whatever its sign
+_PLAIN_NUMBER = re.compile(r"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
+# what neutralise_formula quotes (before the quote) and what unneutralised unquotes (after)
+_QUOTED_FORMULA = re.compile("'*[=+\\-@\t\r]")
+_NEUTRALISED = re.compile("'+[=+\\-@\t\r]")
+
+
+def neutralise_formula(text: str) -> str:
+    """``text`` with a leading ``'`` when a spreadsheet would run it as a formula: it starts
+    with ``=``, ``+``, ``-``, ``@``, a tab or a carriage return (OWASP's CSV injection list) and
+    is no plain number (``-3``, ``+0.5``, ``-1e3`` stay as they are). Text that already starts
+    with quotes before such a character gets one more, so that :func:`unneutralised` gives
+    back every text exactly."""
+    if _PLAIN_NUMBER.fullmatch(text) or not _QUOTED_FORMULA.match(text):
+        return text
+    return "'" + text
+
+
+def unneutralised(text: str) -> str:
+    """The inverse of :func:`neutralise_formula` for every text: one leading ``'`` removed
+    where quotes come before a formula character (``'=1+2`` -> ``=1+2``, ``''=x`` -> ``'=x``),
+    anything else as it is."""
+    return text[1:] if _NEUTRALISED.match(text) else text
+
 
 def require_regular_file(path: Path, label: str = "INPUT") -> None:
     """Refuse what is not a regular file once links are followed (a named pipe, ``/dev/zero``,
@@ -113,7 +139,9 @@ def _read_jsonl(path: Path) -> list[dict[str, Any]]:
 
 def _read_csv(path: Path) -> list[dict[str, Any]]:
     """Strict CSV: an unterminated quote, a row with more or fewer cells than the header or a
-    repeated column name is an error naming the file and line (never a merged or cut row)."""
+    repeated column name is an error naming the file and line (never a merged or cut row).
+    Every cell and column name is read through :func:`unneutralised`: what ``score`` wrote
+    with a leading ``'`` against spreadsheet formulas reads as the text it was."""
     text = _decode(path, path.read_bytes(), "utf-8-sig")
     csv.field_size_limit(MAX_FIELD_CHARS)
     reader = csv.reader(io.StringIO(text, newline=""), strict=True)
@@ -134,6 +162,7 @@ def _read_csv(path: Path) -> list[dict[str, Any]]:
             ) from None
         if not cells:  # a blank line
             continue
+        cells = [unneutralised(cell) for cell in cells]
         if header is None:
             header = cells
             repeated = sorted({name for name in header if header.count(name) > 1})

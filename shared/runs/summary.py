@@ -35,6 +35,9 @@ class MetricSummary:
     columns: list[str] = field(default_factory=list)
     seconds: float = 0.0
     invalid_answers: dict[str, int] = field(default_factory=dict)  # unmeasured, per kind
+    # a panel of judges: each judge (label, headline over its rows, usage, Cost) and the
+    # judges' agreement (shared.runs.panel_columns)
+    panel: dict[str, Any] | None = None
 
 
 @dataclass

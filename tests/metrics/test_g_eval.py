@@ -75,8 +75,9 @@ def test_label_mass_sums_the_token_variants_of_a_label() -> None:
     assert expected_score(renormalised(mass)) == pytest.approx((3 * 0.2 + 4 * 0.6) / 0.8)
 
 
-def test_sampled_label_is_the_first_label_written() -> None:
+def test_sampled_label_is_the_label_the_answer_gives() -> None:
     assert sampled_label("Score: 4", LABELS) == "4"
+    assert sampled_label("On a scale of 1 to 5, I give it a 4.", LABELS) == "4"
     assert sampled_label("4/5", LABELS) == "4"
     assert sampled_label("I give it a 10", LABELS) is None
     assert sampled_label("Answer B, not A", ["A", "B"]) == "B"
@@ -288,3 +289,26 @@ def test_metric_all_skips_g_eval_without_criteria() -> None:
 def test_criteria_of_the_option_check() -> None:
     assert criteria_judge.criteria_text("criteria", "  Is it short?  ") == "Is it short?"
     assert criteria_judge.score_range("score_range", [0, 9]) == (0, 9)
+
+
+@pytest.mark.server
+def test_a_panel_passes_on_its_own_score(g_eval: evaluate.Metric, llama_server: str,
+                                         cache_dir: str) -> None:
+    """Two runtimes of SmolLM2 as a panel (median of two: their mean): the raw score on the
+    scale, pass and pass rate are the panel's; each judge's pass rate its own."""
+    judges = [{"provider": "local"},
+              {"provider": "openai-compatible", "base_url": llama_server, "model": "smollm2"}]
+    inputs = dict(questions=QUESTIONS, predictions=PREDICTIONS, criteria=CRITERIA,
+                  threshold=0.5, cache_dir=cache_dir, show_progress=False)
+    result = g_eval.compute(**inputs, judges=judges, panel_aggregate="median")
+    alone = [g_eval.compute(**inputs, **judge) for judge in judges]
+    per_judge = [a["scores"] for a in alone]
+    assert [d["judge_scores"] for d in result["details"]] == [list(s) for s in zip(
+        *per_judge, strict=True)]
+    assert result["scores"] == pytest.approx([(a + b) / 2 for a, b in zip(*per_judge,
+                                                                          strict=True)])
+    for score, detail in zip(result["scores"], result["details"], strict=True):
+        assert detail["raw_score"] == pytest.approx(1 + 4 * score)
+        assert detail["passed"] == (score >= 0.5)
+    assert result["pass_rate"] == sum(d["passed"] for d in result["details"]) / 2
+    assert [j["pass_rate"] for j in result["judges"]] == [a["pass_rate"] for a in alone]

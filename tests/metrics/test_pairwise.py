@@ -147,3 +147,36 @@ def test_llama_server_reads_a_and_b_from_the_top_20(pairwise: evaluate.Metric,
         assert (body["logprobs"], body["top_logprobs"], body["max_tokens"]) == (True, 20, 1)
     assert swapped["usage"]["calls"] == 0
     assert swapped["scores"] == pytest.approx([1 - s for s in result["scores"]])
+
+
+@pytest.mark.server
+def test_a_panel_counts_wins_on_its_own_scores(pairwise: evaluate.Metric, llama_server: str,
+                                               cache_dir: str) -> None:
+    """Two runtimes of SmolLM2 (exact probabilities in process, the top-20 of the quantised
+    GGUF behind llama.cpp) as a panel: its scores, outcomes, counts and per-order readings are
+    the mean of the judges', each judge's counts its own."""
+    judges = [{"provider": "local"},
+              {"provider": "openai-compatible", "base_url": llama_server, "model": "smollm2"}]
+    inputs = dict(predictions=PREDICTIONS, baseline_predictions=BASELINES, questions=QUESTIONS,
+                  cache_dir=cache_dir, show_progress=False)
+    result = pairwise.compute(**inputs, judges=judges)
+    alone = [pairwise.compute(**inputs, **judge) for judge in judges]
+    assert [a["usage"]["calls"] for a in alone] == [0, 0]
+    per_judge = [[d["judge_scores"][k] for d in result["details"]] for k in range(2)]
+    assert per_judge == [a["scores"] for a in alone]
+    assert result["scores"] == pytest.approx([(a + b) / 2 for a, b in zip(*per_judge,
+                                                                          strict=True)])
+    orders = [[(a["orders"][k]["p_prediction"] + b["orders"][k]["p_prediction"]) / 2
+               for k in range(2)] for a, b in zip(*(x["details"] for x in alone), strict=True)]
+    assert [o["p_prediction"] for d in result["details"] for o in d["orders"]] == \
+        pytest.approx([p for pair in orders for p in pair])
+    assert [d["outcome"] for d in result["details"]] == [outcome(s, 0.05)
+                                                         for s in result["scores"]]
+    expected = pairwise_summary([Preference(*o) for o in orders], 0.05, result["scores"])
+    assert {k: result[k] for k in expected} == pytest.approx(expected)
+    assert result["win_rate"] == pytest.approx(sum(result["scores"]) / 3)
+    for judge, own in zip(result["judges"], alone, strict=True):
+        assert {k: judge[k] for k in ("win_rate", "wins", "ties", "losses",
+                                      "position_bias")} == \
+            pytest.approx({k: own[k] for k in ("win_rate", "wins", "ties", "losses",
+                                               "position_bias")})

@@ -107,6 +107,25 @@ def test_pairwise_gives_the_written_label_as_the_openai_compatible_path(
         repr(scores(reference)).replace(reference_host, "HOST")
 
 
+def test_g_eval_samples_ask_n_written_answers_per_sample(fake: FakeAnthropic,
+                                                         tmp_path: Path) -> None:
+    g_eval = evaluate.load(metric_path("g_eval"), experiment_id=EXPERIMENT)
+    inputs = {**EXAMPLES["g_eval"], "samples": 3}
+    result = g_eval.compute(**inputs, **options(fake, str(tmp_path / "cache")))
+    n = len(inputs["predictions"])
+    assert fake.count == 3 * n  # N requests per sample
+    for seen in fake.received:  # short written answers, no sampling parameter
+        assert seen.body["max_tokens"] == 16 and "temperature" not in seen.body
+    for detail, score in zip(result["details"], result["scores"], strict=True):
+        if score is not None:
+            assert detail["score_method"] == "sampled" and detail["samples"] == 3
+            named = [s for s in detail["sampled_scores"] if s is not None]
+            assert detail["probabilities"] == {
+                str(k): named.count(k) / len(named) for k in range(1, 6)}
+    again = g_eval.compute(**inputs, **options(fake, str(tmp_path / "cache")))
+    assert fake.count == 3 * n and again["usage"]["calls"] == 0
+
+
 def test_l3score_refuses_before_any_request(metrics: dict[str, Any], fake: FakeAnthropic,
                                             cache_dir: str) -> None:
     with pytest.raises((LogprobsUnavailable, ValueError), match="log-probabilities"):

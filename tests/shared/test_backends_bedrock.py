@@ -77,6 +77,28 @@ def assert_no_secret(where: str, text: str | bytes) -> None:
         assert secret not in text, f"a credential leaked into {where}"
 
 
+
+def test_g_eval_samples_ask_n_answers_at_temperature_1(fake: FakeBedrock,
+                                                       tmp_path: Path) -> None:
+    g_eval = evaluate.load(metric_path("g_eval"), experiment_id=EXPERIMENT)
+    inputs = {**EXAMPLES["g_eval"], "samples": 3}
+    result = g_eval.compute(**inputs, **options(fake, str(tmp_path / "cache")))
+    n = len(inputs["predictions"])
+    assert fake.count == 3 * n  # N requests per sample
+    for seen in fake.received:
+        assert seen.body["inferenceConfig"] == {"maxTokens": 16, "temperature": 1, "topP": 1}
+    measured = [(d, s) for d, s in zip(result["details"], result["scores"], strict=True)
+                if s is not None]
+    assert measured, result["unmeasured"]
+    for detail, _ in measured:
+        assert detail["score_method"] == "sampled" and detail["samples"] == 3
+        named = [s for s in detail["sampled_scores"] if s is not None]
+        assert detail["probabilities"] == {
+            str(k): named.count(k) / len(named) for k in range(1, 6)}
+    again = g_eval.compute(**inputs, **options(fake, str(tmp_path / "cache")))
+    assert fake.count == 3 * n and again["usage"]["calls"] == 0
+
+
 def test_a_structured_metric_gives_the_openai_compatible_numbers(
         metrics: dict[str, Any], fake: FakeBedrock, llama_server: str, tmp_path: Path) -> None:
     inputs = EXAMPLES["faithfulness"]

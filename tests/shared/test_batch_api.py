@@ -21,6 +21,7 @@ from fakes.anthropic import FakeAnthropic
 from fakes.batches import FakeBatches
 from metric_examples import EXAMPLES
 
+from shared.engine.backends.batching import STORE_FILE, BatchStore
 from shared.engine.backends.registry import PROVIDERS
 from shared.engine.config import judge_config
 from shared.kit.registry import metric_path
@@ -116,6 +117,17 @@ def test_no_batch_api_is_refused_in_one_line() -> None:
     for name, provider in PROVIDERS.items():
         assert (name in message.split("needs one of ")[1]) == (
             provider.capabilities.batch is not None)
+
+
+def store_key(batch_id: str, store: BatchStore) -> str:
+    """The key under which the store holds ``batch_id`` ("" while it holds none)."""
+    import sqlite3
+
+    if not (store.path / STORE_FILE).exists():
+        return ""
+    with sqlite3.connect(store.path / STORE_FILE) as db:
+        row = db.execute("SELECT key FROM batches WHERE batch_id = ?", (batch_id,)).fetchone()
+    return row[0] if row else ""
 
 
 CHILD = """

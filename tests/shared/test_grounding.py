@@ -229,6 +229,9 @@ def test_categories_of_unmeasured_reasons() -> None:
         "bias: invalid judge answer: [{'verdict': 'yes'}] is too short (at /verdicts)",
         "bias: invalid judge answer: 2 was expected (at /verdicts/1/item)",
         "bias: invalid judge answer: the answer is not valid JSON",
+        "g_eval: invalid judge answer: no label: none of 1, 2, 3 among the judge's most likely "
+        "next tokens",
+        "g_eval: invalid judge answer: the probability of '4' is '0.5', not a number in [0, 1]",
         "bias: judge backend failed: APIConnectionError",
     ]
     kinds = [*CATEGORIES[:5], "verdict_mismatch", *CATEGORIES[5:], None]

@@ -23,11 +23,11 @@ def test_openai_prompt_tokens_details() -> None:
         "usage": {"prompt_tokens": 2006, "completion_tokens": 300, "total_tokens": 2306,
                   "prompt_tokens_details": {"cached_tokens": 1920, "audio_tokens": 0}}})
     usage = openai_responses.usage_of(reply)
-    assert (usage.prompt_tokens, usage.cached_prompt_tokens) == (2006, 1920)
+    assert (usage.prompt_tokens, usage.cached_tokens) == (2006, 1920)
     # a server that reports no details (llama.cpp) caches nothing
     bare = ChatCompletion.model_validate({**reply.model_dump(), "usage": {
         "prompt_tokens": 10, "completion_tokens": 1, "total_tokens": 11}})
-    assert openai_responses.usage_of(bare).cached_prompt_tokens == 0
+    assert openai_responses.usage_of(bare).cached_tokens == 0
 
 
 def test_anthropic_cache_read_and_creation() -> None:
@@ -41,14 +41,14 @@ def test_anthropic_cache_read_and_creation() -> None:
                   "cache_creation_input_tokens": 200}})
     usage = anthropic_messages.usage_of(reply)
     assert usage.prompt_tokens == 21 + 1800 + 200
-    assert (usage.cached_prompt_tokens, usage.cache_write_tokens) == (1800, 200)
+    assert (usage.cached_tokens, usage.cache_write_tokens) == (1800, 200)
 
 
 def test_bedrock_converse_cache_counts() -> None:
     usage = bedrock.usage_of({"usage": {"inputTokens": 30, "outputTokens": 4, "totalTokens": 34,
                                         "cacheReadInputTokens": 1000,
                                         "cacheWriteInputTokens": 50}})
-    assert (usage.prompt_tokens, usage.cached_prompt_tokens, usage.cache_write_tokens) == (
+    assert (usage.prompt_tokens, usage.cached_tokens, usage.cache_write_tokens) == (
         1080, 1000, 50)
 
 
@@ -72,7 +72,7 @@ def test_the_judge_counts_cached_tokens_and_the_saving() -> None:
     from shared.base.types import TokenUsage
 
     judge = get_judge(judge_config(provider="openai", api_key="sk-test", model="gpt-4o-mini"))
-    judge.count_call(TokenUsage(2000, 10, cached_prompt_tokens=1024))
+    judge.count_call(TokenUsage(2000, 10, cached_tokens=1024))
     assert judge.usage.as_dict()["cached_prompt_tokens"] == 1024
     price = model_price("openai", "gpt-4o-mini")
     assert judge.cache_saving == pytest.approx(1024 * (price.input - price.cached_input) / 1e6)

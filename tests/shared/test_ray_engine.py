@@ -336,3 +336,33 @@ def test_cli_engine_ray_writes_jsonl_floats_exactly_and_removes_a_killed_drivers
                              show_progress=False)
     assert written == local.to_list()  # equal floats, not approximately
     assert any(len(repr(r["rougeL"])) > 12 for r in written)  # digits beyond 10 were at stake
+
+
+@pytest.mark.server
+@pytest.mark.slow
+def test_a_panel_on_ray_matches_the_local_path(cluster: str, llama_server: str,
+                                               gemma_server: str, cache_dir: str) -> None:
+    """Two judges (SmolLM2 and Gemma-3-270M, each behind its server) over 2 batches: each
+    judge's column, the panel's per-judge accounting and the alpha over every row equal the
+    single-process run's (which answers from the cache the Ray workers filled)."""
+    from shared.kit.panel import panel_agreement
+
+    rows = [{"question": f"What is {a} plus {b}?", "prediction": str(a + b + i % 2),
+             "reference": str(a + b)} for i, (a, b) in enumerate([(1, 2), (3, 4), (5, 6)])]
+    dataset = datasets.Dataset.from_list(rows)
+    judges = [{"provider": "openai-compatible", "base_url": llama_server, "model": "smollm2"},
+              {"provider": "openai-compatible", "base_url": gemma_server, "model": "gemma3"}]
+    options = dict(judges=judges, cache_dir=cache_dir, show_progress=False)
+    scored, summary = score_dataset(dataset, "l3score", chunk_size=2, engine="ray", workers=2,
+                                    **options)  # batches of 2 and 1 rows
+    local, local_summary = score_dataset(dataset, "l3score", **options)
+    ours, theirs = summary.metrics[0], local_summary.metrics[0]
+    assert theirs.calls == 0 and ours.calls == 2 * len(rows)
+    for column in ("l3score", "l3score_judge_1", "l3score_judge_2"):
+        assert scored[column] == pytest.approx(local[column], abs=1e-9)
+    expected = panel_agreement([local["l3score_judge_1"], local["l3score_judge_2"]])
+    assert ours.aggregates["judge_agreement"] == pytest.approx(expected["judge_agreement"])
+    assert theirs.aggregates["judge_agreement"] == pytest.approx(expected["judge_agreement"])
+    assert [j["calls"] for j in ours.panel["judges"]] == [len(rows), len(rows)]
+    assert [j["judge"] for j in ours.panel["judges"]] == [j["judge"]
+                                                          for j in theirs.panel["judges"]]

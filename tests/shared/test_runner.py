@@ -440,7 +440,7 @@ def test_a_killed_run_resumes_with_only_the_missing_calls(llama_server, cache_di
 
 def test_results_are_json_round_trippable():
     # what the cache stores for a yes/no answer survives JSON, -inf log-probabilities included
-    from shared.engine.runner import decode_yes_no, encode_yes_no
+    from shared.engine.cached_answers import decode_yes_no, encode_yes_no
 
     answer = YesNoAnswer(top=[("Yes", -0.1), ("No", float("-inf"))], p_yes=0.9, p_no=None)
     assert decode_yes_no(json.loads(json.dumps(encode_yes_no(answer), allow_nan=False))) == answer

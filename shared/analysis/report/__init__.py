@@ -1,4 +1,5 @@
-"""Self-contained HTML reports of a scored run, a comparison and an agreement report.
+"""Self-contained HTML reports of a scored run, a comparison, an agreement report and a
+calibration report.
 
 One file that opens offline: Jinja2 templates (autoescape on: every text from the data is
 escaped), plots as inline SVG (``plots``), the styles and the one script inlined. The row data
@@ -13,9 +14,10 @@ report); aggregates, intervals and plots always use every row.
 """
 
 from .agreement_report import write_agreement_html
+from .calibration_report import write_calibration_html
 from .compare_report import write_compare_html
 from .page import DEFAULT_MAX_ROWS, script_json
 from .score_report import write_score_html
 
-__all__ = ["DEFAULT_MAX_ROWS", "script_json", "write_agreement_html", "write_compare_html",
-           "write_score_html"]
+__all__ = ["DEFAULT_MAX_ROWS", "script_json", "write_agreement_html", "write_calibration_html",
+           "write_compare_html", "write_score_html"]

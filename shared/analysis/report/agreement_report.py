@@ -49,6 +49,9 @@ def write_agreement_html(
             [s["name"] for s in plotted], [s["value"] for s in plotted],
             [s["low"] for s in plotted], [s["high"] for s in plotted],
             title="statistics with their intervals")])[0]
+    corrected = report.get("corrected")
+    if isinstance(corrected, Mapping):
+        corrected = _corrected(corrected)
     data: dict[str, Any] = {"columns": [], "rows": []}
     table = None
     if rows is not None:
@@ -73,7 +76,22 @@ def write_agreement_html(
         title=f"judge-metrics agreement: {report.get('metric') or '?'} vs "
               f"{report.get('label') or 'labels'}",
         header=header, statistics=statistics, forest=forest, embedded=embedded,
-        confidence=float(report.get("confidence") or 0.95), table=table)
+        corrected=corrected,
+        confidence=float(report.get("confidence") or 0.95), table=table,
+        judges=[{**j, "by_name": {s["name"]: s for s in j.get("statistics") or []}}
+                for j in report.get("judges") or []],
+        n=report.get("n"), judge_agreement=report.get("judge_agreement") or {})
+
+
+def _corrected(corrected: Mapping[str, Any]) -> dict[str, Any]:
+    """The corrected mean label's block: the three estimates and their plot."""
+    from .calibration_report import estimate_rows, estimates_plot
+
+    report = {"estimate": corrected, "classical": corrected["classical"],
+              "judge_only": {"value": corrected["judge_only"]}}
+    return {"rows": estimate_rows(report), "n_labelled": corrected["n_labelled"],
+            "n_unlabelled": corrected["n_unlabelled"],
+            "plot": page.markup_svgs([estimates_plot(report)])[0]}
 
 
 def _plain_text(value: Any) -> str:

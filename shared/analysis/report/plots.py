@@ -73,8 +73,9 @@ def histogram(values: np.ndarray, column: str, *, other: np.ndarray | None = Non
 
 def forest(labels: Sequence[str], deltas: Sequence[float | None],
            lows: Sequence[float | None], highs: Sequence[float | None],
-           title: str = "delta B - A with its interval") -> str:
-    """One row per score: the point estimate and its interval, a line at zero."""
+           title: str = "delta B - A with its interval", zero_line: bool = True) -> str:
+    """One row per score: the point estimate and its interval, a line at zero (unless
+    ``zero_line`` is false)."""
     plt = _pyplot()
     fig, ax = plt.subplots(figsize=(6.0, 0.45 * len(labels) + 1.0), dpi=72)
     y = np.arange(len(labels))[::-1]
@@ -84,7 +85,8 @@ def forest(labels: Sequence[str], deltas: Sequence[float | None],
         if low is not None and high is not None:
             ax.plot([low, high], [row, row], color="black", linewidth=1.5)
         ax.plot([delta], [row], "o", color=_B)
-    ax.axvline(0.0, color="grey", linewidth=1, linestyle="--")
+    if zero_line:
+        ax.axvline(0.0, color="grey", linewidth=1, linestyle="--")
     ax.set_yticks(y)
     ax.set_yticklabels(list(labels), fontsize=9)
     ax.set_ylim(-0.7, len(labels) - 0.3)
@@ -112,6 +114,33 @@ def wins_ties_losses(labels: Sequence[str], wins: Sequence[int], ties: Sequence[
     ax.set_xlabel("share of measured pairs", fontsize=8)
     ax.tick_params(axis="x", labelsize=8)
     ax.legend(frameon=False, fontsize=8, ncol=3, loc="upper center", bbox_to_anchor=(0.5, -0.25))
+    for side in ("top", "right"):
+        ax.spines[side].set_visible(False)
+    return _svg(fig)
+
+
+def reliability_diagram(before: Sequence[dict[str, float]],
+                        after: Sequence[dict[str, float]] | None) -> str:
+    """Mean label against mean prediction per bin, the raw score and (held-out) the
+    calibrated one; the diagonal is perfect calibration, a marker's area the bin's rows."""
+    plt = _pyplot()
+    fig, ax = plt.subplots(figsize=(4.2, 4.0), dpi=72)
+    ax.plot([0, 1], [0, 1], color="grey", linewidth=1, linestyle="--")
+    for points, colour, name in ((before, _A, "raw score"), (after, _B, "calibrated")):
+        if not points:
+            continue
+        x = [p["predicted"] for p in points]
+        y = [p["observed"] for p in points]
+        sizes = [12 + 4 * p["rows"] for p in points]
+        ax.plot(x, y, color=colour, linewidth=1)
+        ax.scatter(x, y, s=sizes, color=colour, label=name, alpha=0.8)
+    ax.set_xlim(-0.04, 1.04)
+    ax.set_ylim(-0.04, 1.04)
+    ax.set_xlabel("predicted P(label)", fontsize=8)
+    ax.set_ylabel("observed share labelled 1", fontsize=8)
+    ax.set_title("reliability (labelled rows)", fontsize=10)
+    ax.tick_params(labelsize=8)
+    ax.legend(frameon=False, fontsize=8, loc="upper left")
     for side in ("top", "right"):
         ax.spines[side].set_visible(False)
     return _svg(fig)

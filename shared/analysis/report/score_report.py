@@ -9,6 +9,7 @@ from typing import Any
 
 import numpy as np
 
+from . import panel_view
 from .page import (
     DEFAULT_MAX_ROWS,
     cell_value,
@@ -69,14 +70,27 @@ def write_score_html(
         first_column.setdefault(metric, column)
     unmeasured_rows, reasons = _unmeasured(frame, first_column, values)
     rows_shown, note = sample_rows(len(frame), max_rows, seed)
-    inputs = [c for c in frame.columns if c not in found and not is_details_column(c)]
+    judged_by = panel_view.judge_columns(list(frame.columns), metrics)
+    panel_values, disagreeing, panels = {}, set(), []
+    for metric, judge_columns in judged_by.items():
+        own = {c: numeric_scores(frame, c, "scored", metric) for c in judge_columns}
+        gaps = panel_view.spread(list(own.values()))
+        highlighted = panel_view.most_disagreeing(gaps)
+        disagreeing |= highlighted
+        panel_values.update(own)
+        panel_values[panel_view.spread_column(metric)] = gaps
+        panels.append(panel_view.panel_cards(metric, judge_columns, own,
+                                             summaries.get(metric), len(highlighted)))
+    inputs = [c for c in frame.columns if c not in found and c not in panel_values
+              and not is_details_column(c)]
     table_inputs = [c for c in TABLE_INPUTS if c in inputs]
     columns = ([{"key": "#", "label": "#", "num": True}]
                + [{"key": c, "label": c, "num": False} for c in table_inputs]
-               + [{"key": c, "label": c, "num": True} for c in found])
+               + [{"key": c, "label": c, "num": True} for c in [*found, *panel_values]])
     records = frame.to_dict("records") if len(rows_shown) == len(frame) else [
         frame.iloc[i].to_dict() for i in rows_shown]
-    rows = [_row(i, record, inputs, table_inputs, values, first_column, i in unmeasured_rows)
+    rows = [_row(i, record, inputs, table_inputs, {**values, **panel_values}, first_column,
+                 i in unmeasured_rows) | {"h": i in disagreeing}
             for i, record in zip(rows_shown, records, strict=True)]
     cost: float | None = 0.0
     for m in summaries.values():
@@ -92,8 +106,9 @@ def write_score_html(
         unmeasured_total=sum(reasons.values()), aggregates=aggregates,
         reasons=[{"metric": m, "reason": r, "count": c} for (m, r), c in reasons.most_common()],
         plots=markup_svgs(svgs), n_resamples=n_resamples, seed=seed, confidence=confidence,
-        has_judge_metric=judged, table={"note": note, "has_unmeasured": bool(unmeasured_rows)},
-        gates=gates)
+        has_judge_metric=judged, table={"note": note, "has_unmeasured": bool(unmeasured_rows),
+                                        "has_disagreement": bool(disagreeing)},
+        gates=gates, panels=panels)
 
 
 def _aggregate(column: str, metric: str, values: np.ndarray, summary: Any, confidence: float,

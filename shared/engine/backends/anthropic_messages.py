@@ -27,6 +27,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from ...base.types import JudgeRequest, Outcome, TokenUsage
+from ..logprobs import sampled_answer
 from .base import LogprobsUnavailable, ResultCallback
 from .openai_responses import label_written
 from .openai_transport import event_loop, http_client
@@ -53,7 +54,7 @@ def usage_of(message: Any) -> TokenUsage:
     prompt = (count("input_tokens") + count("cache_read_input_tokens")
               + count("cache_creation_input_tokens"))
     return TokenUsage(prompt_tokens=prompt, completion_tokens=count("output_tokens"),
-                      cached_prompt_tokens=count("cache_read_input_tokens"),
+                      cached_tokens=count("cache_read_input_tokens"),
                       cache_write_tokens=count("cache_creation_input_tokens"))
 
 
@@ -137,6 +138,8 @@ class AnthropicBackend(RemoteBackend):
             return {"written": True, "max_tokens": SAMPLED_MAX_TOKENS}
         if operation == "structured":
             return {"tool_choice": "tool"}
+        if operation == "label_samples":  # the API's own sampling: temperature 1, no seed
+            return {"written": True, "max_tokens": SAMPLED_MAX_TOKENS}
         raise ValueError(f"unknown operation {operation!r}")
 
     # -- operations
@@ -158,6 +161,22 @@ class AnthropicBackend(RemoteBackend):
             return await self._answer(
                 lambda: self._create(request, max_tokens=SAMPLED_MAX_TOKENS),
                 lambda message: Outcome(value=label_written(message_text(message), labels),
+                                        usage=usage_of(message)),
+                usage_of)
+
+        self._run(requests, one, on_result, probe_first=False)
+
+    def sample_labels(self, requests: Sequence[JudgeRequest], labels: Sequence[str],
+                      samples: Sequence[int], on_result: ResultCallback) -> None:
+        """Each answer at the API's own sampling (temperature 1; it takes no seed and, in the
+        version the SDK speaks, no temperature): answers differ by chance, and each sample is
+        cached under its number all the same."""
+        labels = tuple(labels)
+
+        async def one(request: JudgeRequest) -> Outcome:
+            return await self._answer(
+                lambda: self._create(request, max_tokens=SAMPLED_MAX_TOKENS),
+                lambda message: Outcome(value=sampled_answer(message_text(message), labels),
                                         usage=usage_of(message)),
                 usage_of)
 

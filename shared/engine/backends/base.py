@@ -68,6 +68,16 @@ class Backend(ABC):
         (``Outcome.value`` is a :class:`shared.base.types.LabelAnswer`)."""
         raise NotImplementedError(f"{type(self).__name__} cannot read label probabilities")
 
+    def sample_labels(self, requests: Sequence[JudgeRequest], labels: Sequence[str],
+                      samples: Sequence[int], on_result: ResultCallback) -> None:
+        """For each request, a short answer sampled at temperature 1 and the label it names
+        (``Outcome.value`` a :class:`shared.base.types.LabelAnswer`, ``method`` "sampled": 1.0
+        for the label written, all 0.0 when it names none, ``text`` the answer). ``samples[i]``
+        numbers request ``i``'s sample: where the provider takes a seed, the seed is
+        ``sampling_params("label_samples")["seed"] + samples[i]``, so each sample differs and a
+        rerun asks the same. What G-Eval's ``samples=N`` asks of a judge."""
+        raise NotImplementedError(f"{type(self).__name__} cannot sample answers")
+
     def close(self) -> None:  # noqa: B027 - optional hook
         """Release connections or memory."""
 

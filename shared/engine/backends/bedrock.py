@@ -34,6 +34,7 @@ from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from ...base.types import JudgeRequest, Outcome, TokenUsage
+from ..logprobs import sampled_answer
 from .base import LogprobsUnavailable, ResultCallback
 from .openai_responses import label_written
 from .openai_transport import event_loop
@@ -62,7 +63,7 @@ def usage_of(response: Any) -> TokenUsage:
     prompt = (count("inputTokens") + count("cacheReadInputTokens")
               + count("cacheWriteInputTokens"))
     return TokenUsage(prompt_tokens=prompt, completion_tokens=count("outputTokens"),
-                      cached_prompt_tokens=count("cacheReadInputTokens"),
+                      cached_tokens=count("cacheReadInputTokens"),
                       cache_write_tokens=count("cacheWriteInputTokens"))
 
 
@@ -164,6 +165,9 @@ class BedrockBackend(RemoteBackend):
             return {"temperature": 0, "written": True, "maxTokens": SAMPLED_MAX_TOKENS}
         if operation == "structured":
             return {"temperature": 0, "toolChoice": "tool"}
+        if operation == "label_samples":  # no seed in the Converse API
+            return {"temperature": 1, "topP": 1, "written": True,
+                    "maxTokens": SAMPLED_MAX_TOKENS}
         raise ValueError(f"unknown operation {operation!r}")
 
     # -- operations
@@ -185,6 +189,21 @@ class BedrockBackend(RemoteBackend):
             return await self._answer(
                 lambda: self._converse(request, SAMPLED_MAX_TOKENS),
                 lambda response: Outcome(value=label_written(message_text(response), labels),
+                                         usage=usage_of(response)),
+                usage_of)
+
+        self._run(requests, one, on_result, probe_first=False)
+
+    def sample_labels(self, requests: Sequence[JudgeRequest], labels: Sequence[str],
+                      samples: Sequence[int], on_result: ResultCallback) -> None:
+        """Each answer sampled at temperature 1 (top-p 1); the Converse API takes no seed, so
+        the answers differ by chance, each cached under its number all the same."""
+        labels = tuple(labels)
+
+        async def one(request: JudgeRequest) -> Outcome:
+            return await self._answer(
+                lambda: self._converse(request, SAMPLED_MAX_TOKENS, temperature=1),
+                lambda response: Outcome(value=sampled_answer(message_text(response), labels),
                                          usage=usage_of(response)),
                 usage_of)
 
@@ -214,10 +233,14 @@ class BedrockBackend(RemoteBackend):
 
     # -- the request, its attempts and its errors
 
-    async def _converse(self, request: JudgeRequest, max_tokens: int, **fields: Any) -> Any:
+    async def _converse(self, request: JudgeRequest, max_tokens: int, temperature: float = 0,
+                        **fields: Any) -> Any:
         system, turns = converse_messages(request)
+        settings: dict[str, Any] = {"maxTokens": max_tokens, "temperature": temperature}
+        if temperature:
+            settings["topP"] = 1
         call = partial(self._client.converse, modelId=self.model, messages=turns,
-                       inferenceConfig={"maxTokens": max_tokens, "temperature": 0}, **fields)
+                       inferenceConfig=settings, **fields)
         if system:
             call = partial(call, system=system)
         return await asyncio.get_running_loop().run_in_executor(self._pool, call)

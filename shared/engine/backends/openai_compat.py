@@ -19,7 +19,7 @@ from typing import Any
 
 from ...base.types import JudgeRequest, LabelAnswer, Outcome, TokenUsage, YesNoAnswer
 from ..config import PROVIDERS, JudgeConfig
-from ..logprobs import LABEL_TOP_LOGPROBS, label_mass
+from ..logprobs import LABEL_TOP_LOGPROBS, label_mass, sampled_answer
 from .base import LogprobsUnavailable, ResultCallback
 from .openai_responses import (
     MalformedResponse,
@@ -108,6 +108,8 @@ class OpenAICompatBackend(RemoteBackend):
             params.update({"logprobs": True, self.max_tokens_field: 1, "top_logprobs": top})
         elif operation == "structured":
             params["response_format"] = self.response_format
+        elif operation == "label_samples":
+            params.update({"temperature": 1, self.max_tokens_field: SAMPLED_MAX_TOKENS})
         else:
             raise ValueError(f"unknown operation {operation!r}")
         return params
@@ -169,7 +171,12 @@ class OpenAICompatBackend(RemoteBackend):
                 return None
             if isinstance(got, Outcome):
                 return got
-            return Outcome(value=LabelAnswer(label_mass(got[0], labels)), usage=got[1])
+            try:
+                mass = label_mass(got[0], labels)
+            except (TypeError, ValueError) as exc:  # e.g. a log-probability above 0
+                return Outcome(error=self._redact(f"unusable answer from {self.host}: {exc}"),
+                               usage=got[1])
+            return Outcome(value=LabelAnswer(mass), usage=got[1])
 
         async def write(request: JudgeRequest) -> Outcome:
             return await self._answer(
@@ -184,6 +191,22 @@ class OpenAICompatBackend(RemoteBackend):
 
         self._run(requests, one, on_result, probe_first=not self._logprobs_seen,
                   probe_until=lambda: self._logprobs_seen or self._logprobs_missing)
+
+    def sample_labels(self, requests: Sequence[JudgeRequest], labels: Sequence[str],
+                      samples: Sequence[int], on_result: ResultCallback) -> None:
+        base = self.sampling_params("label_samples")
+
+        def read(response: Any) -> Outcome:
+            return Outcome(value=sampled_answer(message_text(response), labels),
+                           usage=usage_of(response))
+
+        async def one(job: tuple[JudgeRequest, int]) -> Outcome:
+            request, sample = job
+            params = {**base, "seed": base["seed"] + sample} if "seed" in base else base
+            return await self._answer(lambda: self._create(request, params), read, usage_of)
+
+        jobs = list(zip(requests, samples, strict=True))
+        self._run(jobs, one, on_result, probe_first=False)  # type: ignore[arg-type]
 
     def structured(self, requests: Sequence[JudgeRequest], json_schema: dict[str, Any],
                    max_tokens: int, on_result: ResultCallback) -> None:

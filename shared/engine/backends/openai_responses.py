@@ -21,7 +21,7 @@ def usage_of(response: Any) -> TokenUsage:
     return TokenUsage(
         prompt_tokens=int(getattr(usage, "prompt_tokens", 0) or 0),
         completion_tokens=int(getattr(usage, "completion_tokens", 0) or 0),
-        cached_prompt_tokens=int(cached or 0) if isinstance(cached, int) else 0,
+        cached_tokens=int(cached or 0) if isinstance(cached, int) else 0,
     )
 
 
@@ -119,15 +119,14 @@ def is_strict_compatible(schema: Any) -> bool:
 
 def written_label(response: Any, labels: list[str] | tuple[str, ...]) -> LabelAnswer:
     """The label a model without log-probabilities wrote (probability 1.0, ``method``
-    "sampled"); :class:`MalformedResponse` when its answer names none of ``labels``."""
+    "sampled"); see :func:`label_written`."""
     return label_written(message_text(response), labels)
 
 
 def label_written(text: str, labels: list[str] | tuple[str, ...]) -> LabelAnswer:
     """The label a judge's written answer ``text`` names (probability 1.0, ``method``
-    "sampled"), whatever the protocol; :class:`MalformedResponse` when it names none of
-    ``labels``."""
+    "sampled", read by :func:`shared.engine.logprobs.sampled_label`), whatever the protocol;
+    an answer naming none of ``labels`` gives every label 0.0, an answer the judge runner
+    refuses (cached like any refused answer, asked again with ``retry_unmeasured``)."""
     label = sampled_label(text, labels)
-    if label is None:
-        raise MalformedResponse(f"the judge wrote none of {', '.join(labels)}: {text[:80]!r}")
     return LabelAnswer({k: float(k == label) for k in labels}, "sampled", text)

@@ -275,6 +275,21 @@ PROVIDERS: dict[str, Provider] = {
     "vllm": Provider(
         _OPENAI_COMPATIBLE, "vLLM", _SELF_HOSTED, "http://localhost:8000/v1",
         ("VLLM_API_KEY",), needs_key=False),
+    # Gemini API generateContent: responseJsonSchema; responseLogprobs with logprobs 0-20;
+    # implicit context caching. The SDK reads GOOGLE_API_KEY too. Prices: Google's list
+    # prices (standard tier, prompts up to 200k tokens) as published in November 2026.
+    "gemini": Provider(
+        "gemini:GeminiBackend", "Google Gemini",
+        Capabilities(structured="response_json_schema", logprobs=True, top_logprobs=20,
+                     seed=True, batch=None, prompt_caching="implicit",
+                     max_tokens_field="maxOutputTokens"),
+        "https://generativelanguage.googleapis.com", ("GEMINI_API_KEY", "GOOGLE_API_KEY"),
+        "gemini-3.5-flash",
+        {"gemini-3.5-flash": _P(1.50, 9.00, 0.15),
+         "gemini-3-flash-preview": _P(0.50, 3.00, 0.05),
+         "gemini-3.1-flash-lite": _P(0.25, 1.50),
+         "gemini-3.1-pro-preview": _P(2.00, 12.00, 0.20)},
+        extra="gemini", sdk="google.genai"),
 }
 
 

@@ -15,7 +15,8 @@ from typing import Any
 from ...base.types import Outcome
 from ...base.validation import InputError, InputTypeError
 from ...engine import grounding, prompts
-from ...engine.logprobs import renormalised
+from ...engine.call_batch import INVALID
+from ...engine.logprobs import NO_LABEL_WHERE, merged_probability, renormalised
 from ..scoring import Preference
 from .base import failed_step, is_dry_run, object_schema, token_limit
 from .verdicts import as_json_list
@@ -84,6 +85,10 @@ def rubric(name: str, value: Any) -> dict[int, str] | None:
         if not isinstance(text, str) or not text.strip():
             raise InputError(name, None, f"the description of {key!r} must be a non-empty "
                              "string")
+        if score in checked:
+            first = next(k for k in value if str(k).strip() == str(score) or k == score)
+            raise InputError(name, None, f"keys {first!r} and {key!r} are both the score "
+                             f"{score}: give each score once")
         checked[score] = text.strip()
     return checked
 
@@ -139,6 +144,7 @@ class Reading:
     probabilities: dict[str, float]
     method: str
     mass: float
+    samples: tuple[str | None, ...] | None = None  # samples=N: the label of each answer
 
 
 def read_labels(outcome: Outcome, desc: str) -> Outcome:
@@ -146,19 +152,54 @@ def read_labels(outcome: Outcome, desc: str) -> Outcome:
     if not outcome.ok:
         return failed_step(desc, outcome.error)
     answer = outcome.value
-    distribution = renormalised(answer.probabilities)
+    try:
+        distribution = renormalised(answer.probabilities)
+    except ValueError as exc:  # the judge runner refuses these first; never raised out
+        return failed_step(desc, f"{INVALID}: {exc}")
     if distribution is None:
-        return failed_step(desc, f"none of {', '.join(answer.probabilities)} among the judge's "
-                           "most likely next tokens")
-    return Outcome(Reading(distribution, answer.method, math.fsum(answer.probabilities.values())))
+        return failed_step(desc, f"{INVALID}: no label: none of "
+                           f"{', '.join(answer.probabilities)} {NO_LABEL_WHERE}")
+    mass = min(1.0, math.fsum(merged_probability(p) for p in answer.probabilities.values()))
+    return Outcome(Reading(distribution, answer.method, mass))
+
+
+def read_samples(outcomes: Sequence[Outcome], desc: str) -> Outcome:
+    """A :class:`Reading` of one sample's ``Judge.label_samples`` answers: the share of the
+    answers naming each label, over the answers that name one (``method`` "sampled",
+    ``samples`` each answer's label, ``None`` where it names none); the failed step when no
+    answer names a label."""
+    labels: list[str | None] = []
+    for outcome in outcomes:
+        if not outcome.ok:
+            return failed_step(desc, outcome.error)
+        named = [k for k, p in outcome.value.probabilities.items() if p > 0]
+        labels.append(named[0] if named else None)
+    counted = [label for label in labels if label is not None]
+    if not counted:
+        written = "; ".join(repr((o.value.text or "")[:40]) for o in outcomes[:3])
+        return failed_step(desc, f"none of the {len(outcomes)} sampled answers names a score "
+                           f"(e.g. {written})")
+    scale = list(outcomes[0].value.probabilities)
+    distribution = {k: counted.count(k) / len(counted) for k in scale}
+    return Outcome(Reading(distribution, "sampled", 1.0, tuple(labels)))
 
 
 def rate(judge: Any, criteria: Criteria, predictions: Sequence[str],
-         materials: Sequence[Mapping[str, str | None]]) -> list[Outcome]:
-    """G-Eval: per sample, the :class:`Reading` of the scale's score labels."""
+         materials: Sequence[Mapping[str, str | None]],
+         samples: int | None = None) -> list[Outcome]:
+    """G-Eval: per sample, the :class:`Reading` of the scale's score labels: from the first
+    answer token's probabilities, or with ``samples`` the empirical distribution of that many
+    answers sampled at temperature 1 (:func:`read_samples`)."""
     requests = [prompts.g_eval_request(criteria.text, criteria.steps, criteria.rubric,
                                        criteria.low, criteria.high, prediction, **shown)
                 for prediction, shown in zip(predictions, materials, strict=True)]
+    if samples:
+        if not judge.can_sample():
+            raise InputError("samples", None, "needs a judge that samples its answers at "
+                             f"temperature 1; provider={judge.config.provider!r} does not (a "
+                             "judge with log-probabilities needs no samples: leave it unset)")
+        answers = judge.label_samples(requests, criteria.labels, samples, desc="g_eval")
+        return [read_samples(outcomes, "g_eval") for outcomes in answers]
     outcomes = judge.label_probabilities(requests, criteria.labels, desc="g_eval")
     return [read_labels(outcome, "g_eval") for outcome in outcomes]
 

@@ -7,7 +7,7 @@
   var byId = {};
   rows.forEach(function (r) { byId[r.id] = r; });
   var PAGE = 50;
-  var state = { sort: null, desc: false, filter: "", unmeasured: false, page: 0 };
+  var state = { sort: null, desc: false, filter: "", unmeasured: false, disagree: false, page: 0 };
 
   function el(tag, text, cls) {
     var e = document.createElement(tag);
@@ -34,6 +34,7 @@
     var needle = state.filter.toLowerCase();
     var out = rows.filter(function (r) {
       if (state.unmeasured && !r.u) { return false; }
+      if (state.disagree && !r.h) { return false; }
       if (!needle) { return true; }
       return columns.some(function (c) { return show(r.c[c.key]).toLowerCase().indexOf(needle) >= 0; });
     });
@@ -51,7 +52,8 @@
     list.slice(state.page * PAGE, (state.page + 1) * PAGE).forEach(function (r) {
       var tr = el("tr");
       tr.dataset.row = r.id;
-      if (r.u) { tr.className = "unmeasured"; }
+      if (r.u) { tr.classList.add("unmeasured"); }
+      if (r.h) { tr.classList.add("disagree"); }  // the judges of a panel disagree most here
       columns.forEach(function (c) {
         tr.appendChild(el("td", cut(show(r.c[c.key]), 120), c.num ? "num" : null));
       });
@@ -113,6 +115,8 @@
     });
     var only = document.getElementById("rows-unmeasured");
     if (only) { only.addEventListener("change", function (e) { state.unmeasured = e.target.checked; state.page = 0; render(); }); }
+    var split = document.getElementById("rows-disagree");
+    if (split) { split.addEventListener("change", function (e) { state.disagree = e.target.checked; state.page = 0; render(); }); }
     document.getElementById("rows-prev").addEventListener("click", function () { state.page = Math.max(0, state.page - 1); render(); });
     document.getElementById("rows-next").addEventListener("click", function () { state.page += 1; render(); });
     render();

@@ -1,0 +1,170 @@
+"""``python -m shared calibrate``: a metric's scores on every row and human labels on some,
+turned into the corrected mean label with its interval (docs/CALIBRATION.md).
+
+The subparser and its runner; :mod:`shared.cli.main` registers them. Scoring goes through the
+path ``agree`` takes (``shared.analysis.labelled_runs``: call cache, progress, resume), the
+statistics through ``shared.analysis.calibrate``. Exit codes as ``score``: 0 done, 2 a usage or
+input error in one line.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Any
+
+from ..base.errors import UserInputError
+from ..runs import files
+
+
+def add_parser(commands: Any) -> argparse.ArgumentParser:
+    from .common import (
+        add_csv_raw_argument,
+        add_embedding_arguments,
+        add_judge_arguments,
+        add_option_argument,
+    )
+
+    calibrate = commands.add_parser(
+        "calibrate",
+        help="the corrected mean label from a few human labels and the metric's scores on "
+        "every row (prediction-powered, with a valid interval), and a calibration map",
+        description=(
+            "Score every row of INPUT with one metric. The rows with a label in --label (blank "
+            "or null on the others) correct the metric's mean: the prediction-powered (PPI++) "
+            "estimate of the mean label over every row, with its interval, beside the labels "
+            "alone and the metric alone; and a map from score to P(label), isotonic or Platt, "
+            "chosen by cross-validation, with ECE and Brier before and after. The labelled "
+            "rows must be a uniformly random sample (--suggest N picks them)."
+        ),
+    )
+    calibrate.add_argument("input", metavar="INPUT",
+                           help=".jsonl, .csv, .parquet, or a folder saved with "
+                           "Dataset.save_to_disk")
+    calibrate.add_argument("--metric", "-m", metavar="NAME", help="one metric name")
+    calibrate.add_argument("--label", metavar="COLUMN",
+                           help="the column of human labels (0/1 or booleans, or numeric "
+                           "ratings), blank or null on the unlabelled rows")
+    calibrate.add_argument("--column", action="append", default=[], metavar="INPUT=COLUMN",
+                           help="use dataset column COLUMN as the metric's input column INPUT "
+                           "(repeatable)")
+    calibrate.add_argument("--score-key", metavar="KEY",
+                           help="which of the metric's scores (default: its first)")
+    calibrate.add_argument("--alpha", type=float, default=0.05, metavar="A",
+                           help="the interval is 1 - A (default 0.05: 95%%)")
+    calibrate.add_argument("--label-range", metavar="LOW:HIGH",
+                           help="ratings' scale (e.g. 1:5), mapped onto the scores' 0..1 "
+                           "(default: labels within 0..1 as they are, others by the lowest and "
+                           "highest label present)")
+    calibrate.add_argument("--seed", type=int, default=0, metavar="S",
+                           help="seed of --suggest and of the cross-validation folds (default 0)")
+    calibrate.add_argument("--suggest", type=int, metavar="N",
+                           help="print N row ids to label, drawn uniformly at random (seeded) "
+                           "from the rows without a label, and stop (nothing is scored)")
+    calibrate.add_argument("--json", metavar="REPORT", help="also write the report as JSON")
+    calibrate.add_argument("--html", metavar="REPORT",
+                           help="also write a self-contained HTML report (opens offline)")
+    calibrate.add_argument("--save-calibration", metavar="FILE",
+                           help="write the calibration map (JSON), for `score --calibration`")
+    calibrate.add_argument("--out", "-o", metavar="SCORED",
+                           help="also write the scored rows (.jsonl, .csv or .parquet)")
+    add_csv_raw_argument(calibrate)
+    add_judge_arguments(calibrate)
+    add_option_argument(calibrate)
+    add_embedding_arguments(calibrate)
+    calibrate.add_argument("--chunk-size", type=int, metavar="N",
+                           help="rows per compute call (default as in score)")
+    calibrate.add_argument("--quiet", "-q", action="store_true", help="no progress bars")
+    return calibrate
+
+
+def run(args: argparse.Namespace) -> int:
+    from ..analysis.calibrate import calibrate, report_table, suggest_rows
+    from ..runs.batch import check_metric_names
+    from .common import (
+        check_judge_options,
+        judge_options,
+        parse_columns,
+        parse_metric_options,
+        quiet_libraries,
+        scoring_errors,
+        write_json,
+    )
+
+    files.check_input_path(Path(args.input))
+    if args.suggest is not None:
+        quiet_libraries()
+        dataset = files.read_input(Path(args.input))
+        with scoring_errors():
+            for row in suggest_rows(dataset, args.suggest, seed=args.seed, label=args.label):
+                print(row)
+        return 0
+    for flag, value in (("--metric", args.metric), ("--label", args.label)):
+        if not value:
+            raise UserInputError(f"{flag} is required (unless --suggest N)")
+    if args.metric == "all":
+        raise UserInputError("calibrate takes one metric, not 'all'")
+    check_metric_names([args.metric])
+    if not 0 < args.alpha < 1:
+        raise UserInputError(f"--alpha must be in (0, 1), got {args.alpha}")
+    if args.chunk_size is not None and args.chunk_size < 1:
+        raise UserInputError(f"--chunk-size must be >= 1, got {args.chunk_size}")
+    if args.dry_run:
+        raise UserInputError("calibrate cannot dry-run: use `score --dry-run`")
+    label_range = _label_range(args.label_range)
+    columns = parse_columns(args.column)
+    outputs = {"--out": args.out, "--json": args.json, "--html": args.html,
+               "--save-calibration": args.save_calibration}
+    for option, value in outputs.items():
+        if value and option != "--out":
+            files.check_writable_file(Path(value), option)
+    if args.out:
+        files.check_output_path(Path(args.out))
+    files.check_output_paths({"INPUT": args.input}, outputs)
+    quiet_libraries()
+    dataset = files.read_input(Path(args.input))
+    metric_options = parse_metric_options(args.option, [args.metric])
+    options = judge_options(args)
+    options.pop("dry_run", None)
+    check_judge_options(options)
+    with scoring_errors():
+        scored, report = calibrate(
+            dataset, args.metric, args.label, alpha=args.alpha, seed=args.seed,
+            label_range=label_range, columns=columns, score_key=args.score_key,
+            chunk_size=args.chunk_size, metric_options=metric_options.get(args.metric),
+            show_progress=not args.quiet, **options)
+    print(report_table(report))
+    if args.out:
+        files.write_output(scored, Path(args.out), csv_raw=args.csv_raw)
+        print(f"wrote {args.out} ({len(scored):,} rows)", file=sys.stderr)
+    if args.save_calibration:
+        from ..analysis.calibration import save_map
+
+        save_map(args.save_calibration, report["calibration"], metric=args.metric,
+                 score_key=report["score_key"], column=report["column"], label=args.label,
+                 label_range=report["label_range"])
+        print(f"wrote {args.save_calibration}", file=sys.stderr)
+    if args.json:
+        write_json(report, Path(args.json))
+        print(f"wrote {args.json}", file=sys.stderr)
+    if args.html:
+        from ..analysis.report import write_calibration_html
+
+        write_calibration_html(report, args.html)
+        print(f"wrote {args.html}", file=sys.stderr)
+    return 0
+
+
+def _label_range(text: str | None) -> tuple[float, float] | None:
+    if text is None:
+        return None
+    low, sep, high = text.partition(":")
+    try:
+        bounds = (float(low), float(high))
+    except ValueError:
+        bounds = None
+    if not sep or bounds is None or not bounds[0] < bounds[1]:
+        raise UserInputError(f"--label-range {text!r}: expected LOW:HIGH with LOW < HIGH, "
+                              "e.g. 1:5")
+    return bounds

@@ -1,0 +1,104 @@
+"""The demo's "Calibrate" tab: an uploaded output of ``score`` whose label column is filled on
+some rows in, the three estimates of the mean label (prediction-powered, labels alone, judge
+only) and the HTML report out (``shared.analysis.calibrate``, docs/CALIBRATION.md). Reports
+go to temporary folders as the Compare tab's do (one per session, removed with it)."""
+
+from __future__ import annotations
+
+import html
+from pathlib import Path
+from typing import Any
+
+from .compare_tab import new_report_folder, remove_report_folder
+
+TABLE_COLUMNS = ["estimate", "mean label", "95% interval"]
+
+
+def estimates_frame(report: dict[str, Any]) -> Any:
+    """The three estimates as the tab's table."""
+    import pandas as pd
+
+    from ..analysis.report.calibration_report import estimate_rows
+
+    rows = [[r["name"], f"{r['value']:.4f}",
+             "-" if r["low"] is None else f"[{r['low']:.4f}, {r['high']:.4f}]"]
+            for r in estimate_rows(report)]
+    return pd.DataFrame(rows, columns=TABLE_COLUMNS)
+
+
+def handle(file: Any, score_column: str | None, label_column: str | None,
+           folder: str | Path | None = None) -> tuple[str, Any, str | None]:
+    """(status HTML, the three estimates, path of the HTML report or None)."""
+    import pandas as pd
+
+    from ..analysis.calibrate import calibration_report
+    from ..analysis.comparison import load_run, score_columns
+    from ..analysis.labels import LabelError
+    from ..analysis.report import write_calibration_html
+    from ..base.errors import UserInputError
+
+    empty = pd.DataFrame(columns=TABLE_COLUMNS)
+    if not file:
+        return _status("Upload an output of `score` with a label column filled on some rows.",
+                       "warning"), empty, None
+    path = Path(getattr(file, "name", file))
+    label = (label_column or "").strip() or "label"
+    try:
+        frame = load_run(path, "the upload")
+        column = (score_column or "").strip() or next(iter(score_columns(frame.columns)), "")
+        for name, what in ((column, "score"), (label, "label")):
+            if not name or name not in frame.columns:
+                raise UserInputError(f"no {what} column {name!r} in the upload (its columns: "
+                                      f"{', '.join(map(str, frame.columns))})")
+        report = calibration_report(frame[column].tolist(), frame[label].tolist(), label=label)
+    except (UserInputError, LabelError) as error:
+        return _status(str(error).replace(str(path), path.name), "error"), empty, None
+    report.update(metric=column, score_key=column, label=label)
+    target = Path(folder or new_report_folder()) / "calibration.html"
+    write_calibration_html(report, target)
+    gain = report["sample_size_gain"]
+    message = (f"{column} against {label}: {report['n_labelled']} labelled rows, "
+               f"{report['n_unlabelled']} unlabelled, {report['unmeasured']} unmeasured (left "
+               "out). The prediction-powered interval is valid if the labelled rows are a "
+               "uniformly random sample"
+               + (f"; the scores are worth {gain:.2f}x the labels." if gain else "."))
+    return _status(message, "ok"), estimates_frame(report), str(target)
+
+
+def handle_in_session(file: Any, score_column: str | None, label_column: str | None,
+                      previous: str | None) -> tuple[str, Any, str | None, str | None]:
+    """The Calibrate button: :func:`handle`, after removing the session's previous report."""
+    remove_report_folder(previous)
+    status, table, report = handle(file, score_column, label_column)
+    return status, table, report, report
+
+
+def _status(message: str, level: str) -> str:
+    return f'<div class="jm-status jm-{level}">{html.escape(message)}</div>'
+
+
+def build_calibrate_tab() -> dict[str, Any]:
+    """The tab's components, inside the current ``gr.Blocks`` (returned by name for tests)."""
+    import gradio as gr
+
+    gr.Markdown("Correct a metric's mean with a few human labels: upload an output of "
+                "`python -m shared score` with a label column filled on a uniformly random "
+                "sample of rows (blank on the others). See docs/CALIBRATION.md.")
+    file = gr.File(label="scored rows (.jsonl, .csv or .parquet)",
+                   file_types=[".jsonl", ".csv", ".parquet"], type="filepath",
+                   elem_id="calibrate-file")
+    with gr.Row():
+        score = gr.Textbox(label="score column (default: the first the file holds)",
+                           elem_id="calibrate-score")
+        label = gr.Textbox(label="label column", value="label", elem_id="calibrate-label")
+    button = gr.Button("Calibrate", variant="primary", elem_id="calibrate-run")
+    status = gr.HTML(elem_id="calibrate-status")
+    table = gr.Dataframe(headers=TABLE_COLUMNS, interactive=False, elem_id="calibrate-table")
+    report = gr.File(label="HTML report (self-contained; opens offline)",
+                     elem_id="calibrate-report")
+    last_report = gr.State(None, delete_callback=remove_report_folder)
+    button.click(handle_in_session, inputs=[file, score, label, last_report],
+                 outputs=[status, table, report, last_report], api_visibility="private",
+                 concurrency_limit=1)
+    return {"file": file, "score": score, "label": label, "run": button, "status": status,
+            "table": table, "report": report, "last_report": last_report}

@@ -1,0 +1,320 @@
+"""Judge backend for the Gemini API (``models.generateContent``), through Google's ``google-genai``
+SDK (the ``gemini`` extra).
+
+Requests go to ``{base_url}/v1beta/models/{model}:generateContent`` with the key in the
+``x-goog-api-key`` header. Structured answers are constrained by ``responseJsonSchema`` with
+``responseMimeType: application/json``; first-token log-probabilities come from
+``responseLogprobs`` and ``logprobs`` (``logprobsResult.topCandidates[0].candidates``), so
+Yes/No scoring (l3score) and label probabilities (g_eval, pairwise) work as on an OpenAI-
+compatible server. Temperature 0 with a fixed ``seed``. Token usage from ``usageMetadata``
+(cached prompt tokens apart, thinking tokens as answer tokens).
+
+Retries: 408, 429 ``RESOURCE_EXHAUSTED``, 5xx, connection failures and time-outs are asked
+again up to ``max_retries`` times, after the wait the refusal names (a ``Retry-After`` header or
+the ``RetryInfo`` ``retryDelay`` of the error body, at most :data:`MAX_RETRY_DELAY`), else after
+an exponential back-off. The SDK's own ``HttpRetryOptions`` are left off: their wait is a fixed
+exponential schedule that ignores both signals. The concurrency bound, the dead judge and the
+redaction of every reason are :class:`~.remote.RemoteBackend`'s.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+from ...base.types import JudgeRequest, LabelAnswer, Outcome, TokenUsage, YesNoAnswer
+from ..logprobs import LABEL_TOP_LOGPROBS, label_mass, sampled_answer
+from .base import LogprobsUnavailable, ResultCallback
+from .gemini_responses import (
+    MAX_RETRY_DELAY,
+    MAX_TOP_LOGPROBS,
+    RETRIED_STATUSES,
+    SDK_FIELDS,
+    answer_text,
+    backoff,
+    enforces,
+    first_token_top_logprobs,
+    mentions_logprobs,
+    no_logprobs_message,
+    server_delay,
+    usage_of,
+)
+from .openai_transport import event_loop, http_client
+from .remote import MalformedResponse, RemoteBackend
+
+if TYPE_CHECKING:
+    from ..config import JudgeConfig
+
+SEED = 1234
+#: Models whose name holds this (Gemini's Flash and Flash-Lite models, the default among them)
+#: are asked for minimal thinking (``thinkingConfig.thinkingLevel``): a judge's one-token or
+#: short JSON answer needs none, and on Gemini 3 models thought tokens count against
+#: ``maxOutputTokens``, so a one-token read would be spent thinking. Pro models cannot think
+#: that little; their thoughts share the answer's token limit.
+MINIMAL_THINKING = "flash"
+API_VERSION = "v1beta"
+#: Answer tokens of a label written instead of read (no log-probabilities, or sampled).
+SAMPLED_MAX_TOKENS = 16
+
+
+def _sdk() -> tuple[Any, Any]:
+    try:
+        from google import genai
+        from google.genai import types
+    except ImportError:
+        raise ImportError("provider='gemini' needs the google.genai SDK: pip install "
+                          "'judge-metrics[gemini]'") from None
+    return genai, types
+
+
+class GeminiBackend(RemoteBackend):
+    """A judge behind the Gemini API."""
+
+    kind = "gemini-generate-content"  # the protocol (a call-cache key part)
+    constrained = True
+
+    def __init__(self, config: JudgeConfig) -> None:
+        import httpx
+
+        genai, self._types = _sdk()
+        super().__init__(config, config.resolved_base_url())
+        self._api_key = config.resolved_api_key() or ""
+        options: dict[str, Any] = {
+            "api_version": API_VERSION, "timeout": int(self.timeout * 1000),
+            "httpx_async_client": http_client(self.timeout, self._liveness, httpx.AsyncClient)}
+        if self.base_url:
+            options["base_url"] = self.base_url
+        self._client = genai.Client(api_key=self._api_key,
+                                    http_options=self._types.HttpOptions(**options))
+        self._logprobs_seen = False
+        self._logprobs_missing = False  # label requests: the model gave none, write the label
+
+    def __repr__(self) -> str:
+        return f"GeminiBackend(model={self.model!r}, host={self.host!r})"
+
+    # -- configuration
+
+    def uses_api_key(self, api_key: str | None) -> bool:
+        import hmac
+
+        return hmac.compare_digest(self._api_key.encode("utf-8"),
+                                   (api_key or "").encode("utf-8"))
+
+    def sampling_params(self, operation: str) -> dict[str, Any]:
+        """The ``generationConfig`` of ``operation`` (Gemini's field names), the schema and
+        the top-k of a Yes/No reading aside."""
+        params: dict[str, Any] = {"temperature": 0, "topP": 1, "seed": SEED}
+        if MINIMAL_THINKING in self.model.lower():
+            params["thinkingConfig"] = {"thinkingLevel": "MINIMAL"}
+        if operation == "yes_no":
+            params.update({"responseLogprobs": True, "maxOutputTokens": 1})
+        elif operation == "labels":
+            params.update({"responseLogprobs": True, "maxOutputTokens": 1,
+                           "logprobs": min(LABEL_TOP_LOGPROBS, MAX_TOP_LOGPROBS)})
+        elif operation == "structured":
+            params["responseMimeType"] = "application/json"
+        elif operation == "label_samples":
+            params.update({"temperature": 1, "maxOutputTokens": SAMPLED_MAX_TOKENS})
+        else:
+            raise ValueError(f"unknown operation {operation!r}")
+        return params
+
+    # -- operations
+
+    def yes_no(self, requests: Sequence[JudgeRequest], top_k: int,
+               on_result: ResultCallback) -> None:
+        if isinstance(top_k, bool) or not isinstance(top_k, int) or not 1 <= top_k <= \
+                MAX_TOP_LOGPROBS:
+            raise ValueError(f"top_k must be an int from 1 to {MAX_TOP_LOGPROBS} (the most "
+                             f"the Gemini API returns), got {top_k!r}")
+        params = {**self.sampling_params("yes_no"), "logprobs": top_k}
+
+        async def one(request: JudgeRequest) -> Outcome:
+            read = await self._top_logprobs(request, params)
+            if isinstance(read, Outcome):
+                return read
+            return Outcome(value=YesNoAnswer(top=read[0]), usage=read[1])
+
+        self._run(requests, one, on_result, probe_first=not self._logprobs_seen,
+                  probe_until=lambda: self._logprobs_seen)
+
+    def label_probabilities(self, requests: Sequence[JudgeRequest], labels: Sequence[str],
+                            on_result: ResultCallback) -> None:
+        """Each label's probability in the first token's top-20 list; from a model that has
+        never returned log-probabilities, the label its short written answer names (1.0,
+        ``method`` "sampled")."""
+        params = self.sampling_params("labels")
+        written = {k: v for k, v in params.items() if k not in ("responseLogprobs", "logprobs")}
+        written["maxOutputTokens"] = SAMPLED_MAX_TOKENS
+
+        async def read(request: JudgeRequest) -> Outcome | None:
+            try:
+                got = await self._top_logprobs(request, params)
+            except LogprobsUnavailable:  # the model never gave them: it writes its label
+                self._logprobs_missing = True
+                return None
+            if isinstance(got, Outcome):
+                return got
+            return Outcome(value=LabelAnswer(label_mass(got[0], labels)), usage=got[1])
+
+        def label(response: Any) -> Outcome:
+            answer = sampled_answer(answer_text(response), labels)
+            if not any(answer.probabilities.values()):
+                raise MalformedResponse(f"the judge wrote none of {', '.join(labels)}: "
+                                        f"{(answer.text or '')[:80]!r}")
+            return Outcome(value=answer, usage=usage_of(response))
+
+        async def one(request: JudgeRequest) -> Outcome:
+            outcome = None if self._logprobs_missing else await read(request)
+            if outcome is not None:
+                return outcome
+            return await self._answer(lambda: self._generate(request, written), label, usage_of)
+
+        self._run(requests, one, on_result, probe_first=not self._logprobs_seen,
+                  probe_until=lambda: self._logprobs_seen or self._logprobs_missing)
+
+    def sample_labels(self, requests: Sequence[JudgeRequest], labels: Sequence[str],
+                      samples: Sequence[int], on_result: ResultCallback) -> None:
+        base = self.sampling_params("label_samples")
+
+        def read(response: Any) -> Outcome:
+            return Outcome(value=sampled_answer(answer_text(response), labels),
+                           usage=usage_of(response))
+
+        async def one(job: tuple[JudgeRequest, int]) -> Outcome:
+            request, sample = job
+            params = {**base, "seed": base["seed"] + sample}
+            return await self._answer(lambda: self._generate(request, params), read, usage_of)
+
+        jobs = list(zip(requests, samples, strict=True))
+        self._run(jobs, one, on_result, probe_first=False)  # type: ignore[arg-type]
+
+    def structured(self, requests: Sequence[JudgeRequest], json_schema: dict[str, Any],
+                   max_tokens: int, on_result: ResultCallback) -> None:
+        params = {**self.sampling_params("structured"), "maxOutputTokens": max_tokens,
+                  "responseJsonSchema": json_schema}
+        constrained = enforces(json_schema)
+
+        def read(response: Any) -> Outcome:
+            return Outcome(value=answer_text(response), usage=usage_of(response),
+                           constrained=constrained)
+
+        async def one(request: JudgeRequest) -> Outcome:
+            return await self._answer(lambda: self._generate(request, params), read, usage_of)
+
+        self._run(requests, one, on_result, probe_first=False)
+
+    def close(self) -> None:
+        client = self._client
+        try:
+            event_loop().submit(client.aio.aclose()).result(timeout=5)
+        except Exception:  # closing is best effort
+            pass
+
+    # -- plumbing
+
+    async def _top_logprobs(self, request: JudgeRequest, params: dict[str, Any]
+                            ) -> tuple[list[tuple[str, float]], TokenUsage] | Outcome:
+        """The first answer token's top log-probabilities and the usage, or the failed
+        ``Outcome``. Raises :class:`LogprobsUnavailable` while the model has never given them."""
+        response = None
+        try:
+            response = await self._generate(request, params)
+            top = first_token_top_logprobs(response, self.model, self.host)
+        except LogprobsUnavailable as exc:
+            if not self._logprobs_seen:  # the model never gave them: a configuration error
+                raise
+            return Outcome(error=self._redact(
+                f"no log-probabilities in this answer from {self.host} (the model returned "
+                f"them for earlier requests); not scored: {str(exc).split(';')[0]}"),
+                usage=usage_of(response))
+        except MalformedResponse as exc:
+            return self._unusable(exc, usage_of(response))
+        except Exception as exc:
+            return Outcome(error=self.reason(exc))
+        self._logprobs_seen = True
+        return top, usage_of(response)
+
+    def _contents(self, request: JudgeRequest) -> tuple[list[Any], str | None]:
+        """The request's turns as Gemini ``contents`` (assistant turns are ``model``), its
+        system messages as the ``systemInstruction``."""
+        types = self._types
+        system = [text for role, text in request.messages if role == "system"]
+        contents = [types.Content(role="model" if role == "assistant" else "user",
+                                  parts=[types.Part(text=text)])
+                    for role, text in request.messages if role != "system"]
+        return contents, "\n\n".join(system) if system else None
+
+    async def _generate(self, request: JudgeRequest, params: dict[str, Any]) -> Any:
+        """One ``generateContent`` call with ``params`` as its ``generationConfig``, asked again
+        on a refusal or fault worth retrying (module docstring)."""
+        from google.genai import errors
+
+        contents, system = self._contents(request)
+        fields = {SDK_FIELDS[name]: value for name, value in params.items()
+                  if name != "thinkingConfig"}
+        if "thinkingConfig" in params:
+            fields["thinking_config"] = self._types.ThinkingConfig(
+                thinking_level=params["thinkingConfig"]["thinkingLevel"])
+        config = self._types.GenerateContentConfig(system_instruction=system, **fields)
+        for attempt in itertools.count():
+            try:
+                return await self._client.aio.models.generate_content(
+                    model=self.model, contents=contents, config=config)
+            except errors.APIError as exc:
+                if exc.code == 400 and params.get("responseLogprobs") and mentions_logprobs(exc):
+                    raise LogprobsUnavailable(
+                        f"{no_logprobs_message(self.model, self.host)} (the server said: "
+                        f"{self._redact(str(exc.message))})") from None
+                delay = self._retry_delay(exc, attempt)
+                if delay is None:
+                    raise
+            except Exception as exc:
+                delay = self._retry_delay(exc, attempt)
+                if delay is None:
+                    raise
+            await asyncio.sleep(delay)
+        raise AssertionError("unreachable")
+
+    def _retry_delay(self, exc: Exception, attempt: int) -> float | None:
+        """How long to wait before asking again after ``exc`` on ``attempt`` (0-based), or
+        ``None``: do not ask again."""
+        import httpx
+        from google.genai import errors
+
+        if attempt >= self.max_retries or self._liveness.dead:
+            return None
+        if isinstance(exc, errors.APIError):
+            if exc.code not in RETRIED_STATUSES:
+                return None
+            named = server_delay(exc)
+            if named is not None:
+                return named if named <= MAX_RETRY_DELAY else None
+            return backoff(attempt)
+        if isinstance(exc, (httpx.TimeoutException, httpx.TransportError)):
+            return backoff(attempt)
+        return None
+
+    def secrets(self) -> list[str]:
+        return [self._api_key]
+
+    def reason(self, exc: BaseException) -> str:
+        """A readable, key-free reason for a failed request."""
+        import httpx
+        from google.genai import errors
+
+        tries = f"{self.max_retries + 1} attempt(s)"
+        if isinstance(exc, errors.APIError):
+            text = f"HTTP {exc.code} {exc.status or ''} from {self.host}: {exc.message}"
+            if exc.code in RETRIED_STATUSES:
+                text += f" ({tries})"
+        elif isinstance(exc, httpx.TimeoutException):
+            text = f"no answer from {self.host} within {self.timeout:g}s ({tries})"
+        elif isinstance(exc, httpx.TransportError):
+            text = f"connection to {self.host} failed ({tries}): {type(exc).__name__}: {exc}"
+        else:
+            text = f"{type(exc).__name__}: {exc}"
+        return self._redact(" ".join(text.split()))
+
