@@ -13,7 +13,7 @@ from .batching import BatchAPI, BatchItemFailed, Status
 
 
 class AnthropicBatches(BatchAPI):
-    name = "anthropic"
+    """Batches through the SDK client ``client``."""
 
     def __init__(self, client: Any) -> None:
         self.client = client

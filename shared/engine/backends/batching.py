@@ -62,7 +62,6 @@ class Status:
 class BatchAPI:
     """One provider's batch protocol (subclasses implement the three coroutines)."""
 
-    name = "batch"
 
     async def submit(self, items: list[tuple[str, dict[str, Any]]]) -> str:
         """Create a batch of ``(custom_id, body)`` items; return its id."""

@@ -17,7 +17,7 @@ ENDED = frozenset({"completed", "failed", "expired", "cancelled"})
 
 
 class OpenAIBatches(BatchAPI):
-    name = "openai"
+    """Batches through the SDK client ``client``."""
 
     def __init__(self, client: Any, url: str = "/v1/chat/completions") -> None:
         self.client = client
