@@ -86,3 +86,18 @@ def test_anthropic_marks_the_fixed_prefix_for_the_cache() -> None:
     assert params["system"] == [{"type": "text", "text": "fixed instructions",
                                  "cache_control": {"type": "ephemeral"}}]
     assert params["messages"] == [{"role": "user", "content": "row text"}]
+
+
+def test_gemini_cached_content_token_count() -> None:
+    from google.genai import types
+
+    from shared.engine.backends import gemini_responses
+
+    reply = types.GenerateContentResponse.model_validate({"usageMetadata": {
+        "promptTokenCount": 1500, "candidatesTokenCount": 12, "cachedContentTokenCount": 1024,
+        "totalTokenCount": 1512}})
+    usage = gemini_responses.usage_of(reply)
+    assert (usage.prompt_tokens, usage.cached_tokens) == (1500, 1024)
+    judge = get_judge(judge_config(provider="openai", api_key="sk-test", model="gpt-4o-mini"))
+    judge.count_call(usage)
+    assert judge.usage.as_dict()["cached_prompt_tokens"] == 1024
