@@ -132,7 +132,7 @@ def run(args: argparse.Namespace) -> int:
     if args.calibration:
         from ..analysis.calibration import check_map
 
-        check_map(args.calibration, args.metric, args.engine)
+        check_map(args.calibration, args.metric, ray=args.engine == "ray")
     check_input_path(Path(args.input))
     check_output_paths({"INPUT": args.input},
                        {"--out": out, "--html": args.html, "--junit-xml": args.junit_xml},
