@@ -177,10 +177,10 @@ class JudgeConfig:
     device: str | None = _DEFAULT["device"]
     batch_size: int = _DEFAULT["batch_size"]
     dry_run: bool = _DEFAULT["dry_run"]
+    batch: bool = _DEFAULT["batch"]
     retry_unmeasured: bool = _DEFAULT["retry_unmeasured"]
     judges: tuple[dict[str, Any], ...] | None = field(default=_DEFAULT["judges"], repr=False)
     panel_aggregate: str = _DEFAULT["panel_aggregate"]
-    batch: bool = _DEFAULT["batch"]
 
     def __post_init__(self) -> None:
         for option in JUDGE_OPTIONS:

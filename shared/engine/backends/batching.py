@@ -217,7 +217,9 @@ class Batcher:
         if batch_id is not None:
             try:
                 status = await self.api.status(batch_id)
-            except Exception:
+            except Exception as exc:
+                self._say(f"cannot re-attach to batch {batch_id} ({type(exc).__name__}: {exc})"
+                          "; submitting its requests again")
                 status = Status(ended=True, total=0, done=0, usable=False)
             if status.usable:
                 self._say(f"re-attached to batch {batch_id} ({self.provider}, "
