@@ -153,7 +153,14 @@ def test_resume_after_kill_submits_no_second_batch(metrics: dict[str, Any], llam
         assert fake.created, child.communicate()[1].decode()[-2000:]
         os.kill(child.pid, signal.SIGKILL)
         child.wait()
-        ours = metrics["l3score"].compute(**inputs, **options)
+        # the rerun, as a user runs it: the same command in a new process
+        rerun = subprocess.run([sys.executable, "-c", CHILD, json.dumps(options),
+                                json.dumps(inputs)], cwd=ROOT, env=env, capture_output=True,
+                               timeout=900)
+        assert rerun.returncode == 0, rerun.stderr.decode()[-2000:]
+        assert "re-attached" in rerun.stderr.decode()
         assert len(fake.created) == 1 and fake.direct == 0
+        ours = metrics["l3score"].compute(**inputs, **options)  # every answer cached now
+        assert len(fake.created) == 1 and ours["usage"]["calls"] == 0
     sync = metrics["l3score"].compute(**inputs, **openai_options(llama_server, tmp_path / "s"))
     assert scores(ours) == scores(sync)
