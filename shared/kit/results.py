@@ -161,6 +161,8 @@ def build_output(headline: Mapping[str, Any], results: Sequence[SampleResult],
         usage=judge.usage.as_dict(),
         Cost=judge.cost,
     )
+    if judge.usage.cached_prompt_tokens:  # what the provider's prompt cache saved, in USD
+        output["usage"]["cache_saving"] = judge.cache_saving
     if judge.config.dry_run:
         output["dry_run"] = judge.plan()
     return MetricOutput(output, results)

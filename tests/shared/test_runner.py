@@ -239,7 +239,7 @@ def test_second_run_is_all_cache_hits_with_identical_outcomes(llama_server, cach
     again = get_judge(config(llama_server, cache_dir))
     repeated = again.yes_no(requests, top_k=5, desc="again")
     assert again.usage.as_dict() == {"calls": 0, "cache_hits": 3, "prompt_tokens": 0,
-                                     "completion_tokens": 0}
+                                     "completion_tokens": 0, "cached_prompt_tokens": 0}
     assert [o.value for o in repeated] == [o.value for o in outcomes]
     assert all(o.cached for o in repeated)
 
