@@ -1,7 +1,7 @@
 """g_eval and pairwise through a real llama.cpp server: requests per sample, a rerun's requests
 and the time, with DeepEval's GEval on the same rows and the same server for reference.
 
-Rows: the SummEval summaries the agreement side-by-side scores (``bench/agreement/run.py``'s
+Rows: the SummEval summaries the agreement side-by-side scores (``bench/agreement/side.py``'s
 seeded ``side_rows``), rated with G-Eval's own coherence criteria and evaluation steps
 (``bench/agreement/criteria.py``); pairwise on the first SummEval summary pairs
 (``criteria.summeval_pairs``), the article shown as the one context. DeepEval runs in its own
@@ -38,10 +38,10 @@ ROWS = int(os.environ.get("BENCH_CRITERIA_ROWS", "4"))
 
 
 def agreement_runner() -> Any:
-    """bench/agreement/run.py as a module (its side rows and peer runner)."""
-    spec = importlib.util.spec_from_file_location("agreement_run", AGREEMENT_DIR / "run.py")
+    """bench/agreement/side.py as a module (its side rows and peer runner)."""
+    spec = importlib.util.spec_from_file_location("side", AGREEMENT_DIR / "side.py")
     module = importlib.util.module_from_spec(spec)
-    sys.modules["agreement_run"] = module
+    sys.modules["side"] = module
     spec.loader.exec_module(module)
     return module
 

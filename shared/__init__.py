@@ -58,7 +58,7 @@ _EXPORTS: dict[str, str] = {
     "LabelAnswer": "base.types:LabelAnswer",
     "prompts": "engine.prompts",
     "fence": "engine.prompts:fence",
-    # scoring helpers named in INTERFACE.md
+    # scoring helpers, public: l3score's rule and average precision, for users to reuse
     "l3score_from_top_logprobs": "engine.logprobs:l3score_from_top_logprobs",
     "exact_yes_probability": "engine.logprobs:exact_yes_probability",
     "l3score_breakdown": "engine.logprobs:l3score_breakdown",
@@ -66,7 +66,8 @@ _EXPORTS: dict[str, str] = {
     # LLM-guided text-generation metrics: arithmetic and shared judge steps
     "scoring": "kit.scoring",
     "steps": "kit.steps",
-    "criteria_judge": "kit.steps.criteria",
+    "user_criteria": "kit.steps.criteria",
+    "criteria_judge": "kit.steps.criteria",  # the earlier name of user_criteria, kept for callers
     "estimate_cost": "engine.pricing:estimate_cost",
     # embeddings, text, stats
     "embed_texts": "kit.embeddings:embed_texts",

@@ -306,7 +306,7 @@ def _error_body(message: str, code: str) -> bytes:
     return json.dumps({"error": {"message": message, "type": code, "code": code}}).encode()
 
 
-def _envelope(body: dict[str, Any], message: dict[str, Any], logprobs: Any) -> dict[str, Any]:
+def chat_envelope(body: dict[str, Any], message: dict[str, Any], logprobs: Any) -> dict[str, Any]:
     return {
         "id": "chatcmpl-faultproxy",
         "object": "chat.completion",
@@ -335,7 +335,7 @@ def synthetic_completion(body: dict[str, Any]) -> dict[str, Any]:
         "token": token, "logprob": logprob, "bytes": list(token.encode()),
         "top_logprobs": [{"token": t, "logprob": lp, "bytes": list(t.encode())} for t, lp in top],
     }]}
-    return _envelope(body, {"role": "assistant", "content": token}, logprobs)
+    return chat_envelope(body, {"role": "assistant", "content": token}, logprobs)
 
 
 def bad_schema_completion(body: dict[str, Any]) -> dict[str, Any]:
@@ -345,8 +345,8 @@ def bad_schema_completion(body: dict[str, Any]) -> dict[str, Any]:
         "token": "Yes", "logprob": "high", "bytes": None,
         "top_logprobs": [{"token": "Yes", "logprob": "very"}, {"token": None, "logprob": []}],
     }]}
-    return _envelope(body, {"role": "assistant", "content": '{"verdicts": "not a list", "x": 1}'},
-                     logprobs)
+    return chat_envelope(body, {"role": "assistant",
+                                "content": '{"verdicts": "not a list", "x": 1}'}, logprobs)
 
 
 class SubprocessProxy:

@@ -2,7 +2,7 @@
 
 ``with JudgeServer(answer) as server: server.url`` serves ``POST /v1/chat/completions``: each
 request's body goes to ``answer(body) -> str`` and the string comes back as the assistant's
-message, in a real chat-completion envelope (:func:`faultproxy._envelope`). The real
+message, in a real chat-completion envelope (:func:`faultproxy.chat_envelope`). The real
 ``openai`` client and the project's OpenAI-compatible backend talk to it as to any server; what
 the test controls is only what the "model" says. Bodies are recorded in ``seen``.
 
@@ -20,7 +20,7 @@ from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-from faultproxy import _envelope
+from faultproxy import chat_envelope
 
 Answer = Callable[[dict[str, Any]], str]
 TopLogprobs = Callable[[dict[str, Any]], list[tuple[Any, Any]]]
@@ -60,7 +60,7 @@ class JudgeServer:
                     owner.seen.append(body)
                 try:
                     content = owner.answer(body)
-                    data = json.dumps(_envelope(body, {"role": "assistant", "content": content},
+                    data = json.dumps(chat_envelope(body, {"role": "assistant", "content": content},
                                                 owner.logprobs_of(body, content))).encode()
                     status = 200
                 except Exception as exc:  # a bug in the test's answer: a visible 500

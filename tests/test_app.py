@@ -19,7 +19,7 @@ from rapidfuzz import fuzz
 from rouge_score import rouge_scorer
 
 from shared.demo import EXAMPLES, build_demo
-from shared.engine.backends import _BACKENDS
+from shared.engine.backends.pool import live_backends
 
 FAKE_KEY = "sk-test-DEMO-0123456789abcdefSECRET"
 
@@ -123,7 +123,7 @@ def test_every_panel_is_generic_over_the_registry(demo: Any) -> None:
     accuracy = demo.jm_panels["accuracy"]
     assert accuracy.columns == ["prediction", "reference", "question"]  # question: optional
     options = {o.name: o for o in accuracy.options}
-    # the seed card's options and defaults
+    # accuracy's declared options and defaults
     assert options["fuzzy_threshold"].default == 0.8 and options["fuzzy_threshold"].kind == "float"
     assert options["case_sensitive"].default is False and options["case_sensitive"].kind == "bool"
     assert options["return_confidence"].default is True
@@ -149,7 +149,7 @@ def test_option_fields_are_the_declared_options(demo: Any) -> None:
         assert panel.options == declared
         for option in declared:
             field = panel.option_fields[option.name]
-            if option.choices:  # a dropdown of the declared values (issue 30)
+            if option.choices:  # a dropdown of the declared values, so no other can be typed
                 assert isinstance(field, gr.Dropdown), (name, option.name)
                 offered = [value for _, value in field.choices]
                 assert [c for c in offered if c != ""] == list(option.choices)
@@ -345,7 +345,7 @@ def test_load_example_restores_the_example_and_its_options(demo: Any) -> None:
     loaded = accuracy.load_example()
     rows, _ = EXAMPLES["accuracy"]
     assert loaded[accuracy.table].to_dict("list") == rows
-    # the seed card (../shared/seeds/accuracy.md): fuzzy_threshold defaults to 0.8
+    # accuracy's declared option (metrics/accuracy/README.md): fuzzy_threshold defaults to 0.8
     assert loaded[accuracy.option_fields["fuzzy_threshold"]] == pytest.approx(0.8)
     assert "Example loaded" in loaded[accuracy.outputs["status"]]
 
@@ -369,7 +369,7 @@ def test_judge_metric_against_llama_server(demo: Any, llama_server: str) -> None
     assert authorizations == [f"Bearer {FAKE_KEY}"]
     assert FAKE_KEY not in all_text(out)
     # and the process keeps no judge client holding it
-    assert not any(backend.uses_api_key(FAKE_KEY) for backend in list(_BACKENDS.values())
+    assert not any(backend.uses_api_key(FAKE_KEY) for backend in live_backends()
                    if hasattr(backend, "uses_api_key"))
 
 

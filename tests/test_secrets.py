@@ -313,7 +313,7 @@ SCHEMELESS = [f"{USER}:{PASSWORD}@127.0.0.1:9/v1", f"//{USER}:{PASSWORD}@127.0.0
 
 @pytest.mark.parametrize("url", SCHEMELESS)
 def test_every_refused_base_url_is_shown_redacted(url: str) -> None:
-    """Issue 29.4: a base URL without a scheme, a password holding / or @, a token in the query:
+    """A base URL without a scheme, a password holding / or @, a token in the query:
     the error names the URL with its credentials masked."""
     with pytest.raises(ValueError) as info:
         judge_config(provider="openai-compatible", model="m", base_url=url)

@@ -8,6 +8,7 @@ and ``TYPE_CHECKING`` imports included, so a lazy import cannot hide a cycle or 
 from __future__ import annotations
 
 import ast
+from collections.abc import Collection
 from pathlib import Path
 
 import pytest
@@ -42,10 +43,10 @@ def modules() -> dict[str, Path]:
 MODULES = modules()
 
 
-def resolve(importer: str, node: ast.ImportFrom) -> list[tuple[str, list[str]]]:
+def resolve(importer: str, node: ast.ImportFrom, is_package: bool,
+            known: Collection[str]) -> list[tuple[str, list[str]]]:
     """The modules of ``shared`` that one ``from ... import ...`` reads, each with the names
     taken from it (a name that is itself a submodule is an import of that submodule)."""
-    is_package = MODULES[importer].name == "__init__.py"
     if node.level:
         base = importer.split(".")
         base = base[: len(base) - node.level + (1 if is_package else 0)]
@@ -57,7 +58,7 @@ def resolve(importer: str, node: ast.ImportFrom) -> list[tuple[str, list[str]]]:
     found: list[tuple[str, list[str]]] = []
     plain: list[str] = []
     for alias in node.names:
-        if f"{target}.{alias.name}" in MODULES:
+        if f"{target}.{alias.name}" in known:
             found.append((f"{target}.{alias.name}", []))
         else:
             plain.append(alias.name)
@@ -66,19 +67,38 @@ def resolve(importer: str, node: ast.ImportFrom) -> list[tuple[str, list[str]]]:
     return found
 
 
+def read_imports(importer: str, source: str, is_package: bool,
+                 known: Collection[str]) -> list[tuple[str, list[str], int]]:
+    """(imported module, names taken, line) for every import of a module in ``known`` that
+    ``source`` (the module ``importer``) makes, each package ``__init__`` Python runs on the way
+    included: ``from .backends.registry import X`` in ``shared.engine.config`` also runs
+    ``shared.engine.backends``. The packages around ``importer`` itself ran before it did, so
+    they are not edges."""
+    found: list[tuple[str, list[str], int]] = []
+    for node in ast.walk(ast.parse(source)):
+        targets: list[tuple[str, list[str]]] = []
+        if isinstance(node, ast.ImportFrom):
+            targets = resolve(importer, node, is_package, known)
+        elif isinstance(node, ast.Import):
+            targets = [(alias.name, []) for alias in node.names
+                       if alias.name.startswith("shared.")]
+        for target, names in targets:
+            parts = target.split(".")
+            for depth in range(1, len(parts)):
+                package = ".".join(parts[:depth])
+                inside = importer == package or importer.startswith(package + ".")
+                if package in known and not inside:
+                    found.append((package, [], node.lineno))
+            found.append((target, names, node.lineno))
+    return [(t, n, line) for t, n, line in found if t in known and t != importer]
+
+
 def imports() -> list[tuple[str, str, list[str], int]]:
     """(importer, imported module, names taken, line) for every import between modules."""
-    edges = []
-    for name, path in MODULES.items():
-        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-            if isinstance(node, ast.ImportFrom):
-                for target, names in resolve(name, node):
-                    edges.append((name, target, names, node.lineno))
-            elif isinstance(node, ast.Import):
-                for alias in node.names:
-                    if alias.name.startswith("shared."):
-                        edges.append((name, alias.name, [], node.lineno))
-    return [e for e in edges if e[1] in MODULES and e[1] != e[0]]
+    return [(name, target, names, line)
+            for name, path in MODULES.items()
+            for target, names, line in read_imports(name, path.read_text(encoding="utf-8"),
+                                                    path.name == "__init__.py", MODULES)]
 
 
 def role_of(module: str) -> int | None:
@@ -158,13 +178,60 @@ def test_few_modules_directly_in_shared():
     assert len(top) <= MAX_TOP_LEVEL_MODULES, top
 
 
-FILES = sorted(SHARED.rglob("*.py"))
+ROOT = SHARED.parent
+FILES = sorted([*SHARED.rglob("*.py"), *(ROOT / "metrics").rglob("*.py"),
+                *(ROOT / "bench").rglob("*.py")])
+# code outside the package: the metric scripts, the benchmarks, the tests, the demo entry point
+OUTSIDE = sorted([*(ROOT / "metrics").rglob("*.py"), *(ROOT / "bench").rglob("*.py"),
+                  *(ROOT / "tests").rglob("*.py"), ROOT / "app.py"])
+# the project's own top-level import names: the package, and the modules the benchmarks and the
+# tests import by file name (their folder is on the path)
+OWN_NAMES = {"shared", "metrics", "bench", "tests", *(p.stem for p in OUTSIDE)}
 
 
-@pytest.mark.parametrize("path", FILES, ids=lambda p: str(p.relative_to(SHARED)))
+@pytest.mark.parametrize("path", FILES, ids=lambda p: str(p.relative_to(ROOT)))
 def test_no_file_is_too_long(path):
     lines = len(path.read_text(encoding="utf-8").splitlines())
-    assert lines <= MAX_FILE_LINES, f"{path.relative_to(SHARED.parent)}: {lines} lines"
+    assert lines <= MAX_FILE_LINES, f"{path.relative_to(ROOT)}: {lines} lines"
+
+
+def private_imports(source: str, own: Collection[str]) -> list[str]:
+    """``line: module.name`` for every private name ``source`` takes from one of the project's
+    own modules (``own``: their top-level names; a third-party reference may be read as is)."""
+    return [f"{node.lineno}: {node.module}.{alias.name}"
+            for node in ast.walk(ast.parse(source))
+            if isinstance(node, ast.ImportFrom) and node.level == 0 and node.module
+            and node.module.split(".")[0] in own
+            for alias in node.names
+            if alias.name.startswith("_") and not alias.name.startswith("__")]
+
+
+def test_no_private_name_is_imported_outside_the_package():
+    private = [f"{path.relative_to(ROOT)}:{found}" for path in OUTSIDE
+               for found in private_imports(path.read_text(encoding="utf-8"), OWN_NAMES)]
+    assert not private, "\n".join(private)
+
+
+def command_modules() -> list[str]:
+    """The CLI's command modules: those of ``shared.cli`` that define ``add_parser`` and
+    ``run`` (``main`` dispatches to them, ``common`` holds what they share)."""
+    found = []
+    for name, path in MODULES.items():
+        if name.startswith("shared.cli."):
+            defined = {node.name for node in ast.parse(path.read_text(encoding="utf-8")).body
+                       if isinstance(node, ast.FunctionDef)}
+            if {"add_parser", "run"} <= defined:
+                found.append(name)
+    return found
+
+
+def test_no_cli_command_imports_another():
+    commands = command_modules()
+    assert len(commands) >= 3, commands  # score, compare, agree at least: the derivation works
+    crossing = [f"{importer}:{line} imports {target}"
+                for importer, target, _, line in imports()
+                if importer in commands and target in commands]
+    assert not crossing, "\n".join(crossing)
 
 
 def test_few_long_functions():
@@ -185,6 +252,39 @@ def test_the_checker_sees_a_cycle_an_upward_import_and_a_private_name():
     assert cycles(made_up) == [["shared.base.types", "shared.engine.config"]]
     assert role_of("shared.engine.config") > role_of("shared.base.types")
     assert [n for n in made_up[1][2] if n.startswith("_")] == ["_hidden"]
+
+
+def test_the_import_reader_sees_every_kind_of_import():
+    """Made-up source through the reader: relative and absolute, submodule and name, lazy and
+    ``TYPE_CHECKING`` imports, and the package ``__init__`` each one runs on the way."""
+    known = {"shared", "shared.engine", "shared.engine.config", "shared.engine.backends",
+             "shared.engine.backends.registry", "shared.base", "shared.base.types",
+             "shared.kit", "shared.kit.steps"}
+    source = (
+        "from typing import TYPE_CHECKING\n"
+        "import json\n"
+        "from .backends.registry import LOCAL\n"        # line 3: the package runs first
+        "from ..base import types\n"                      # line 4: a submodule by name
+        "if TYPE_CHECKING:\n"
+        "    from shared.kit.steps import _hidden\n"      # line 6: absolute, private
+        "def f():\n"
+        "    import shared.base.types\n"                  # line 8: lazy
+    )
+    found = read_imports("shared.engine.config", source, False, known)
+    assert sorted(found) == sorted([
+        ("shared.engine.backends", [], 3), ("shared.engine.backends.registry", ["LOCAL"], 3),
+        ("shared.base", [], 4), ("shared.base.types", [], 4),
+        ("shared.kit", [], 6), ("shared.kit.steps", ["_hidden"], 6),
+        ("shared.base", [], 8), ("shared.base.types", [], 8)])
+    # a package's own __init__ reads relative imports from itself, and its parents are no edge
+    assert read_imports("shared.engine.backends", "from . import registry\n", True, known) == [
+        ("shared.engine.backends.registry", [], 1)]
+    # the implicit edge closes the loop an explicit reading would miss
+    edges = [("shared.engine.config", t, n, line) for t, n, line in found] + [
+        ("shared.engine.backends", "shared.engine.config", [], 1)]
+    assert ["shared.engine.backends", "shared.engine.config"] in cycles(edges)
+    assert private_imports("from shared.kit import _x, y\nfrom json import _default\n",
+                           {"shared"}) == ["1: shared.kit._x"]
 
 
 # A provider is one registry entry: no other code names one. Exempt: the registry, the tests,

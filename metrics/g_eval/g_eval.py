@@ -15,10 +15,10 @@ from shared import (
     Option,
     SampleResult,
     citations,
-    criteria_judge,
     first_failure,
     mean_measured,
     scoring,
+    user_criteria,
 )
 
 _DESCRIPTION = """\
@@ -63,17 +63,17 @@ class GEval(JudgeMetric):
               Input("contexts", kind="list", required=False), Input("sources", required=False))
     OPTIONS = (
         Option("criteria", str, None, type_doc="str", default_doc="required", required=True,
-               check=criteria_judge.criteria_text,
+               check=user_criteria.criteria_text,
                doc="what the judge rates, in your words (e.g. 'Is the answer concise?')"),
         Option("evaluation_steps", list, None, nullable=True, type_doc="list of str or None",
-               check=criteria_judge.evaluation_steps,
+               check=user_criteria.evaluation_steps,
                doc="steps the judge follows, shown numbered after the criteria; None: the "
                "criteria alone (no steps are generated; the card says why)"),
         Option("rubric", dict, None, nullable=True, type_doc="dict or None",
-               check=criteria_judge.rubric,
+               check=user_criteria.rubric,
                doc='what each score means, e.g. {"1": "rude", "5": "warm and polite"}'),
         Option("score_range", list, (1, 5), type_doc="[low, high] ints, 0 <= low < high <= 9",
-               check=criteria_judge.score_range,
+               check=user_criteria.score_range,
                doc="the integer scale; each score must be one answer token, so single digits"),
         Option("threshold", float, None, nullable=True, range=(0, 1),
                doc="a 0-1 score at or above it passes: details[i]['passed'] and pass_rate"),
@@ -101,13 +101,13 @@ class GEval(JudgeMetric):
               evaluation_steps: tuple[str, ...] | None, rubric: dict[int, str] | None,
               score_range: tuple[int, int], threshold: float | None, samples: int | None,
               explain: bool) -> list[SampleResult]:
-        scale = criteria_judge.Criteria(criteria, evaluation_steps or (), rubric or {},
+        scale = user_criteria.Criteria(criteria, evaluation_steps or (), rubric or {},
                                         *score_range)
-        shown = criteria_judge.sample_materials(len(predictions), questions, references,
+        shown = user_criteria.sample_materials(len(predictions), questions, references,
                                                 contexts, sources)
-        readings = criteria_judge.rate(judge, scale, predictions, shown, samples)
+        readings = user_criteria.rate(judge, scale, predictions, shown, samples)
         raw = [scoring.expected_score(r.value.probabilities) if r.ok else None for r in readings]
-        reasons = (criteria_judge.explain(judge, scale, predictions, shown, raw) if explain
+        reasons = (user_criteria.explain(judge, scale, predictions, shown, raw) if explain
                    else [None] * len(predictions))
         return [first_failure(reading) or _result(reading.value, raw_score, reason, scale,
                                                   threshold)

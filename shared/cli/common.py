@@ -22,8 +22,8 @@ from ..engine.config import JUDGE_OPTIONS
 def add_judge_arguments(parser: argparse.ArgumentParser) -> None:
     """The judge options that have a command-line flag (``Option.cli`` of
     ``shared.engine.config.JUDGE_OPTIONS``), shared by `score` and `agree`. Each lands on the
-    namespace
-    under its option name (``--no-cache`` sets ``use_cache``); absent, it is ``None``."""
+    namespace under its option name (``--no-cache`` sets ``use_cache``); absent, it is
+    ``None``."""
     _add_arguments(parser.add_argument_group("judge (metrics that call an LLM judge)"),
                    JUDGE_OPTIONS)
 

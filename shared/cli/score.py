@@ -70,7 +70,7 @@ def add_parser(commands: Any) -> argparse.ArgumentParser:
     add_judge_arguments(score)
     add_embedding_arguments(score)
     score.add_argument("--chunk-size", type=int, metavar="N",
-                       help="rows per compute call (default 1000; judge metrics 32, local 8)")
+                       help="rows per compute call (default 1000; judge metrics 32)")
     score.add_argument("--quiet", "-q", action="store_true", help="no progress bars")
     score.add_argument("--html", metavar="REPORT",
                        help="also write a self-contained HTML report of the run (opens offline)")

@@ -3,7 +3,7 @@
 Everything about a metric's page comes from the metric class's declarations (read through
 ``shared.kit.registry.spec_of``): the input columns and kinds (``INPUTS``), its options with their
 types and defaults (``OPTIONS``, see ``shared.base.options``), the headline keys and the prefilled
-example (``EXAMPLE``, from the seed cards); a metric without one gets a generic example built
+example (``EXAMPLE``, the metric's own); a metric without one gets a generic example built
 from its columns.
 
 The API key typed into the page is used for the one request that carries it: it is passed to
@@ -18,16 +18,16 @@ The modules, by responsibility:
 - ``options``: a metric's declared options shown as fields and the ``compute`` value of a field;
 - ``render``: results -> the page (aggregate cards, per-row table and chart, unmeasured rows,
   usage, status box, error texts);
-- ``secrets``: the scrubber over everything the page gets back and the release of the judge
+- ``keys``: the scrubber over everything the page gets back and the release of the judge
   backend made for a typed key;
 - ``panel``: :class:`~shared.demo.panel.MetricPanel`, one metric's widget and its handlers;
 - ``page``: ``build_demo``, ``launch``, ``launch_metric_demo``.
 """
 
 from ..kit.registry import EXAMPLES
+from .keys import Scrubber
 from .page import build_demo, caller_metric_dir, launch, launch_metric_demo
 from .render import unmeasured_markdown
-from .secrets import Scrubber
 
 # the names app.py, the metrics' app.py and the tests import from ``shared.demo``
 __all__ = [

@@ -30,6 +30,7 @@ from .inputs import (
     rows_for_table,
     table_rows,
 )
+from .keys import Scrubber, page_key_backend
 from .options import (
     MISSING,
     field_value,
@@ -51,7 +52,6 @@ from .render import (
     unmeasured_markdown,
     usage_markdown,
 )
-from .secrets import Scrubber, page_key_backend
 
 logger = logging.getLogger(__name__)
 

@@ -15,7 +15,7 @@ from ..base.validation import InputError, where
 from ..kit.registry import MetricSpec
 from ..kit.results import aggregates_of, results_of
 from .inputs import DemoInputError
-from .secrets import Scrubber
+from .keys import Scrubber
 
 MAX_CELL_CHARS = 120  # input text shown in the per-row results table
 

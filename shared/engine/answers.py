@@ -1,9 +1,9 @@
 """A judge's structured answer: the JSON in its text, and the checks of the request's schema.
 
 The runner (:meth:`shared.engine.runner.Judge.structured`) turns each answer into a value or a
-reason
-with :meth:`AnswerSchema.parse`; a reason is what the repair request tells the judge and, when
-the repair fails too, what the sample's ``Outcome.error`` says ("invalid judge answer: ...").
+reason with :meth:`AnswerSchema.parse`; a reason is what the repair request tells the judge
+and, when the repair fails too, what the sample's ``Outcome.error`` says ("invalid judge
+answer: ...").
 """
 
 from __future__ import annotations

@@ -30,7 +30,7 @@ from typing import Any
 CACHE_ENV = "JUDGE_METRICS_CACHE_DIR"
 CACHE_FILE = "judge-calls.sqlite3"
 # bump when the key or the stored value format changes (old entries are then never reused)
-# 2: the whole endpoint URL (scheme, host, port, path) instead of host[:port]
+# 2: the whole endpoint URL (scheme, host, port, path, query) instead of host[:port]
 KEY_VERSION = 2
 # How long a connection waits for another one's lock (SQLite's busy timeout), and how long
 # opening keeps retrying a set-up that SQLite refused at once because of one.
@@ -75,8 +75,9 @@ def call_key(
 ) -> str:
     """sha256 hex digest identifying one judge call.
 
-    ``endpoint``: the server's URL without credentials (scheme, host, port, path: two gateway
-    routes on one host may serve different models); ``""`` for the local backend.
+    ``endpoint``: the server's URL without credentials (scheme, host, port, path and query: two
+    gateway routes on one host, or two API versions of one route, may serve different answers);
+    ``""`` for the local backend.
     ``extra`` holds the operation's own parameters (``top_k``; the schema and ``max_tokens``).
     The API key is deliberately not a parameter: it never enters a key or the cache file.
     """

@@ -130,6 +130,10 @@ JUDGE_OPTIONS: tuple[Option, ...] = (
     Option("dry_run", bool, False, cli="--dry-run",
            doc="send nothing; report the planned judge requests and their estimated cost (under "
            "dry_run)"),
+    Option("batch", bool, False, cli="--batch",
+           doc="send the judge requests through the provider's batch API (half the price, "
+           "answers within hours): one batch per step round; an interrupted run re-attaches to "
+           "its pending batch"),
     Option("retry_unmeasured", bool, False, cli="--retry-unmeasured",
            doc="ask again the requests whose cached answer the checks refused (by default a "
            "refused answer is cached like any other and a rerun sends nothing)"),
@@ -173,6 +177,7 @@ class JudgeConfig:
     device: str | None = _DEFAULT["device"]
     batch_size: int = _DEFAULT["batch_size"]
     dry_run: bool = _DEFAULT["dry_run"]
+    batch: bool = _DEFAULT["batch"]
     retry_unmeasured: bool = _DEFAULT["retry_unmeasured"]
     judges: tuple[dict[str, Any], ...] | None = field(default=_DEFAULT["judges"], repr=False)
     panel_aggregate: str = _DEFAULT["panel_aggregate"]
@@ -261,6 +266,10 @@ def _validate(config: JudgeConfig) -> None:
         judge_configs(config)
         return
     name, provider = config.provider, PROVIDERS[config.provider]
+    if config.batch and provider.capabilities.batch is None:
+        having = [n for n, p in PROVIDERS.items() if p.capabilities.batch is not None]
+        raise ValueError(f"provider={name!r} has no batch API; batch=True needs one of "
+                         f"{', '.join(having)}")
     if name == LOCAL:
         _check_local_model(config.model)
         return
@@ -341,8 +350,9 @@ def check_base_url(url: str) -> None:
 
 
 def endpoint_of(url: str | None) -> str:
-    """The URL without credentials, query or fragment, normalised (lower-case scheme and host,
-    no default port, no trailing slash): what the call cache keys on."""
+    """The URL without credentials or fragment, normalised (lower-case scheme and host, no
+    default port, no trailing slash), its query kept (a query such as Azure's ``api-version``
+    selects what answers): what the call cache keys on."""
     if not url:
         return ""
     parsed = urlparse(url)

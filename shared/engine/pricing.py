@@ -92,9 +92,14 @@ def batch_price_per_million(provider: str, model: str | None) -> tuple[float, fl
     return (price.input * discount, price.output * discount)
 
 
+#: What a prompt-cache write costs per token, as a multiple of the input price (Anthropic's and
+#: Bedrock's 5-minute cache).
+CACHE_WRITE_FACTOR = 1.25
+
+
 def cost_of(
     provider: str, model: str | None, prompt_tokens: int, completion_tokens: int,
-    *, cached_tokens: int = 0, batch: bool = False,
+    *, cached_tokens: int = 0, cache_write_tokens: int = 0, batch: bool = False,
 ) -> float | None:
     """USD for that many tokens, or ``None`` when the provider/model price is unknown.
 
@@ -112,9 +117,10 @@ def cost_of(
             return None
         factor = capabilities.batch_discount
     cached = min(max(cached_tokens, 0), prompt_tokens)
+    written = min(max(cache_write_tokens, 0), prompt_tokens - cached)
     cached_rate = price.input if price.cached_input is None else price.cached_input
-    usd = ((prompt_tokens - cached) * price.input + cached * cached_rate
-           + completion_tokens * price.output)
+    usd = ((prompt_tokens - cached - written) * price.input + cached * cached_rate
+           + written * price.input * CACHE_WRITE_FACTOR + completion_tokens * price.output)
     return usd * factor / 1_000_000
 
 

@@ -36,7 +36,7 @@ from .cached_answers import (
     label_check,
 )
 from .call_batch import INVALID, CallBatch, note_received
-from .config import JudgeConfig, endpoint_of
+from .config import PROVIDERS, JudgeConfig, endpoint_of
 from .pricing import cost_of, estimate_cost
 from .structured import Check, StructuredCall
 
@@ -57,6 +57,8 @@ class Usage:
     cache_hits: int = 0
     prompt_tokens: int = 0
     completion_tokens: int = 0
+    cached_prompt_tokens: int = 0  # of the prompt tokens, read from the provider's prompt cache
+    cache_write_tokens: int = 0  # of the prompt tokens, written to it (billed above input)
 
     def as_dict(self) -> dict[str, int]:
         return {
@@ -64,6 +66,7 @@ class Usage:
             "cache_hits": self.cache_hits,
             "prompt_tokens": self.prompt_tokens,
             "completion_tokens": self.completion_tokens,
+            "cached_prompt_tokens": self.cached_prompt_tokens,
         }
 
 
@@ -90,7 +93,7 @@ class Judge:
     @property
     def backend(self) -> Backend:
         if self._backend is None:
-            from .backends import make_backend
+            from .backends.pool import make_backend
 
             self._backend = make_backend(self.config)
         return self._backend
@@ -133,6 +136,8 @@ class Judge:
             self.usage.calls += 1
             self.usage.prompt_tokens += int(usage.prompt_tokens or 0)
             self.usage.completion_tokens += int(usage.completion_tokens or 0)
+            self.usage.cached_prompt_tokens += int(usage.cached_tokens or 0)
+            self.usage.cache_write_tokens += int(usage.cache_write_tokens or 0)
 
     def count_cache_hit(self) -> None:
         """Count one request answered from the cache or this run's memory."""
@@ -184,8 +189,19 @@ class Judge:
         """USD spent on the calls this judge sent; ``None`` when the model's price is unknown."""
         return cost_of(
             self.config.provider, self._model(), self.usage.prompt_tokens,
-            self.usage.completion_tokens,
+            self.usage.completion_tokens, batch=self.config.batch,
+            cached_tokens=self.usage.cached_prompt_tokens,
+            cache_write_tokens=self.usage.cache_write_tokens,
         )
+
+    @property
+    def cache_saving(self) -> float | None:
+        """USD the provider's prompt cache saved on the calls sent (reads at the cached rate,
+        less the write premium); ``None`` when the price is unknown."""
+        full = cost_of(self.config.provider, self._model(), self.usage.prompt_tokens,
+                       self.usage.completion_tokens, batch=self.config.batch)
+        cost = self.cost
+        return None if full is None or cost is None else full - cost
 
     def plan(self) -> dict[str, Any]:
         """Dry run: ``{"requests", "prompt_tokens", "completion_tokens", "cost"}`` of the unique
@@ -199,8 +215,12 @@ class Judge:
         totals["completion_tokens"] = sum(tokens for _, tokens in planned)
         totals["cost"] = cost_of(
             self.config.provider, self.config.resolved_model(), totals["prompt_tokens"],
-            totals["completion_tokens"],
+            totals["completion_tokens"], batch=self.config.batch,
         )
+        if PROVIDERS[self.config.provider].capabilities.batch and not self.config.batch:
+            totals["batch_cost"] = cost_of(
+                self.config.provider, self.config.resolved_model(), totals["prompt_tokens"],
+                totals["completion_tokens"], batch=True)
         return totals
 
     def yes_no(self, requests: Iterable[JudgeRequest], top_k: int = 5,
@@ -209,9 +229,8 @@ class Judge:
         (``Outcome.value``: :class:`~shared.base.types.YesNoAnswer`).
 
         Raises :class:`~shared.engine.backends.base.LogprobsUnavailable` when the model has never
-        given
-        log-probabilities (found on its first answer); every other fault, an answer without
-        them from a backend that gave them before included, is an ``Outcome.error``."""
+        given log-probabilities (found on its first answer); every other fault, an answer
+        without them from a backend that gave them before included, is an ``Outcome.error``."""
         requests = _check_requests(requests)
         if isinstance(top_k, bool) or not isinstance(top_k, int) or top_k < 1:
             raise ValueError(f"top_k must be an int >= 1, got {top_k!r}")
@@ -237,8 +256,8 @@ class Judge:
 
     def can_sample(self) -> bool:
         """Whether the backend answers :meth:`label_samples` (nothing sent or loaded)."""
-        from .backends import backend_class
         from .backends.base import Backend
+        from .backends.pool import backend_class
 
         backend = self._backend or (None if self.config.dry_run else self.backend)
         cls = type(backend) if backend is not None else backend_class(self.config.provider)
@@ -370,8 +389,8 @@ def _check_labels(labels: Sequence[str]) -> list[str]:
 
 def get_judge(config: JudgeConfig, backend: Backend | None = None) -> Judge:
     """A judge with fresh usage counters. The backend is ``backend``, else
-    ``shared.engine.backends.make_backend(config)`` (reused per process), created at the first call
-    that needs it; a dry run never creates one."""
+    ``shared.engine.backends.pool.make_backend(config)`` (reused per process), created at the
+    first call that needs it; a dry run never creates one."""
     if not isinstance(config, JudgeConfig):
         raise TypeError(f"config must be a JudgeConfig, got {type(config).__name__}")
     return Judge(config, backend)

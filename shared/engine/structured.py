@@ -230,7 +230,9 @@ class StructuredCall:
 
 def add(first: TokenUsage, second: TokenUsage) -> TokenUsage:
     return TokenUsage(first.prompt_tokens + second.prompt_tokens,
-                      first.completion_tokens + second.completion_tokens)
+                      first.completion_tokens + second.completion_tokens,
+                      first.cached_tokens + second.cached_tokens,
+                      first.cache_write_tokens + second.cache_write_tokens)
 
 
 def by_schema(keys: list[str], schema_of: dict[str, AnswerSchema]) -> list[list[str]]:

@@ -4,13 +4,13 @@ derived from the metric classes.
 Each metric class declares what the registry reads (``shared.kit.metric_base.ValidatedMetric``):
 its ``INPUTS`` (with the batch-file column of each), ``OPTIONS``, ``HEADLINE``, ``USES_JUDGE``,
 ``USES_EMBEDDINGS``, ``LOWER_IS_BETTER``, ``EXTRACTIONS``, ``EXAMPLE`` and
-``DECISION_THRESHOLD``. The registry imports
-``metrics/<name>/<name>.py`` (no model is loaded at import) the first time something asks, so
+``DECISION_THRESHOLD``. The registry imports ``metrics/<name>/<name>.py`` (no model is loaded
+at import) the first time something asks, so
 ``import shared.kit.registry`` stays cheap and the CLI starts fast. Only the names, in the order
 the CLI and the demo list them, are written here.
 
 ``columns`` maps a ``compute`` argument to the singular column name of a batch file
-(``../INTERFACE.md``: question, prediction, reference, contexts, source, expected).
+(docs/BATCH.md: question, prediction, reference, contexts, source, expected).
 """
 
 from __future__ import annotations

@@ -142,8 +142,7 @@ def build_output(headline: Mapping[str, Any], results: Sequence[SampleResult],
 
     With a ``judge``, also its accounting: ``invalid_answers`` (the unmeasured rows per kind of
     invalid judge answer, :func:`shared.engine.grounding.count_invalid`), ``usage``, ``Cost`` and,
-    in a
-    dry run, ``dry_run: judge.plan()``. NaN in the headline or the scores becomes ``None``.
+    in a dry run, ``dry_run: judge.plan()``. NaN in the headline or the scores becomes ``None``.
     """
     from ..engine.grounding import count_invalid
 
@@ -162,6 +161,8 @@ def build_output(headline: Mapping[str, Any], results: Sequence[SampleResult],
         usage=judge.usage.as_dict(),
         Cost=judge.cost,
     )
+    if judge.usage.cached_prompt_tokens:  # what the provider's prompt cache saved, in USD
+        output["usage"]["cache_saving"] = judge.cache_saving
     if judge.config.dry_run:
         output["dry_run"] = judge.plan()
     return MetricOutput(output, results)

@@ -128,8 +128,8 @@ def score_dataset(
     ``options``: judge options (provider, model, api_key, base_url, max_concurrency, use_cache,
     cache_dir, timeout, max_retries, response_format, device, batch_size, dry_run), passed to
     the judge metrics, and ``embedding_model``, passed to the embedding metrics.
-    ``chunk_size``: rows per ``compute`` call (default 1,000; for judge metrics 32, or 8 with
-    the local judge).
+    ``chunk_size``: rows per ``compute`` call (default 1,000; for judge metrics 32, which is
+    also the local judge's decoding batch).
     ``metric_options``: extra ``compute`` keyword arguments per metric, e.g.
     ``{"accuracy": {"fuzzy_match": True}}``. ``show_progress``: one bar per metric over rows.
     With ``dry_run=True`` only the judge metrics run, nothing is sent, the dataset is returned

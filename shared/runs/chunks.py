@@ -246,6 +246,8 @@ def add_usage(summary: MetricSummary, output: Mapping[str, Any]) -> None:
     for key in ("calls", "cache_hits", "prompt_tokens", "completion_tokens"):
         setattr(summary, key, getattr(summary, key) + int(usage.get(key) or 0))
     summary.cost = add_cost(summary.cost, output.get("Cost"))
+    summary.cached_prompt_tokens += int(usage.get("cached_prompt_tokens") or 0)
+    summary.cache_saving = add_cost(summary.cache_saving, usage.get("cache_saving") or 0.0)
     plan = output.get("dry_run")
     if isinstance(plan, Mapping):
         total = summary.dry_run or {"requests": 0, "prompt_tokens": 0, "completion_tokens": 0,
@@ -253,6 +255,8 @@ def add_usage(summary: MetricSummary, output: Mapping[str, Any]) -> None:
         for key in ("requests", "prompt_tokens", "completion_tokens"):
             total[key] += int(plan.get(key) or 0)
         total["cost"] = add_cost(total["cost"], plan.get("cost"))
+        if "batch_cost" in plan:  # the same requests through the provider's batch API
+            total["batch_cost"] = add_cost(total.get("batch_cost", 0.0), plan["batch_cost"])
         summary.dry_run = total
 
 

@@ -178,36 +178,36 @@ def read_input(path: Path, label: str = "INPUT") -> Any:
     check_input_path(path, label)
     try:
         if path.is_dir():
-            return _read_saved(path)
+            return _read_saved(path, label)
         suffix = path.suffix.lower()
         if suffix == ".parquet":
-            return _read_parquet(path)
+            return _read_parquet(path, label)
         records = read_records(path)
-        return _dataset_from_records(path, records)
+        return _dataset_from_records(path, records, label)
     except (OSError, UnicodeDecodeError) as error:
-        raise UserInputError(f"INPUT {path}: cannot read it: {error}") from None
+        raise UserInputError(f"{label} {path}: cannot read it: {error}") from None
 
 
-def _read_saved(path: Path) -> Any:
+def _read_saved(path: Path, label: str) -> Any:
     import datasets
 
     try:
         loaded = datasets.load_from_disk(str(path))
     except (FileNotFoundError, ValueError) as error:
         raise UserInputError(
-            f"INPUT {path}: a folder, but not one saved with Dataset.save_to_disk ({error})"
+            f"{label} {path}: a folder, but not one saved with Dataset.save_to_disk ({error})"
         ) from None
     if isinstance(loaded, datasets.DatasetDict):
         if len(loaded) != 1:
             raise UserInputError(
-                f"INPUT {path}: a DatasetDict with splits {', '.join(loaded)}; save one split "
+                f"{label} {path}: a DatasetDict with splits {', '.join(loaded)}; save one split "
                 "with Dataset.save_to_disk"
             )
         loaded = next(iter(loaded.values()))
     return loaded
 
 
-def _read_parquet(path: Path) -> Any:
+def _read_parquet(path: Path, label: str) -> Any:
     import datasets
     import pyarrow as pa
     import pyarrow.parquet as pq
@@ -215,11 +215,11 @@ def _read_parquet(path: Path) -> Any:
     try:
         table = pq.read_table(path)
     except pa.ArrowException as error:
-        raise UserInputError(f"INPUT {path}: not a readable Parquet file ({error})") from None
+        raise UserInputError(f"{label} {path}: not a readable Parquet file ({error})") from None
     return datasets.Dataset(table)
 
 
-def _dataset_from_records(path: Path, records: list[dict[str, Any]]) -> Any:
+def _dataset_from_records(path: Path, records: list[dict[str, Any]], label: str) -> Any:
     """A ``Dataset`` from rows; in a column that mixes strings and lists (``reference``: one
     or several references per row) every string becomes a one-item list, except in a column
     that holds one text per row (:data:`SINGLE_TEXT_COLUMNS`), where a list is refused naming
@@ -228,7 +228,7 @@ def _dataset_from_records(path: Path, records: list[dict[str, Any]]) -> Any:
     import pyarrow as pa
 
     if not records:
-        raise UserInputError(f"INPUT {path}: no rows")
+        raise UserInputError(f"{label} {path}: no rows")
     names: dict[str, None] = {}
     for record in records:
         names.update(dict.fromkeys(record))
@@ -242,18 +242,19 @@ def _dataset_from_records(path: Path, records: list[dict[str, Any]]) -> Any:
                     f"INPUT {path}: column {name!r}, row {row}: a list of {len(values[row])} "
                     "where one text is expected")
             values = [[v] if isinstance(v, str) else v for v in values]
-        _refuse_booleans_among_numbers(path, name, values)
+        _refuse_booleans_among_numbers(path, name, values, label)
         try:
             arrays[name] = pa.array(values)
         except (pa.ArrowInvalid, pa.ArrowTypeError) as error:
             raise UserInputError(
-                f"INPUT {path}: column {name!r} mixes value types that cannot share a column "
+                f"{label} {path}: column {name!r} mixes value types that cannot share a column "
                 f"({error})"
             ) from None
     return datasets.Dataset(pa.table(arrays))
 
 
-def _refuse_booleans_among_numbers(path: Path, name: str, values: list[Any]) -> None:
+def _refuse_booleans_among_numbers(path: Path, name: str, values: list[Any],
+                                   label: str) -> None:
     """Arrow would read ``[0.5, true]`` as ``[0.5, 1.0]``: in a score column (the ones `score`
     writes) a boolean among numbers is refused. Other columns keep Arrow's reading (a label
     column of ``true`` and ``0`` is booleans for ``agree``)."""
@@ -261,7 +262,7 @@ def _refuse_booleans_among_numbers(path: Path, name: str, values: list[Any]) -> 
         return
     row = next((i for i, v in enumerate(values) if isinstance(v, bool)), None)
     if row is not None and name in _score_column_names():
-        raise UserInputError(f"INPUT {path}: column {name!r}, row {row}: "
+        raise UserInputError(f"{label} {path}: column {name!r}, row {row}: "
                              f"{str(values[row]).lower()} is a boolean among numbers")
 
 

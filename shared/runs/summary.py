@@ -29,6 +29,8 @@ class MetricSummary:
     prompt_tokens: int = 0
     completion_tokens: int = 0
     cost: float | None = 0.0
+    cached_prompt_tokens: int = 0  # read from the provider's prompt cache
+    cache_saving: float | None = 0.0  # USD the prompt cache saved
     dry_run: dict[str, Any] | None = None
     columns: list[str] = field(default_factory=list)
     seconds: float = 0.0
@@ -63,6 +65,13 @@ class BatchSummary:
             total = total_plan(self.metrics)
             rows.append(["total", _int(total["requests"]), _int(total["prompt_tokens"]),
                          _int(total["completion_tokens"]), _money(total["cost"])])
+            batch_costs = [(m.dry_run or {}).get("batch_cost") for m in self.metrics]
+            if any(cost is not None for cost in batch_costs):
+                batch: float | None = 0.0
+                for cost in batch_costs:
+                    batch = add_cost(batch, cost)
+                return (format_table(header, rows)
+                        + f"\nthrough the batch API (--batch): est. cost {_money(batch)}")
         else:
             header = ["metric", "aggregate(s)", "rows", "unmeasured", "calls", "cache hits",
                       "cost", "invalid answers"]
@@ -79,6 +88,13 @@ class BatchSummary:
                     cost = add_cost(cost, m.cost)
                 rows.append(["total", "", "", "", str(sum(m.calls for m in judged_metrics)),
                              str(sum(m.cache_hits for m in judged_metrics)), _money(cost), ""])
+                cached = sum(m.cached_prompt_tokens for m in judged_metrics)
+                if cached:
+                    saving: float | None = 0.0
+                    for m in judged_metrics:
+                        saving = add_cost(saving, m.cache_saving)
+                    return (format_table(header, rows) + f"\nprompt cache: {cached} prompt "
+                            f"tokens read from the provider's cache, {_money(saving)} saved")
         return format_table(header, rows)
 
 

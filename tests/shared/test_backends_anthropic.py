@@ -18,8 +18,8 @@ from fakes.anthropic import FakeAnthropic
 from faultproxy import FaultProxy
 from metric_examples import EXAMPLES, judge_options
 
-from shared.engine.backends import make_backend, release_backend
 from shared.engine.backends.base import LogprobsUnavailable
+from shared.engine.backends.pool import make_backend, release_backend
 from shared.engine.config import judge_config
 from shared.kit.registry import metric_path
 

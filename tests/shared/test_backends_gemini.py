@@ -18,8 +18,9 @@ from fakes.gemini import RETRY_DELAY_SECONDS, FakeGemini
 from metric_examples import metric_inputs
 
 from shared.base.types import LabelAnswer, YesNoAnswer
-from shared.engine.backends import LogprobsUnavailable, make_backend
+from shared.engine.backends.base import LogprobsUnavailable
 from shared.engine.backends.gemini import SEED, GeminiBackend
+from shared.engine.backends.pool import make_backend
 from shared.engine.config import judge_config
 from shared.kit import registry
 

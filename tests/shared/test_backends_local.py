@@ -15,7 +15,6 @@ from backend_cases import STATEMENTS, VERDICTS, YES_NO, ask, collect
 
 from shared.base.defaults import DEFAULT_JUDGE_MODEL, judge_gguf_path
 from shared.base.types import JudgeRequest, Outcome, YesNoAnswer
-from shared.engine.backends import make_backend
 from shared.engine.backends.local import LocalBackend
 from shared.engine.backends.local_attention import NAME as GROUPED_ATTENTION
 from shared.engine.backends.local_attention import grouped_sdpa
@@ -23,6 +22,7 @@ from shared.engine.backends.local_decoding import generate_answers
 from shared.engine.backends.local_greedy import GreedyBatch, draft
 from shared.engine.backends.local_kv import KVStore
 from shared.engine.backends.local_model import dequantized_dir, gguf_parsed_once, load_model
+from shared.engine.backends.pool import make_backend
 from shared.engine.config import judge_config
 from shared.engine.logprobs import NO_TOKENS, YES_TOKENS
 

@@ -18,10 +18,10 @@ from conftest import free_port
 from faultproxy import RETRY_AFTER, FaultProxy
 
 from shared.base.types import Outcome, YesNoAnswer
-from shared.engine.backends import backend_key, make_backend
 from shared.engine.backends.base import LogprobsUnavailable
 from shared.engine.backends.openai_compat import SEED, OpenAICompatBackend
 from shared.engine.backends.openai_responses import first_token_top_logprobs, is_strict_compatible
+from shared.engine.backends.pool import backend_key, make_backend
 from shared.engine.config import JudgeConfig, judge_config
 
 pytestmark = pytest.mark.server

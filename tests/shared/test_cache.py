@@ -157,7 +157,7 @@ def test_entries_survive_kill_9(cache_dir):
     }
 
 
-# ------------------------------------------------------------------ a broken cache heals (issue 20)
+# ------------------------------------------------------------------ a broken cache heals
 
 
 def _filled(cache_dir: str, count: int = 300) -> Path:

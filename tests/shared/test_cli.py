@@ -351,7 +351,7 @@ def test_sigkill_then_rerun_sends_only_the_missing_calls(
     assert len(scored) == len(rows) and all(0 <= r["l3score"] <= 1 for r in scored)
 
 
-# ------------------------------------------------------------------ hostile input (issue 20)
+# ------------------------------------------------------------------ hostile input
 
 
 def _one_line_exit_2(capsys, argv: list[str]) -> str:
@@ -521,7 +521,7 @@ def test_a_corrupt_cache_is_one_warning_line_and_the_run_goes_on(tmp_path: Path)
     assert len(list(cache.glob("judge-calls.sqlite3.broken-*"))) >= 1
 
 
-# ------------------------------------------------------------------ issue 29: outputs, inputs
+# ------------------------------------------------------------------ outputs, inputs
 
 
 def _scored_run(tmp_path: Path, name: str) -> Path:

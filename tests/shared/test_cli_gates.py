@@ -1,5 +1,5 @@
 """Gates for CI through the real CLI: ``score --gate``, ``compare --fail-on-regression``,
-``--junit-xml``, exit codes 0/1/2 (../INTERFACE.md round 4). The main cases run
+``--junit-xml``, exit codes 0/1/2 (docs/GATES.md). The main cases run
 ``python -m shared`` in a subprocess; their variants call the same ``main`` in this process
 (each new process pays evaluate's import). Non-judge metrics keep the runs fast; compare reads
 scored files written here. Expected values come from the project's own bootstrap

@@ -255,7 +255,7 @@ def test_paired_bootstrap_memory_is_flat_in_resamples() -> None:
     assert peaks[1] < peaks[0] * 1.2 + 64 * 1024
 
 
-# ------------------------------------------------------------------ issue 29: what compare drops
+# ------------------------------------------------------------------ what compare drops
 
 
 def _jsonl(path: Path, rows: list[dict]) -> Path:

@@ -56,10 +56,11 @@ def statistic(value: float) -> SimpleNamespace:
 
 
 def test_write_figures_keeps_the_rows_run_with_options(tmp_path: Path) -> None:
-    run = _load("agreement_run_figures", REPO / "bench" / "agreement" / "run.py")
+    writeup = _load("agreement_writeup_figures", REPO / "bench" / "agreement" / "writeup.py")
+    labelled = sys.modules["labelled"]  # imported by writeup from bench/agreement
 
     def result(name: str, options: dict, title: str | None, value: float) -> dict:
-        job = run.Job(name, ("x", "SummEval"), "coherence", options=options,
+        job = labelled.Job(name, ("x", "SummEval"), "coherence", options=options,
                       options_title=title)
         report = SimpleNamespace(label_kind="numeric", n=60, unmeasured=0, constant_score=None,
                                  statistic=lambda _name: statistic(value))
@@ -72,12 +73,12 @@ def test_write_figures_keeps_the_rows_run_with_options(tmp_path: Path) -> None:
                result("pairwise", {"criteria": "e"}, None, -0.2),
                result("summary_coherence", {}, None, 0.4)]
     header = {"date": "today", "judge": "embedded"}
-    run.write_figures(results, header, path, keep=True)
+    writeup.write_figures(results, header, path, keep=True)
     metrics = json.loads(path.read_text())["metrics"]
     assert metrics["g_eval"]["value"] == 0.3  # the first row of a metric
     assert metrics["g_eval"]["options"] == "the coherence criteria"
     assert metrics["pairwise"]["options"] == "criteria=e"
     assert "options" not in metrics["summary_coherence"]
     assert metrics["l3score"] == {"n": 60, "value": 0.5}  # kept from the file
-    run.write_figures(results, header, path)
+    writeup.write_figures(results, header, path)
     assert "l3score" not in json.loads(path.read_text())["metrics"]

@@ -1,6 +1,6 @@
 """shared.runs.files and shared.runs.records: the one check that no output destroys an input,
 CSV formula neutralisation and the CSV/JSONL bound, what is not a regular file, and the removal
-of a killed run's temporary file or folder (issue 29)."""
+of a killed run's temporary file or folder."""
 
 from __future__ import annotations
 

@@ -290,7 +290,7 @@ def test_a_check_still_failing_after_repair_is_an_invalid_answer_saying_what_was
         (outcome,) = get_judge(judge_config(**options)).structured([request], schema,
                                                                     checks=[check])
         assert len(server.seen) == 2  # one repair, no more
-        # the refused answer and the repair's are cached raw (issue 29.1): a rerun sends
+        # the refused answer and the repair's are cached raw, so a rerun sends
         # nothing, and the checks, applied again on the cached answers, refuse them alike
         assert len(CallCache(cache_dir)) == 2
         rerun = get_judge(judge_config(**options))

@@ -75,7 +75,7 @@ def test_a_judge_output_has_exactly_the_documented_keys():
     assert output["Metric"] is None and output["scores"] == [1.0, None, None]
     assert sum(output["invalid_answers"].values()) == 0  # reason "r" is no invalid judge answer
     assert output["usage"] == {"calls": 0, "cache_hits": 0, "prompt_tokens": 0,
-                               "completion_tokens": 0}
+                               "completion_tokens": 0, "cached_prompt_tokens": 0}
     assert output["Cost"] == 0.0  # priced model, nothing sent
 
 

@@ -285,7 +285,7 @@ def test_the_demo_adds_a_second_judge(llama_server: str, gemma_server: str, shar
     import pandas as pd
 
     from shared.demo import build_demo
-    from shared.engine.backends import _BACKENDS
+    from shared.engine.backends.pool import live_backends
 
     monkeypatch.setenv("JUDGE_METRICS_CACHE_DIR", shared_cache)
     keys = ["sk-first-PANEL-0123456789abcdef", "sk-second-PANEL-0123456789abcdef"]
@@ -311,7 +311,7 @@ def test_the_demo_adds_a_second_judge(llama_server: str, gemma_server: str, shar
         _reference_alpha(np.array(per_judge, dtype=float), "interval"), abs=5e-5)
     shown = json.dumps({str(k): str(v) for k, v in out.items()})
     assert not any(key in shown for key in keys)
-    assert not any(backend.uses_api_key(key) for backend in list(_BACKENDS.values())
+    assert not any(backend.uses_api_key(key) for backend in live_backends()
                    for key in keys if hasattr(backend, "uses_api_key"))
 
 

@@ -1,5 +1,6 @@
 """The registry is derived from the metric classes: columns, flags, headline keys and the one
-example set, checked against the public interface (../INTERFACE.md) they must keep."""
+example set, checked against the public interface they must keep (``INTERFACE`` below: each
+metric's compute inputs and batch-file columns, as docs/BATCH.md and the cards give them)."""
 
 from __future__ import annotations
 
@@ -17,7 +18,7 @@ from shared.kit.metric_base import ValidatedMetric
 
 REPO = Path(__file__).resolve().parents[2]
 
-# INTERFACE.md: the compute inputs of every metric and the singular batch-file columns
+# the public interface: the compute inputs of every metric and the singular batch-file columns
 # (`expected` holds semantic_list_contains' phrases); optional inputs in the second mapping.
 INTERFACE = {
     "l3score": ({"questions": "question", "predictions": "prediction",

@@ -259,7 +259,7 @@ def test_prompt_versions_of_the_metrics_run() -> None:
     assert prompts_of(["rouge"]) == []
 
 
-# ------------------------------------------------------------------ issue 29: reports, the tab
+# ------------------------------------------------------------------ reports, the tab
 
 
 def _report_data(html: str) -> dict[str, Any]:

@@ -89,7 +89,7 @@ def test_structured_cache_keys_are_the_documented_parts(cache_dir):
     messages, sampling, prompt id, {schema, max_tokens}) of the request that got it, refused
     answers too, a repair under the key of the repair request: a change here would orphan every
     user's cached structured answers. The checks are not in the key: a run with checks reuses
-    the answers of a run without them and asks only what the checks now refuse (issue 29.1)."""
+    the answers of a run without them and asks only what the checks now refuse."""
     yes, no = '{"verdict": "yes"}', '{"verdict": "no"}'
     scripted = {"plain": (yes, None), "repaired": ("not JSON", yes), "checked": (no, yes),
                 "never": ("not JSON", "still not")}
@@ -239,7 +239,7 @@ def test_second_run_is_all_cache_hits_with_identical_outcomes(llama_server, cach
     again = get_judge(config(llama_server, cache_dir))
     repeated = again.yes_no(requests, top_k=5, desc="again")
     assert again.usage.as_dict() == {"calls": 0, "cache_hits": 3, "prompt_tokens": 0,
-                                     "completion_tokens": 0}
+                                     "completion_tokens": 0, "cached_prompt_tokens": 0}
     assert [o.value for o in repeated] == [o.value for o in outcomes]
     assert all(o.cached for o in repeated)
 
@@ -311,7 +311,7 @@ def test_answers_that_never_validate_are_unmeasured_and_cached(llama_server, cac
     assert outcome.value is None
     assert outcome.error.startswith("invalid judge answer: ")
     assert judge.usage.calls == 1  # the backend is constrained: no repair retry
-    assert len(CallCache(cache_dir)) == 1  # the refused answer is cached (issue 29.1)
+    assert len(CallCache(cache_dir)) == 1  # cached: a rerun reads it, not the judge
     again = get_judge(config(llama_server, cache_dir))
     assert again.structured([request], impossible, max_tokens=16)[0].error == outcome.error
     assert again.usage.calls == 0 and again.usage.cache_hits == 1
@@ -380,7 +380,7 @@ def test_an_unconstrained_backend_gets_one_repair_retry(llama_server, cache_dir)
 
 @pytest.mark.server
 def test_a_model_without_logprobs_raises_a_configuration_error(llama_server, cache_dir):
-    from shared.engine.backends import LogprobsUnavailable
+    from shared.engine.backends.base import LogprobsUnavailable
 
     with FaultProxy(llama_server, default="no_logprobs") as proxy:
         judge = get_judge(config(proxy.url, cache_dir))

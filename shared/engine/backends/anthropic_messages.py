@@ -53,7 +53,9 @@ def usage_of(message: Any) -> TokenUsage:
 
     prompt = (count("input_tokens") + count("cache_read_input_tokens")
               + count("cache_creation_input_tokens"))
-    return TokenUsage(prompt_tokens=prompt, completion_tokens=count("output_tokens"))
+    return TokenUsage(prompt_tokens=prompt, completion_tokens=count("output_tokens"),
+                      cached_tokens=count("cache_read_input_tokens"),
+                      cache_write_tokens=count("cache_creation_input_tokens"))
 
 
 def _blocks(message: Any) -> list[Any]:
@@ -111,6 +113,10 @@ class AnthropicBackend(RemoteBackend):
             http_client=http_client(self.timeout, self._liveness,
                                     anthropic.DefaultAsyncHttpxClient),
         )
+        if config.batch:
+            from .anthropic_batches import AnthropicBatches
+
+            self.use_batch_api(AnthropicBatches(self._client))
 
     def __repr__(self) -> str:
         return (f"AnthropicBackend(provider={self.provider!r}, model={self.model!r}, "
@@ -205,11 +211,14 @@ class AnthropicBackend(RemoteBackend):
         """The Messages API parameters of ``request`` (what a Message Batches request's
         ``params`` holds too): the model, the system text, the turns and ``params``."""
         system, turns = split_system(request)
-        if system is not None:
-            params["system"] = system
+        if system is not None:  # the fixed instructions: a prompt-cache breakpoint after them
+            params["system"] = [{"type": "text", "text": system,
+                                 "cache_control": {"type": "ephemeral"}}]
         return {"model": self.model, "messages": turns, **params}
 
     async def _create(self, request: JudgeRequest, **params: Any) -> Any:
+        if self.batcher is not None:
+            return await self.batcher.ask(self.message_params(request, **params))
         return await self._client.messages.create(**self.message_params(request, **params))
 
     def reason(self, exc: BaseException) -> str:

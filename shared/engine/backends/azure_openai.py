@@ -30,6 +30,8 @@ def is_v1_route(base_url: str | None) -> bool:
 class AzureOpenAIBackend(OpenAICompatBackend):
     """A judge deployed on Azure OpenAI (``model``: the deployment name)."""
 
+    batch_url = "/chat/completions"  # Azure's batch lines name the route without /v1
+
     def new_client(self, api_key: str, base_url: str | None, http: Any) -> Any:
         import openai
 

@@ -15,14 +15,18 @@ ResultCallback = Callable[[int, Outcome], None]
 
 
 class Backend(ABC):
-    """A judge model behind one of two operations.
+    """A judge model behind three operations: :meth:`yes_no` (the first answer token's
+    log-probabilities), :meth:`structured` (an answer to a JSON-schema question) and
+    :meth:`label_probabilities` (each label's probability as the first token; a backend that
+    cannot read them raises ``NotImplementedError``). :meth:`sampling_params` says what each
+    sends, for the call cache's key.
 
     Backends do no caching, de-duplication or progress reporting: the runner
     (:mod:`shared.engine.runner`) does. A backend reports each finished request through
-    ``on_result``
-    as soon as it has it (so the runner can store it before the next one finishes), and turns
-    every per-request failure into ``Outcome(error=...)`` instead of raising. It raises only for
-    faults that make every further call pointless (e.g. :class:`LogprobsUnavailable`).
+    ``on_result`` as soon as it has it (so the runner can store it before the next one
+    finishes), and turns every per-request failure into ``Outcome(error=...)`` instead of
+    raising. It raises only for faults that make every further call pointless (e.g.
+    :class:`LogprobsUnavailable`).
     """
 
     kind: str  # the protocol: "openai-compatible", "local", "anthropic-messages", ...
@@ -37,8 +41,8 @@ class Backend(ABC):
     @classmethod
     def from_config(cls, config: JudgeConfig) -> Backend:
         """The backend for ``config`` (checked already: a backend re-checks nothing); what
-        :func:`shared.engine.backends.make_backend` calls. Override it when the constructor takes
-        something other than the config."""
+        :func:`shared.engine.backends.pool.make_backend` calls. Override it when the
+        constructor takes something other than the config."""
         return cls(config)  # type: ignore[call-arg]
 
     @abstractmethod

@@ -62,7 +62,9 @@ def usage_of(response: Any) -> TokenUsage:
 
     prompt = (count("inputTokens") + count("cacheReadInputTokens")
               + count("cacheWriteInputTokens"))
-    return TokenUsage(prompt_tokens=prompt, completion_tokens=count("outputTokens"))
+    return TokenUsage(prompt_tokens=prompt, completion_tokens=count("outputTokens"),
+                      cached_tokens=count("cacheReadInputTokens"),
+                      cache_write_tokens=count("cacheWriteInputTokens"))
 
 
 def _blocks(response: Any) -> list[Any]:

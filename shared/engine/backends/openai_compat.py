@@ -55,6 +55,7 @@ class OpenAICompatBackend(RemoteBackend):
     """A judge behind an OpenAI-compatible ``/chat/completions`` endpoint."""
 
     kind = "openai-compatible"
+    batch_url = "/v1/chat/completions"  # a batch line's url and the batch's endpoint
 
     def __init__(self, config: JudgeConfig) -> None:
         super().__init__(config, config.resolved_base_url())
@@ -70,6 +71,10 @@ class OpenAICompatBackend(RemoteBackend):
         self._logprobs_seen = False
         # label requests: the model gave none (or its provider has none), write the label
         self._logprobs_missing = not capabilities.logprobs
+        if config.batch:
+            from .openai_batches import OpenAIBatches
+
+            self.use_batch_api(OpenAIBatches(self._client, self.batch_url))
 
     def new_client(self, api_key: str, base_url: str | None, http: Any) -> Any:
         """The ``openai`` SDK client requests go through (Azure's backend takes its own)."""
@@ -256,6 +261,9 @@ class OpenAICompatBackend(RemoteBackend):
     async def _create(self, request: JudgeRequest, params: dict[str, Any]) -> Any:
         import openai
 
+        if self.batcher is not None:
+            return await self.batcher.ask(
+                {"model": self.model, "messages": request.as_openai_messages(), **params})
         try:
             return await self._client.chat.completions.create(
                 model=self.model, messages=request.as_openai_messages(), **params

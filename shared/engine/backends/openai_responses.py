@@ -15,9 +15,13 @@ from .remote import MalformedResponse
 
 def usage_of(response: Any) -> TokenUsage:
     usage = getattr(response, "usage", None)
+    details = getattr(usage, "prompt_tokens_details", None)
+    cached = details.get("cached_tokens") if isinstance(details, dict) else getattr(
+        details, "cached_tokens", 0)
     return TokenUsage(
         prompt_tokens=int(getattr(usage, "prompt_tokens", 0) or 0),
         completion_tokens=int(getattr(usage, "completion_tokens", 0) or 0),
+        cached_tokens=int(cached or 0) if isinstance(cached, int) else 0,
     )
 
 

@@ -9,7 +9,7 @@ tables of the metric cards and docs/BACKENDS.md. Adding an OpenAI-compatible hos
 here; a new protocol is one module in this package plus its entry (docs/BACKENDS.md, "How to add
 a provider").
 
-:func:`shared.engine.backends.make_backend` imports the named class at the first use of its
+:func:`shared.engine.backends.pool.make_backend` imports the named class at the first use of its
 provider, so ``import shared`` loads no backend and no SDK.
 """
 

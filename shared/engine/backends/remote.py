@@ -28,6 +28,7 @@ from urllib.parse import urlparse
 from ...base.redaction import redact
 from ...base.types import JudgeRequest, Outcome, TokenUsage
 from .base import Backend, ResultCallback
+from .batching import BatchAPI, Batcher
 from .openai_transport import DEAD_AFTER, Liveness, event_loop
 
 if TYPE_CHECKING:
@@ -91,6 +92,13 @@ class RemoteBackend(Backend):
         self.max_retries = config.max_retries
         self._liveness = Liveness()
         self._semaphore: asyncio.Semaphore | None = None  # created on the loop
+        self._config = config
+        self.batcher: Batcher | None = None  # batch=True: see use_batch_api
+
+    def use_batch_api(self, api: BatchAPI) -> None:
+        """Send every call through ``api`` (one batch per round, :mod:`.batching`)."""
+        self.batcher = Batcher(api, self.provider, self.endpoint, self._config.cache_dir,
+                               self._config.show_progress)
 
     # -- what a protocol supplies
 
@@ -142,6 +150,9 @@ class RemoteBackend(Backend):
         ``probe_first``: send requests one at a time (at most :data:`MAX_PROBES`) until
         ``probe_until()`` holds, then the rest at once (a model without log-probabilities fails
         on its first answer, before the batch is sent)."""
+        if self.batcher is not None:
+            self.batcher.run(requests, one, on_result)
+            return
         requests = list(requests)
         if not requests:
             return

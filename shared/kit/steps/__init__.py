@@ -1,8 +1,10 @@
 """The judge steps of the LLM-guided metrics, one object each (:class:`.base.JudgeStep`: its
 prompt, answer schema, grounding check and token limit), by family: :mod:`.extraction`
 (statements, opinions), :mod:`.verdicts` (one verdict per item; answer correctness's TP/FP/FN),
-:mod:`.rating` (summary coherence); and :mod:`.chains`, which turns their results into per-sample
-results (extracted items -> verdicts -> share of "yes").
+:mod:`.rating` (summary coherence), :mod:`.criteria` (G-Eval's reason for its score; its
+rating and pairwise's preference are label readings, not structured answers); and
+:mod:`.chains`, which turns their results into per-sample results (extracted items ->
+verdicts -> share of "yes").
 
 Metric scripts use this package as ``steps`` (``from shared import steps``).
 """
@@ -17,6 +19,7 @@ from .chains import (
     verdict_share,
     yes_share,
 )
+from .criteria import G_EVAL_REASON, ReasonStep
 from .extraction import (
     OPINIONS,
     STATEMENTS,
@@ -50,6 +53,8 @@ from .verdicts import (
 )
 
 __all__ = [
+    "G_EVAL_REASON",
+    "ReasonStep",
     "ANSWER_RELEVANCE", "BIAS", "CONTEXT_PRECISION", "CONTEXT_RECALL", "CONTEXT_RELEVANCE",
     "CORRECTNESS", "CORRECTNESS_WITH_QUESTION", "FAITHFULNESS", "HALLUCINATION", "OPINIONS",
     "STATEMENTS", "STATEMENTS_WITH_QUESTION", "SUMMARY_COHERENCE", "TOXICITY", "CorrectnessJob",

@@ -12,13 +12,13 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ...base.types import Outcome
+from ...base.types import JudgeRequest, Outcome
 from ...base.validation import InputError, InputTypeError
 from ...engine import grounding, prompts
 from ...engine.call_batch import INVALID
 from ...engine.logprobs import NO_LABEL_WHERE, merged_probability, renormalised
 from ..scoring import Preference
-from .base import failed_step, is_dry_run, object_schema, token_limit
+from .base import JudgeStep, failed_step, is_dry_run, object_schema, token_limit
 from .verdicts import as_json_list
 
 REASON_MAX_CHARS = 200
@@ -204,27 +204,60 @@ def rate(judge: Any, criteria: Criteria, predictions: Sequence[str],
     return [read_labels(outcome, "g_eval") for outcome in outcomes]
 
 
+@dataclass(frozen=True)
+class ReasonJob:
+    """One G-Eval reason: the sample's score, the criteria it was rated under, the text and the
+    materials shown with it."""
+
+    score: float
+    criteria: Criteria
+    prediction: str
+    materials: Mapping[str, str | None]
+
+
+@dataclass(frozen=True)
+class ReasonStep(JudgeStep):
+    """G-Eval's reason for a score. A job: :class:`ReasonJob`; value: ``{"reason": str}``, which
+    must not copy the prompt's placeholder (:func:`shared.engine.grounding.reasons_check`). Its
+    request comes from :func:`shared.engine.prompts.g_eval_reason_request` (the prompt's text
+    follows the criteria's shape: steps, rubric, scale), so it holds no template."""
+
+    template: None = None
+    desc: str = "g_eval reason"
+
+    def request(self, job: ReasonJob) -> JudgeRequest:
+        c = job.criteria
+        return prompts.g_eval_reason_request(job.score, c.text, c.steps, c.rubric, c.low, c.high,
+                                             job.prediction, **job.materials)
+
+    def schema(self, job: ReasonJob) -> dict[str, Any]:
+        return object_schema({"reason": {"type": "string", "minLength": 1,
+                                         "maxLength": REASON_MAX_CHARS}})
+
+    def check(self, job: ReasonJob) -> Any:
+        return grounding.reasons_check([""], prompts.G_EVAL_REASON_EXAMPLES)
+
+    def max_tokens(self, job: ReasonJob) -> int:
+        return token_limit(REASON_MAX_CHARS + 40)
+
+    def read(self, job: ReasonJob, answer: Any) -> Outcome:
+        return Outcome(answer)
+
+
+G_EVAL_REASON = ReasonStep()
+
+
 def explain(judge: Any, criteria: Criteria, predictions: Sequence[str],
             materials: Sequence[Mapping[str, str | None]],
             raw_scores: Sequence[float | None]) -> list[Outcome | None]:
     """G-Eval's ``explain``: per rated sample, ``{"reason": str}`` for its score (``None`` for
-    a sample without one; a dry run counts one request per sample). The reason must not copy
-    the prompt's placeholder (:func:`shared.engine.grounding.reasons_check`)."""
+    a sample without one; a dry run counts one request per sample), through
+    :data:`G_EVAL_REASON`."""
     if is_dry_run(judge):
         raw_scores = [(criteria.low + criteria.high) / 2] * len(predictions)
-    jobs = [index for index, raw in enumerate(raw_scores) if raw is not None]
-    requests = [prompts.g_eval_reason_request(
-        raw_scores[i], criteria.text, criteria.steps, criteria.rubric, criteria.low,
-        criteria.high, predictions[i], **materials[i]) for i in jobs]
-    check = grounding.reasons_check([""], prompts.G_EVAL_REASON_EXAMPLES)
-    schema = object_schema({"reason": {"type": "string", "minLength": 1,
-                                       "maxLength": REASON_MAX_CHARS}})
-    outcomes = judge.structured(requests, schema, max_tokens=token_limit(REASON_MAX_CHARS + 40),
-                                desc="g_eval reason", checks=[check] * len(requests))
-    steps: list[Outcome | None] = [None] * len(predictions)
-    for index, outcome in zip(jobs, outcomes, strict=True):
-        steps[index] = outcome if outcome.ok else failed_step("g_eval reason", outcome.error)
-    return steps
+    return G_EVAL_REASON.ask(judge, [
+        None if raw is None else ReasonJob(raw, criteria, prediction, shown)
+        for raw, prediction, shown in zip(raw_scores, predictions, materials, strict=True)])
 
 
 def prefer(judge: Any, criteria: str, predictions: Sequence[str], baselines: Sequence[str],

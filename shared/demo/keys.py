@@ -40,7 +40,7 @@ def page_key_backend(kwargs: Mapping[str, Any]) -> Iterator[None]:
                                              or ()):
         yield
         return
-    from ..engine.backends import backend_key, release_backend
+    from ..engine.backends.pool import backend_key, release_backend
     from ..engine.config import judge_config, judge_configs
 
     try:

@@ -1,0 +1,76 @@
+"""OpenAI's Batch API (Files + Batches), as OpenAI and Azure OpenAI serve it.
+
+The round's requests are one ``.jsonl`` file (``purpose="batch"``) of
+``{"custom_id", "method": "POST", "url": "/v1/chat/completions", "body"}`` lines; the batch
+(``completion_window="24h"``) is polled with ``batches.retrieve`` and read from its output file
+(``{"custom_id", "response": {"status_code", "body"}, "error"}`` lines) and error file.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from .batching import BatchAPI, BatchItemFailed, Status
+
+ENDED = frozenset({"completed", "failed", "expired", "cancelled"})
+
+
+class OpenAIBatches(BatchAPI):
+    """Batches through the SDK client ``client``."""
+
+    def __init__(self, client: Any, url: str = "/v1/chat/completions") -> None:
+        self.client = client
+        self.url = url
+
+    async def submit(self, items: list[tuple[str, dict[str, Any]]]) -> str:
+        lines = [json.dumps({"custom_id": cid, "method": "POST", "url": self.url, "body": body},
+                            ensure_ascii=False) for cid, body in items]
+        data = ("\n".join(lines) + "\n").encode("utf-8")
+        file = await self.client.files.create(file=("judge-requests.jsonl", data),
+                                              purpose="batch")
+        batch = await self.client.batches.create(input_file_id=file.id, endpoint=self.url,
+                                                 completion_window="24h")
+        return str(batch.id)
+
+    async def status(self, batch_id: str) -> Status:
+        batch = await self.client.batches.retrieve(batch_id)
+        counts = batch.request_counts
+        total = int(getattr(counts, "total", 0) or 0)
+        done = int(getattr(counts, "completed", 0) or 0) + int(getattr(counts, "failed", 0) or 0)
+        ended = batch.status in ENDED
+        usable = batch.status not in ("failed",) and not (
+            ended and not batch.output_file_id and not batch.error_file_id)
+        errors = getattr(getattr(batch, "errors", None), "data", None) or []
+        detail = "; ".join(str(getattr(e, "message", e)) for e in errors) or str(batch.status)
+        return Status(ended=ended, total=total, done=done, usable=usable, detail=detail)
+
+    async def results(self, batch_id: str) -> dict[str, Any]:
+        from openai.types.chat import ChatCompletion
+
+        batch = await self.client.batches.retrieve(batch_id)
+        answers: dict[str, Any] = {}
+        for file_id in (batch.output_file_id, batch.error_file_id):
+            if not file_id:
+                continue
+            content = await self.client.files.content(file_id)
+            for line in content.text.splitlines():
+                if not line.strip():
+                    continue
+                entry = json.loads(line)
+                cid = str(entry.get("custom_id"))
+                response = entry.get("response") or {}
+                body = response.get("body")
+                if entry.get("error") or response.get("status_code") != 200 or not body:
+                    error = entry.get("error") or (body or {}).get("error") or {}
+                    message = error.get("message") if isinstance(error, dict) else str(error)
+                    status = response.get("status_code")
+                    answers[cid] = BatchItemFailed(
+                        f"batch item failed{f' (HTTP {status})' if status else ''}: "
+                        f"{message or 'no answer'}")
+                    continue
+                try:
+                    answers[cid] = ChatCompletion.model_validate(body)
+                except Exception as exc:
+                    answers[cid] = BatchItemFailed(f"unreadable batch answer: {exc}")
+        return answers
