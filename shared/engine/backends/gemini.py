@@ -41,7 +41,7 @@ from .gemini_responses import (
     server_delay,
     usage_of,
 )
-from .openai_transport import event_loop, http_client
+from .openai_transport import http_client
 from .remote import MalformedResponse, RemoteBackend
 
 if TYPE_CHECKING:
@@ -208,10 +208,7 @@ class GeminiBackend(RemoteBackend):
 
     def close(self) -> None:
         client = self._client
-        try:
-            event_loop().submit(client.aio.aclose()).result(timeout=5)
-        except Exception:  # closing is best effort
-            pass
+        self._close_quietly(lambda: client.aio.aclose())
 
     # -- plumbing
 
@@ -219,23 +216,8 @@ class GeminiBackend(RemoteBackend):
                             ) -> tuple[list[tuple[str, float]], TokenUsage] | Outcome:
         """The first answer token's top log-probabilities and the usage, or the failed
         ``Outcome``. Raises :class:`LogprobsUnavailable` while the model has never given them."""
-        response = None
-        try:
-            response = await self._generate(request, params)
-            top = first_token_top_logprobs(response, self.model, self.host)
-        except LogprobsUnavailable as exc:
-            if not self._logprobs_seen:  # the model never gave them: a configuration error
-                raise
-            return Outcome(error=self._redact(
-                f"no log-probabilities in this answer from {self.host} (the model returned "
-                f"them for earlier requests); not scored: {str(exc).split(';')[0]}"),
-                usage=usage_of(response))
-        except MalformedResponse as exc:
-            return self._unusable(exc, usage_of(response))
-        except Exception as exc:
-            return Outcome(error=self.reason(exc))
-        self._logprobs_seen = True
-        return top, usage_of(response)
+        return await self._first_top_logprobs(lambda: self._generate(request, params),
+                                              first_token_top_logprobs, usage_of)
 
     def _contents(self, request: JudgeRequest) -> tuple[list[Any], str | None]:
         """The request's turns as Gemini ``contents`` (assistant turns are ``model``), its

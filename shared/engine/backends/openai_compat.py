@@ -22,7 +22,6 @@ from ..config import PROVIDERS, JudgeConfig
 from ..logprobs import LABEL_TOP_LOGPROBS, label_mass, sampled_answer
 from .base import LogprobsUnavailable, ResultCallback
 from .openai_responses import (
-    MalformedResponse,
     first_token_top_logprobs,
     is_strict_compatible,
     mentions_logprobs,
@@ -31,7 +30,7 @@ from .openai_responses import (
     usage_of,
     written_label,
 )
-from .openai_transport import event_loop, http_client
+from .openai_transport import http_client
 from .remote import DEAD_AFTER, MAX_PROBES, RemoteBackend, host_of
 
 __all__ = ["DEAD_AFTER", "MAX_PROBES", "SEED", "OpenAICompatBackend", "host_of"]
@@ -228,10 +227,7 @@ class OpenAICompatBackend(RemoteBackend):
 
     def close(self) -> None:
         client = self._client
-        try:
-            event_loop().submit(client.close()).result(timeout=5)
-        except Exception:  # closing is best effort
-            pass
+        self._close_quietly(lambda: client.close())
 
     # -- plumbing
 
@@ -239,24 +235,8 @@ class OpenAICompatBackend(RemoteBackend):
                             ) -> tuple[list[tuple[str, float]], TokenUsage] | Outcome:
         """The first answer token's top log-probabilities and the usage, or the failed
         ``Outcome``. Raises :class:`LogprobsUnavailable` while the model has never given them."""
-        response = None
-        try:
-            response = await self._create(request, params)
-            top = first_token_top_logprobs(response, self.model, self.host)
-        except LogprobsUnavailable as exc:
-            if not self._logprobs_seen:  # the model never gave them: a configuration error
-                raise
-            # it gave them before: this one answer is the fault, not the model
-            return Outcome(error=self._redact(
-                f"no log-probabilities in this answer from {self.host} (the model returned "
-                f"them for earlier requests); not scored: {str(exc).split(';')[0]}"),
-                usage=usage_of(response))
-        except MalformedResponse as exc:
-            return self._unusable(exc, usage_of(response))
-        except Exception as exc:
-            return Outcome(error=self.reason(exc))
-        self._logprobs_seen = True
-        return top, usage_of(response)
+        return await self._first_top_logprobs(lambda: self._create(request, params),
+                                              first_token_top_logprobs, usage_of)
 
     async def _create(self, request: JudgeRequest, params: dict[str, Any]) -> Any:
         import openai

@@ -27,7 +27,7 @@ from urllib.parse import urlparse
 
 from ...base.redaction import redact
 from ...base.types import JudgeRequest, Outcome, TokenUsage
-from .base import Backend, ResultCallback
+from .base import Backend, LogprobsUnavailable, ResultCallback
 from .batching import BatchAPI, Batcher
 from .openai_transport import DEAD_AFTER, Liveness, event_loop
 
@@ -135,6 +135,41 @@ class RemoteBackend(Backend):
             return self._unusable(exc, usage(response))
 
     # -- the plumbing
+
+    async def _first_top_logprobs(
+        self, send: Callable[[], Awaitable[Any]],
+        read: Callable[[Any, str, str], list[tuple[str, float]]],
+        usage_of: Callable[[Any], TokenUsage | None],
+    ) -> tuple[list[tuple[str, float]], TokenUsage | None] | Outcome:
+        """The first answer token's top log-probabilities (``read`` from the answer of
+        ``send()``) and the usage, or the failed ``Outcome``. Raises
+        :class:`LogprobsUnavailable` while the model has never given them."""
+        response = None
+        try:
+            response = await send()
+            top = read(response, self.model, self.host)
+        except LogprobsUnavailable as exc:
+            if not self._logprobs_seen:  # the model never gave them: a configuration error
+                raise
+            # it gave them before: this one answer is the fault, not the model
+            return Outcome(error=self._redact(
+                f"no log-probabilities in this answer from {self.host} (the model returned "
+                f"them for earlier requests); not scored: {str(exc).split(';')[0]}"),
+                usage=usage_of(response))
+        except MalformedResponse as exc:
+            return self._unusable(exc, usage_of(response))
+        except Exception as exc:
+            return Outcome(error=self.reason(exc))
+        self._logprobs_seen = True
+        return top, usage_of(response)
+
+    @staticmethod
+    def _close_quietly(close: Callable[[], Awaitable[Any]]) -> None:
+        """Await ``close()`` on the shared event loop, best effort (at most 5 seconds)."""
+        try:
+            event_loop().submit(close()).result(timeout=5)
+        except Exception:  # closing is best effort
+            pass
 
     def _run(
         self,
