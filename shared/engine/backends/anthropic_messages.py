@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any
 
 from ...base.types import JudgeRequest, Outcome, TokenUsage
 from ..logprobs import sampled_answer
-from .base import LogprobsUnavailable, ResultCallback
+from .base import ResultCallback
 from .openai_responses import label_written
 from .openai_transport import event_loop, http_client
 from .remote import MalformedResponse, RemoteBackend, require_sdk
@@ -146,25 +146,15 @@ class AnthropicBackend(RemoteBackend):
 
     def yes_no(self, requests: Sequence[JudgeRequest], top_k: int,
                on_result: ResultCallback) -> None:
-        raise LogprobsUnavailable(
-            f"provider={self.provider!r} (model {self.model!r}) returns no log-probabilities; "
-            "a metric scored from the judge's Yes/No log-probabilities needs the first answer "
-            "token's top log-probabilities. Choose a provider that returns them (openai, "
-            "gemini, a vLLM or llama.cpp server) or the local backend (provider='local').")
+        self._no_yes_no()
 
     def label_probabilities(self, requests: Sequence[JudgeRequest], labels: Sequence[str],
                             on_result: ResultCallback) -> None:
         """The label the judge writes (probability 1.0, ``method`` "sampled")."""
         labels = tuple(labels)
-
-        async def one(request: JudgeRequest) -> Outcome:
-            return await self._answer(
-                lambda: self._create(request, max_tokens=SAMPLED_MAX_TOKENS),
-                lambda message: Outcome(value=label_written(message_text(message), labels),
-                                        usage=usage_of(message)),
-                usage_of)
-
-        self._run(requests, one, on_result, probe_first=False)
+        self._written(
+            requests, lambda request: self._create(request, max_tokens=SAMPLED_MAX_TOKENS),
+            lambda message: label_written(message_text(message), labels), usage_of, on_result)
 
     def sample_labels(self, requests: Sequence[JudgeRequest], labels: Sequence[str],
                       samples: Sequence[int], on_result: ResultCallback) -> None:
@@ -172,15 +162,9 @@ class AnthropicBackend(RemoteBackend):
         version the SDK speaks, no temperature): answers differ by chance, and each sample is
         cached under its number all the same."""
         labels = tuple(labels)
-
-        async def one(request: JudgeRequest) -> Outcome:
-            return await self._answer(
-                lambda: self._create(request, max_tokens=SAMPLED_MAX_TOKENS),
-                lambda message: Outcome(value=sampled_answer(message_text(message), labels),
-                                        usage=usage_of(message)),
-                usage_of)
-
-        self._run(requests, one, on_result, probe_first=False)
+        self._written(
+            requests, lambda request: self._create(request, max_tokens=SAMPLED_MAX_TOKENS),
+            lambda message: sampled_answer(message_text(message), labels), usage_of, on_result)
 
     def structured(self, requests: Sequence[JudgeRequest], json_schema: dict[str, Any],
                    max_tokens: int, on_result: ResultCallback) -> None:
