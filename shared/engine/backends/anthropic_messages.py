@@ -210,7 +210,6 @@ class AnthropicBackend(RemoteBackend):
         error type and message where it sent them."""
         import anthropic
 
-        tries = f"{self.max_retries + 1} attempt(s)"
         if isinstance(exc, anthropic.APIStatusError):
             body = getattr(exc, "body", None)
             error = body.get("error") if isinstance(body, dict) else None
@@ -219,12 +218,7 @@ class AnthropicBackend(RemoteBackend):
             else:
                 detail = str(exc.message)
             text = f"HTTP {exc.status_code} from {self.host}: {detail}"
-        elif isinstance(exc, anthropic.APITimeoutError):
-            text = f"no answer from {self.host} within {self.timeout:g}s ({tries})"
-        elif isinstance(exc, anthropic.APIConnectionError):
-            cause = exc.__cause__ or exc.__context__
-            detail = f": {type(cause).__name__}: {cause}" if cause else ""
-            text = f"connection to {self.host} failed ({tries}){detail}"
         else:
-            text = f"{type(exc).__name__}: {exc}"
+            text = self._sdk_failure(exc, anthropic.APITimeoutError,
+                                     anthropic.APIConnectionError)
         return self._redact(" ".join(text.split()))

@@ -263,15 +263,9 @@ class OpenAICompatBackend(RemoteBackend):
         """A readable, key-free reason for a failed request."""
         import openai
 
-        tries = f"{self.max_retries + 1} attempt(s)"
         if isinstance(exc, openai.APIStatusError):
             text = f"HTTP {exc.status_code} from {self.host}: {exc.message}"
-        elif isinstance(exc, openai.APITimeoutError):
-            text = f"no answer from {self.host} within {self.timeout:g}s ({tries})"
-        elif isinstance(exc, openai.APIConnectionError):
-            cause = exc.__cause__ or exc.__context__
-            detail = f": {type(cause).__name__}: {cause}" if cause else ""
-            text = f"connection to {self.host} failed ({tries}){detail}"
         else:
-            text = f"{type(exc).__name__}: {exc}"
+            text = self._sdk_failure(exc, openai.APITimeoutError,
+                                     openai.APIConnectionError)
         return self._redact(" ".join(text.split()))

@@ -112,6 +112,19 @@ class RemoteBackend(Backend):
 
     # -- helpers for a protocol's request coroutines
 
+    def _sdk_failure(self, exc: BaseException, timeout_error: type[BaseException],
+                     connection_error: type[BaseException]) -> str:
+        """The reason for a failure that is not an HTTP status, for an SDK whose errors give
+        the timeout and the failed connection (its cause attached) as these two types."""
+        tries = f"{self.max_retries + 1} attempt(s)"
+        if isinstance(exc, timeout_error):
+            return f"no answer from {self.host} within {self.timeout:g}s ({tries})"
+        if isinstance(exc, connection_error):
+            cause = exc.__cause__ or exc.__context__
+            detail = f": {type(cause).__name__}: {cause}" if cause else ""
+            return f"connection to {self.host} failed ({tries}){detail}"
+        return f"{type(exc).__name__}: {exc}"
+
     def _redact(self, text: str) -> str:
         return redact(text, [s for s in self.secrets() if s])
 
