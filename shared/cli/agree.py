@@ -18,12 +18,7 @@ from ..runs import files
 
 
 def add_parser(commands: Any) -> argparse.ArgumentParser:
-    from .common import (
-        add_csv_raw_argument,
-        add_embedding_arguments,
-        add_judge_arguments,
-        add_option_argument,
-    )
+    from .common import add_csv_raw_argument, add_scoring_arguments
 
     agree = commands.add_parser(
         "agree",
@@ -66,12 +61,7 @@ def add_parser(commands: Any) -> argparse.ArgumentParser:
     agree.add_argument("--json", metavar="REPORT", help="also write the report as JSON")
     agree.add_argument("--html", metavar="REPORT",
                        help="also write a self-contained HTML report (opens offline)")
-    add_judge_arguments(agree)
-    add_option_argument(agree)
-    add_embedding_arguments(agree)
-    agree.add_argument("--chunk-size", type=int, metavar="N",
-                       help="rows per compute call (default as in score)")
-    agree.add_argument("--quiet", "-q", action="store_true", help="no progress bars")
+    add_scoring_arguments(agree)
     return agree
 
 

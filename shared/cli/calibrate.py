@@ -19,12 +19,7 @@ from ..runs import files
 
 
 def add_parser(commands: Any) -> argparse.ArgumentParser:
-    from .common import (
-        add_csv_raw_argument,
-        add_embedding_arguments,
-        add_judge_arguments,
-        add_option_argument,
-    )
+    from .common import add_csv_raw_argument, add_scoring_arguments
 
     calibrate = commands.add_parser(
         "calibrate",
@@ -70,12 +65,7 @@ def add_parser(commands: Any) -> argparse.ArgumentParser:
     calibrate.add_argument("--out", "-o", metavar="SCORED",
                            help="also write the scored rows (.jsonl, .csv or .parquet)")
     add_csv_raw_argument(calibrate)
-    add_judge_arguments(calibrate)
-    add_option_argument(calibrate)
-    add_embedding_arguments(calibrate)
-    calibrate.add_argument("--chunk-size", type=int, metavar="N",
-                           help="rows per compute call (default as in score)")
-    calibrate.add_argument("--quiet", "-q", action="store_true", help="no progress bars")
+    add_scoring_arguments(calibrate)
     return calibrate
 
 
