@@ -15,11 +15,20 @@ from typing import Any
 
 from ..base.errors import UserInputError
 from ..runs import files
+from .common import (
+    add_csv_raw_argument,
+    add_scoring_arguments,
+    check_judge_options,
+    judge_options,
+    parse_columns,
+    parse_metric_options,
+    quiet_libraries,
+    scoring_errors,
+    write_json,
+)
 
 
 def add_parser(commands: Any) -> argparse.ArgumentParser:
-    from .common import add_csv_raw_argument, add_scoring_arguments
-
     agree = commands.add_parser(
         "agree",
         help="measure a metric against human labels (AUROC, kappa, correlations, intervals)",
@@ -68,15 +77,6 @@ def add_parser(commands: Any) -> argparse.ArgumentParser:
 def run(args: argparse.Namespace) -> int:
     from ..analysis.agreement import agree
     from ..runs.batch import check_metric_names, score_dataset
-    from .common import (
-        check_judge_options,
-        judge_options,
-        parse_columns,
-        parse_metric_options,
-        quiet_libraries,
-        scoring_errors,
-        write_json,
-    )
 
     if args.metric == "all":
         raise UserInputError("agree takes one metric, not 'all'")

@@ -16,11 +16,20 @@ from typing import Any
 
 from ..base.errors import UserInputError
 from ..runs import files
+from .common import (
+    add_csv_raw_argument,
+    add_scoring_arguments,
+    check_judge_options,
+    judge_options,
+    parse_columns,
+    parse_metric_options,
+    quiet_libraries,
+    scoring_errors,
+    write_json,
+)
 
 
 def add_parser(commands: Any) -> argparse.ArgumentParser:
-    from .common import add_csv_raw_argument, add_scoring_arguments
-
     calibrate = commands.add_parser(
         "calibrate",
         help="the corrected mean label from a few human labels and the metric's scores on "
@@ -72,15 +81,6 @@ def add_parser(commands: Any) -> argparse.ArgumentParser:
 def run(args: argparse.Namespace) -> int:
     from ..analysis.calibrate import calibrate, report_table, suggest_rows
     from ..runs.batch import check_metric_names
-    from .common import (
-        check_judge_options,
-        judge_options,
-        parse_columns,
-        parse_metric_options,
-        quiet_libraries,
-        scoring_errors,
-        write_json,
-    )
 
     files.check_input_path(Path(args.input))
     if args.suggest is not None:
