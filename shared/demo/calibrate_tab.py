@@ -8,7 +8,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from .compare_tab import new_report_folder, remove_report_folder, tab_status
+from .compare_tab import new_report_folder, remove_report_folder, report_outputs, tab_status
 
 TABLE_COLUMNS = ["estimate", "mean label", "95% interval"]
 
@@ -86,14 +86,6 @@ def build_calibrate_tab() -> dict[str, Any]:
         score = gr.Textbox(label="score column (default: the first the file holds)",
                            elem_id="calibrate-score")
         label = gr.Textbox(label="label column", value="label", elem_id="calibrate-label")
-    button = gr.Button("Calibrate", variant="primary", elem_id="calibrate-run")
-    status = gr.HTML(elem_id="calibrate-status")
-    table = gr.Dataframe(headers=TABLE_COLUMNS, interactive=False, elem_id="calibrate-table")
-    report = gr.File(label="HTML report (self-contained; opens offline)",
-                     elem_id="calibrate-report")
-    last_report = gr.State(None, delete_callback=remove_report_folder)
-    button.click(handle_in_session, inputs=[file, score, label, last_report],
-                 outputs=[status, table, report, last_report], api_visibility="private",
-                 concurrency_limit=1)
-    return {"file": file, "score": score, "label": label, "run": button, "status": status,
-            "table": table, "report": report, "last_report": last_report}
+    return {"file": file, "score": score, "label": label,
+            **report_outputs("calibrate", "Calibrate", TABLE_COLUMNS, handle_in_session,
+                             [file, score, label])}

@@ -144,15 +144,28 @@ def build_compare_tab() -> dict[str, Any]:
                          ".parquet"], type="filepath", elem_id="compare-b")
     key = gr.Textbox(label="key column (default: id, else a hash of the task columns)",
                      elem_id="compare-key")
-    button = gr.Button("Compare", variant="primary", elem_id="compare-run")
-    status = gr.HTML(elem_id="compare-status")
-    table = gr.Dataframe(headers=TABLE_COLUMNS, interactive=False, elem_id="compare-table")
+    return {"a": file_a, "b": file_b, "key": key,
+            **report_outputs("compare", "Compare", TABLE_COLUMNS, handle_in_session,
+                             [file_a, file_b, key])}
+
+
+def report_outputs(name: str, button_label: str, columns: list[str], handler: Any,
+                   inputs: list[Any]) -> dict[str, Any]:
+    """The lower half of the Compare and Calibrate tabs, inside the current ``gr.Blocks``: the
+    button (running ``handler(*inputs, last_report)``), the status box, the table, the HTML
+    report and the session's last report, by name; element ids ``NAME-run``, ``NAME-status``,
+    ``NAME-table``, ``NAME-report``."""
+    import gradio as gr
+
+    button = gr.Button(button_label, variant="primary", elem_id=f"{name}-run")
+    status = gr.HTML(elem_id=f"{name}-status")
+    table = gr.Dataframe(headers=columns, interactive=False, elem_id=f"{name}-table")
     report = gr.File(label="HTML report (self-contained; opens offline)",
-                     elem_id="compare-report")
+                     elem_id=f"{name}-report")
     # the session's last report; Gradio calls delete_callback when it drops the session's state
     last_report = gr.State(None, delete_callback=remove_report_folder)
-    button.click(handle_in_session, inputs=[file_a, file_b, key, last_report],
+    button.click(handler, inputs=[*inputs, last_report],
                  outputs=[status, table, report, last_report], api_visibility="private",
                  concurrency_limit=1)
-    return {"a": file_a, "b": file_b, "key": key, "run": button, "status": status,
-            "table": table, "report": report, "last_report": last_report}
+    return {"run": button, "status": status, "table": table, "report": report,
+            "last_report": last_report}
