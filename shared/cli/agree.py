@@ -15,16 +15,10 @@ from typing import Any
 
 from ..base.errors import UserInputError
 from ..runs import files
+from . import common
 
 
 def add_parser(commands: Any) -> argparse.ArgumentParser:
-    from .common import (
-        add_csv_raw_argument,
-        add_embedding_arguments,
-        add_judge_arguments,
-        add_option_argument,
-    )
-
     agree = commands.add_parser(
         "agree",
         help="measure a metric against human labels (AUROC, kappa, correlations, intervals)",
@@ -62,36 +56,22 @@ def add_parser(commands: Any) -> argparse.ArgumentParser:
                        help="bootstrap resamples (default 1000)")
     agree.add_argument("--out", "-o", metavar="SCORED",
                        help="also write the scored rows (.jsonl, .csv or .parquet)")
-    add_csv_raw_argument(agree)
+    common.add_csv_raw_argument(agree)
     agree.add_argument("--json", metavar="REPORT", help="also write the report as JSON")
     agree.add_argument("--html", metavar="REPORT",
                        help="also write a self-contained HTML report (opens offline)")
-    add_judge_arguments(agree)
-    add_option_argument(agree)
-    add_embedding_arguments(agree)
-    agree.add_argument("--chunk-size", type=int, metavar="N",
-                       help="rows per compute call (default as in score)")
-    agree.add_argument("--quiet", "-q", action="store_true", help="no progress bars")
+    common.add_scoring_arguments(agree)
     return agree
 
 
 def run(args: argparse.Namespace) -> int:
     from ..analysis.agreement import agree
     from ..runs.batch import check_metric_names, score_dataset
-    from .common import (
-        check_judge_options,
-        judge_options,
-        parse_columns,
-        parse_metric_options,
-        quiet_libraries,
-        scoring_errors,
-        write_json,
-    )
 
     if args.metric == "all":
         raise UserInputError("agree takes one metric, not 'all'")
     check_metric_names([args.metric])
-    columns = parse_columns(args.column)
+    columns = common.parse_columns(args.column)
     out = Path(args.out) if args.out else None
     if out is not None:
         files.check_output_path(out)
@@ -105,15 +85,15 @@ def run(args: argparse.Namespace) -> int:
     files.check_input_path(Path(args.input))
     files.check_output_paths({"INPUT": args.input},
                        {"--out": args.out, "--json": args.json, "--html": args.html})
-    quiet_libraries()
+    common.quiet_libraries()
     dataset = files.read_input(Path(args.input))
-    metric_options = parse_metric_options(args.option, [args.metric])
+    metric_options = common.parse_metric_options(args.option, [args.metric])
     if set(metric_options) - {args.metric}:
         raise UserInputError(f"--option names another metric than {args.metric}")
-    options = judge_options(args)
+    options = common.judge_options(args)
     options.pop("dry_run", None)
-    check_judge_options(options)
-    with scoring_errors():
+    common.check_judge_options(options)
+    with common.scoring_errors():
         if args.dry_run:
             from ..analysis.agreement import map_columns
 
@@ -134,7 +114,7 @@ def run(args: argparse.Namespace) -> int:
         files.write_output(scored, out, csv_raw=args.csv_raw)
         print(f"wrote {out} ({len(scored):,} rows)", file=sys.stderr)
     if args.json:
-        write_json(report.as_dict(), Path(args.json))
+        common.write_json(report.as_dict(), Path(args.json))
         print(f"wrote {args.json}", file=sys.stderr)
     if args.html:
         from ..analysis.report import write_agreement_html

@@ -16,16 +16,10 @@ from typing import Any
 
 from ..base.errors import UserInputError
 from ..runs import files
+from . import common
 
 
 def add_parser(commands: Any) -> argparse.ArgumentParser:
-    from .common import (
-        add_csv_raw_argument,
-        add_embedding_arguments,
-        add_judge_arguments,
-        add_option_argument,
-    )
-
     calibrate = commands.add_parser(
         "calibrate",
         help="the corrected mean label from a few human labels and the metric's scores on "
@@ -69,34 +63,20 @@ def add_parser(commands: Any) -> argparse.ArgumentParser:
                            help="write the calibration map (JSON), for `score --calibration`")
     calibrate.add_argument("--out", "-o", metavar="SCORED",
                            help="also write the scored rows (.jsonl, .csv or .parquet)")
-    add_csv_raw_argument(calibrate)
-    add_judge_arguments(calibrate)
-    add_option_argument(calibrate)
-    add_embedding_arguments(calibrate)
-    calibrate.add_argument("--chunk-size", type=int, metavar="N",
-                           help="rows per compute call (default as in score)")
-    calibrate.add_argument("--quiet", "-q", action="store_true", help="no progress bars")
+    common.add_csv_raw_argument(calibrate)
+    common.add_scoring_arguments(calibrate)
     return calibrate
 
 
 def run(args: argparse.Namespace) -> int:
     from ..analysis.calibrate import calibrate, report_table, suggest_rows
     from ..runs.batch import check_metric_names
-    from .common import (
-        check_judge_options,
-        judge_options,
-        parse_columns,
-        parse_metric_options,
-        quiet_libraries,
-        scoring_errors,
-        write_json,
-    )
 
     files.check_input_path(Path(args.input))
     if args.suggest is not None:
-        quiet_libraries()
+        common.quiet_libraries()
         dataset = files.read_input(Path(args.input))
-        with scoring_errors():
+        with common.scoring_errors():
             for row in suggest_rows(dataset, args.suggest, seed=args.seed, label=args.label):
                 print(row)
         return 0
@@ -113,7 +93,7 @@ def run(args: argparse.Namespace) -> int:
     if args.dry_run:
         raise UserInputError("calibrate cannot dry-run: use `score --dry-run`")
     label_range = _label_range(args.label_range)
-    columns = parse_columns(args.column)
+    columns = common.parse_columns(args.column)
     outputs = {"--out": args.out, "--json": args.json, "--html": args.html,
                "--save-calibration": args.save_calibration}
     for option, value in outputs.items():
@@ -122,13 +102,13 @@ def run(args: argparse.Namespace) -> int:
     if args.out:
         files.check_output_path(Path(args.out))
     files.check_output_paths({"INPUT": args.input}, outputs)
-    quiet_libraries()
+    common.quiet_libraries()
     dataset = files.read_input(Path(args.input))
-    metric_options = parse_metric_options(args.option, [args.metric])
-    options = judge_options(args)
+    metric_options = common.parse_metric_options(args.option, [args.metric])
+    options = common.judge_options(args)
     options.pop("dry_run", None)
-    check_judge_options(options)
-    with scoring_errors():
+    common.check_judge_options(options)
+    with common.scoring_errors():
         scored, report = calibrate(
             dataset, args.metric, args.label, alpha=args.alpha, seed=args.seed,
             label_range=label_range, columns=columns, score_key=args.score_key,
@@ -146,7 +126,7 @@ def run(args: argparse.Namespace) -> int:
                  label_range=report["label_range"])
         print(f"wrote {args.save_calibration}", file=sys.stderr)
     if args.json:
-        write_json(report, Path(args.json))
+        common.write_json(report, Path(args.json))
         print(f"wrote {args.json}", file=sys.stderr)
     if args.html:
         from ..analysis.report import write_calibration_html

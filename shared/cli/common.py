@@ -108,6 +108,17 @@ def add_option_argument(parser: argparse.ArgumentParser) -> None:
         "as text; without METRIC. it goes to every metric named by --metric (repeatable)")
 
 
+def add_scoring_arguments(parser: argparse.ArgumentParser,
+                          chunk_help: str = "rows per compute call (default as in score)") -> None:
+    """What every command that scores rows takes, in this order: the judge options, --option,
+    the embedding options, --chunk-size and --quiet."""
+    add_judge_arguments(parser)
+    add_option_argument(parser)
+    add_embedding_arguments(parser)
+    parser.add_argument("--chunk-size", type=int, metavar="N", help=chunk_help)
+    parser.add_argument("--quiet", "-q", action="store_true", help="no progress bars")
+
+
 def parse_metric_options(pairs: Sequence[str], metrics: Sequence[str]) -> dict[str, dict]:
     """``--option`` values as ``score_dataset``'s ``metric_options``: ``{metric: {name: value}}``.
 

@@ -5,11 +5,10 @@ go to temporary folders as the Compare tab's do (one per session, removed with i
 
 from __future__ import annotations
 
-import html
 from pathlib import Path
 from typing import Any
 
-from .compare_tab import new_report_folder, remove_report_folder
+from .compare_tab import new_report_folder, remove_report_folder, report_outputs, tab_status
 
 TABLE_COLUMNS = ["estimate", "mean label", "95% interval"]
 
@@ -39,8 +38,8 @@ def handle(file: Any, score_column: str | None, label_column: str | None,
 
     empty = pd.DataFrame(columns=TABLE_COLUMNS)
     if not file:
-        return _status("Upload an output of `score` with a label column filled on some rows.",
-                       "warning"), empty, None
+        return tab_status("Upload an output of `score` with a label column filled on some rows.",
+                          "warning"), empty, None
     path = Path(getattr(file, "name", file))
     label = (label_column or "").strip() or "label"
     try:
@@ -52,7 +51,7 @@ def handle(file: Any, score_column: str | None, label_column: str | None,
                                       f"{', '.join(map(str, frame.columns))})")
         report = calibration_report(frame[column].tolist(), frame[label].tolist(), label=label)
     except (UserInputError, LabelError) as error:
-        return _status(str(error).replace(str(path), path.name), "error"), empty, None
+        return tab_status(str(error).replace(str(path), path.name), "error"), empty, None
     report.update(metric=column, score_key=column, label=label)
     target = Path(folder or new_report_folder()) / "calibration.html"
     write_calibration_html(report, target)
@@ -62,7 +61,7 @@ def handle(file: Any, score_column: str | None, label_column: str | None,
                "out). The prediction-powered interval is valid if the labelled rows are a "
                "uniformly random sample"
                + (f"; the scores are worth {gain:.2f}x the labels." if gain else "."))
-    return _status(message, "ok"), estimates_frame(report), str(target)
+    return tab_status(message, "ok"), estimates_frame(report), str(target)
 
 
 def handle_in_session(file: Any, score_column: str | None, label_column: str | None,
@@ -71,10 +70,6 @@ def handle_in_session(file: Any, score_column: str | None, label_column: str | N
     remove_report_folder(previous)
     status, table, report = handle(file, score_column, label_column)
     return status, table, report, report
-
-
-def _status(message: str, level: str) -> str:
-    return f'<div class="jm-status jm-{level}">{html.escape(message)}</div>'
 
 
 def build_calibrate_tab() -> dict[str, Any]:
@@ -91,14 +86,6 @@ def build_calibrate_tab() -> dict[str, Any]:
         score = gr.Textbox(label="score column (default: the first the file holds)",
                            elem_id="calibrate-score")
         label = gr.Textbox(label="label column", value="label", elem_id="calibrate-label")
-    button = gr.Button("Calibrate", variant="primary", elem_id="calibrate-run")
-    status = gr.HTML(elem_id="calibrate-status")
-    table = gr.Dataframe(headers=TABLE_COLUMNS, interactive=False, elem_id="calibrate-table")
-    report = gr.File(label="HTML report (self-contained; opens offline)",
-                     elem_id="calibrate-report")
-    last_report = gr.State(None, delete_callback=remove_report_folder)
-    button.click(handle_in_session, inputs=[file, score, label, last_report],
-                 outputs=[status, table, report, last_report], api_visibility="private",
-                 concurrency_limit=1)
-    return {"file": file, "score": score, "label": label, "run": button, "status": status,
-            "table": table, "report": report, "last_report": last_report}
+    return {"file": file, "score": score, "label": label,
+            **report_outputs("calibrate", "Calibrate", TABLE_COLUMNS, handle_in_session,
+                             [file, score, label])}

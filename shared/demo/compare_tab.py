@@ -65,8 +65,8 @@ def handle(file_a: Any, file_b: Any, key: str | None = None,
 
     empty = pd.DataFrame(columns=TABLE_COLUMNS)
     if not file_a or not file_b:
-        return _status("Upload two outputs of `score` (A: the baseline, B: the new run).",
-                       "warning"), empty, None
+        return tab_status("Upload two outputs of `score` (A: the baseline, B: the new run).",
+                          "warning"), empty, None
     paths = [Path(getattr(f, "name", f)) for f in (file_a, file_b)]
     try:
         report = compare(paths[0], paths[1], key=(key or "").strip() or None)
@@ -74,7 +74,7 @@ def handle(file_a: Any, file_b: Any, key: str | None = None,
         message = str(error)
         for path in paths:  # the file's name, never the server's temporary path
             message = message.replace(str(path), path.name)
-        return _status(message, "error"), empty, None
+        return tab_status(message, "error"), empty, None
     target = Path(folder or new_report_folder()) / "comparison.html"
     checks = regression_checks(report)
     write_compare_html(report, target, gates=regressions_html(checks))
@@ -82,7 +82,7 @@ def handle(file_a: Any, file_b: Any, key: str | None = None,
                f"B: {report.only_b} (excluded). Deltas are B - A with a paired-bootstrap 95% "
                "interval; p-values Holm-adjusted across the scores. ")
     regressed = [c.message for c in checks if not c.passed]
-    status = _status(message + "; ".join(regressed), "error") if regressed else _status(
+    status = tab_status(message + "; ".join(regressed), "error") if regressed else tab_status(
         message + "No regression (no score where B is worse with p (Holm) < 0.05).", "ok")
     return status, comparison_frame(report), str(target)
 
@@ -125,7 +125,8 @@ def handle_in_session(file_a: Any, file_b: Any, key: str | None, previous: str |
     return status, table, report, report
 
 
-def _status(message: str, level: str) -> str:
+def tab_status(message: str, level: str) -> str:
+    """The status box of the Compare and Calibrate tabs."""
     return f'<div class="jm-status jm-{level}">{html.escape(message)}</div>'
 
 
@@ -143,15 +144,28 @@ def build_compare_tab() -> dict[str, Any]:
                          ".parquet"], type="filepath", elem_id="compare-b")
     key = gr.Textbox(label="key column (default: id, else a hash of the task columns)",
                      elem_id="compare-key")
-    button = gr.Button("Compare", variant="primary", elem_id="compare-run")
-    status = gr.HTML(elem_id="compare-status")
-    table = gr.Dataframe(headers=TABLE_COLUMNS, interactive=False, elem_id="compare-table")
+    return {"a": file_a, "b": file_b, "key": key,
+            **report_outputs("compare", "Compare", TABLE_COLUMNS, handle_in_session,
+                             [file_a, file_b, key])}
+
+
+def report_outputs(name: str, button_label: str, columns: list[str], handler: Any,
+                   inputs: list[Any]) -> dict[str, Any]:
+    """The lower half of the Compare and Calibrate tabs, inside the current ``gr.Blocks``: the
+    button (running ``handler(*inputs, last_report)``), the status box, the table, the HTML
+    report and the session's last report, by name; element ids ``NAME-run``, ``NAME-status``,
+    ``NAME-table``, ``NAME-report``."""
+    import gradio as gr
+
+    button = gr.Button(button_label, variant="primary", elem_id=f"{name}-run")
+    status = gr.HTML(elem_id=f"{name}-status")
+    table = gr.Dataframe(headers=columns, interactive=False, elem_id=f"{name}-table")
     report = gr.File(label="HTML report (self-contained; opens offline)",
-                     elem_id="compare-report")
+                     elem_id=f"{name}-report")
     # the session's last report; Gradio calls delete_callback when it drops the session's state
     last_report = gr.State(None, delete_callback=remove_report_folder)
-    button.click(handle_in_session, inputs=[file_a, file_b, key, last_report],
+    button.click(handler, inputs=[*inputs, last_report],
                  outputs=[status, table, report, last_report], api_visibility="private",
                  concurrency_limit=1)
-    return {"a": file_a, "b": file_b, "key": key, "run": button, "status": status,
-            "table": table, "report": report, "last_report": last_report}
+    return {"run": button, "status": status, "table": table, "report": report,
+            "last_report": last_report}

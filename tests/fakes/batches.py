@@ -1,8 +1,9 @@
 """Fakes of the two batch APIs, after their public references, on 127.0.0.1, each item answered
 by the real OpenAI-compatible server (the ``llama_server`` fixture):
 
-- OpenAI Files + Batches: ``POST /v1/files`` (multipart, ``purpose=batch``), ``POST /v1/batches``,
-  ``GET /v1/batches/{id}``, ``GET /v1/files/{id}/content``; input lines
+- OpenAI Files + Batches: ``POST /v1/files`` (multipart, ``purpose=batch``), ``POST /v1/batches``
+  (its ``metadata`` kept and returned), ``GET /v1/batches/{id}``, ``GET /v1/batches`` (a cursor
+  page, newest first, ``limit`` and ``after``), ``GET /v1/files/{id}/content``; input lines
   ``{"custom_id", "method", "url", "body"}``, output lines
   ``{"id", "custom_id", "response": {"status_code", "request_id", "body"}, "error"}``, failed
   items in the error file.
@@ -10,8 +11,10 @@ by the real OpenAI-compatible server (the ``llama_server`` fixture):
   ``GET /v1/messages/batches/{id}/results`` (JSONL of ``{"custom_id", "result": {"type", ...}}``).
 
 Batches are worked on in a thread; ``fail_once`` names custom ids answered with an error the
-first time they are seen. Direct ``/v1/chat/completions`` and ``/v1/messages`` requests are
-counted in ``direct`` (a batch run must send none).
+first time they are seen; ``create_pause`` holds the answer to a batch's creation that many
+seconds after the batch exists (the instant a client may die before it learns the id). Direct
+``/v1/chat/completions`` and ``/v1/messages`` requests are counted in ``direct`` (a batch run
+must send none).
 """
 
 from __future__ import annotations
@@ -22,6 +25,7 @@ import time
 import uuid
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
+from urllib.parse import parse_qs, urlsplit
 
 from .anthropic import FakeAnthropic
 from .translating import TranslatingFake
@@ -29,11 +33,12 @@ from .translating import TranslatingFake
 
 class FakeBatches:
     def __init__(self, upstream: str, api_key: str = "sk-test", delay: float = 0.0,
-                 fail_once: tuple[str, ...] = ()) -> None:
+                 fail_once: tuple[str, ...] = (), create_pause: float = 0.0) -> None:
         self.upstream = TranslatingFake(upstream)
         self.anthropic = FakeAnthropic(upstream, api_key)
         self.delay = delay
         self.fail_once = set(fail_once)
+        self.create_pause = create_pause
         self.files: dict[str, bytes] = {}
         self.batches: dict[str, dict[str, Any]] = {}
         self.results: dict[str, list[dict[str, Any]]] = {}
@@ -127,10 +132,11 @@ class FakeBatches:
                 "errors": None, "input_file_id": body["input_file_id"],
                 "completion_window": body["completion_window"], "status": "in_progress",
                 "output_file_id": None, "error_file_id": None,
-                "created_at": int(time.time()),
+                "created_at": int(time.time()), "metadata": body.get("metadata"),
                 "request_counts": {"total": 0, "completed": 0, "failed": 0}}
             self.created.append(batch_id)
             threading.Thread(target=self._work_openai, args=(batch_id,), daemon=True).start()
+            time.sleep(self.create_pause)
             return 200, self.batches[batch_id]
         if path == "/v1/messages/batches":
             batch_id = f"msgbatch_{uuid.uuid4().hex[:24]}"
@@ -147,8 +153,20 @@ class FakeBatches:
             return 200, self.batches[batch_id]
         return 404, {"error": {"message": f"not found: {path}"}}
 
-    def get(self, path: str) -> tuple[int, Any]:
+    def list_openai(self, query: dict[str, list[str]]) -> dict[str, Any]:
+        ids = [b for b in reversed(self.created) if b.startswith("batch_")]  # newest first
+        after = query.get("after", [None])[0]
+        if after in ids:
+            ids = ids[ids.index(after) + 1:]
+        limit = int(query.get("limit", ["20"])[0])
+        page = [self.batches[b] for b in ids[:limit]]
+        return {"object": "list", "data": page, "first_id": page[0]["id"] if page else None,
+                "last_id": page[-1]["id"] if page else None, "has_more": len(ids) > limit}
+
+    def get(self, path: str, query: dict[str, list[str]]) -> tuple[int, Any]:
         parts = path.strip("/").split("/")
+        if parts == ["v1", "batches"]:
+            return 200, self.list_openai(query)
         if parts[:2] == ["v1", "batches"] and parts[2] in self.batches:
             return 200, self.batches[parts[2]]
         if parts[:2] == ["v1", "files"] and parts[-1] == "content" and parts[2] in self.files:
@@ -192,7 +210,8 @@ class FakeBatches:
                 self._reply(*fake.post(self.path.split("?")[0], headers, raw))
 
             def do_GET(self) -> None:  # noqa: N802
-                self._reply(*fake.get(self.path.split("?")[0]))
+                url = urlsplit(self.path)
+                self._reply(*fake.get(url.path, parse_qs(url.query)))
 
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self._server.daemon_threads = True

@@ -138,27 +138,41 @@ evaluate.load(metric_path("l3score"), experiment_id="batch-kill").compute(**inpu
 """
 
 
-def test_resume_after_kill_submits_no_second_batch(metrics: dict[str, Any], llama_server: str,
-                                                   tmp_path: Path) -> None:
+@pytest.mark.parametrize("moment", ["waiting", "submitting"])
+def test_resume_after_kill_submits_no_second_batch(moment: str, metrics: dict[str, Any],
+                                                   llama_server: str, tmp_path: Path) -> None:
+    """kill -9 while the batch runs (its id stored) or in the instant the provider has accepted
+    it but the process has not learned its id yet: the rerun re-attaches either way."""
     inputs = EXAMPLES["l3score"]
-    with FakeBatches(llama_server, delay=4.0) as fake:
+    pause = 3.0 if moment == "submitting" else 0.0
+    with FakeBatches(llama_server, delay=4.0, create_pause=pause) as fake:
         options = openai_options(f"{fake.url}/v1", tmp_path / "b", batch=True)
+        store = BatchStore(tmp_path / "b")
         env = {**os.environ, "JUDGE_METRICS_BATCH_POLL": "0.05"}
         child = subprocess.Popen([sys.executable, "-c", CHILD, json.dumps(options),
                                   json.dumps(inputs)], cwd=ROOT, env=env,
                                  stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+
+        def ready() -> bool:
+            if not fake.created:
+                return False
+            return moment == "submitting" or bool(store_key(fake.created[0], store))
+
         deadline = time.monotonic() + 600  # the child imports the SDKs on a busy machine
-        while not fake.created and time.monotonic() < deadline and child.poll() is None:
+        while not ready() and time.monotonic() < deadline and child.poll() is None:
             time.sleep(0.05)
-        assert fake.created, child.communicate()[1].decode()[-2000:]
+        assert ready(), child.communicate()[1].decode()[-2000:]
         os.kill(child.pid, signal.SIGKILL)
         child.wait()
+        # the id reached the store only when the kill came after the provider's answer
+        assert bool(store_key(fake.created[0], store)) == (moment == "waiting")
         # the rerun, as a user runs it: the same command in a new process
         rerun = subprocess.run([sys.executable, "-c", CHILD, json.dumps(options),
                                 json.dumps(inputs)], cwd=ROOT, env=env, capture_output=True,
                                timeout=900)
         assert rerun.returncode == 0, rerun.stderr.decode()[-2000:]
-        assert "re-attached" in rerun.stderr.decode()
+        assert f"re-attached to batch {fake.created[0]}" in rerun.stderr.decode(), \
+            rerun.stderr.decode()[-2000:]
         assert len(fake.created) == 1 and fake.direct == 0
         ours = metrics["l3score"].compute(**inputs, **options)  # every answer cached now
         assert len(fake.created) == 1 and ours["usage"]["calls"] == 0

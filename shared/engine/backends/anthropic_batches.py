@@ -18,7 +18,8 @@ class AnthropicBatches(BatchAPI):
     def __init__(self, client: Any) -> None:
         self.client = client
 
-    async def submit(self, items: list[tuple[str, dict[str, Any]]]) -> str:
+    async def submit(self, items: list[tuple[str, dict[str, Any]]], token: str) -> str:
+        # Message Batches take no metadata: ``token`` is not sent and find stays None
         batch = await self.client.messages.batches.create(
             requests=[{"custom_id": cid, "params": params} for cid, params in items])
         return str(batch.id)

@@ -11,7 +11,10 @@ cache, its keys and every reading of answers stay those of synchronous judging.
 
 - The batch id is stored beside the call cache (``judge-batches.sqlite3``), keyed by a hash of
   the round's request bodies: a rerun of an interrupted run re-attaches to its batch and never
-  submits the same requests again. Ctrl-C leaves the batch running and says how to resume.
+  submits the same requests again. Before submitting, the round is stored as "submitting" with
+  a fresh token that goes with the batch (OpenAI's ``metadata``), so a process killed after the
+  provider accepted the batch but before its id was stored is found again by that token.
+  Ctrl-C leaves the batch running and says how to resume.
 - Items that fail or expire are asked again once, in one more batch; still failing, each is an
   ``Outcome.error`` with its reason (left unmeasured), never an exception out of the run.
 - Polling backs off from 1 s to ``$JUDGE_METRICS_BATCH_POLL`` seconds (default 30).
@@ -30,6 +33,7 @@ import queue
 import sqlite3
 import sys
 import time
+import uuid
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -63,9 +67,13 @@ class BatchAPI:
     """One provider's batch protocol (subclasses implement the three coroutines)."""
 
 
-    async def submit(self, items: list[tuple[str, dict[str, Any]]]) -> str:
-        """Create a batch of ``(custom_id, body)`` items; return its id."""
+    async def submit(self, items: list[tuple[str, dict[str, Any]]], token: str) -> str:
+        """Create a batch of ``(custom_id, body)`` items tagged with ``token``; return its id."""
         raise NotImplementedError
+
+    async def find(self, token: str) -> str | None:
+        """The id of the batch submitted with ``token`` (None: not found, or no way to look)."""
+        return None
 
     async def status(self, batch_id: str) -> Status:
         raise NotImplementedError
@@ -87,18 +95,24 @@ class BatchStore:
         self.path.mkdir(parents=True, exist_ok=True)
         db = sqlite3.connect(self.path / STORE_FILE, timeout=30)
         db.execute("CREATE TABLE IF NOT EXISTS batches (key TEXT PRIMARY KEY, provider TEXT, "
-                   "batch_id TEXT, created REAL)")
+                   "batch_id TEXT, created REAL, token TEXT)")
+        columns = {row[1] for row in db.execute("PRAGMA table_info(batches)")}
+        if "token" not in columns:  # a store written before submissions carried a token
+            db.execute("ALTER TABLE batches ADD COLUMN token TEXT")
         return db
 
-    def get(self, key: str) -> str | None:
+    def get(self, key: str) -> tuple[str | None, str | None] | None:
+        """``(batch_id, token)`` of the round ``key``; batch_id None while it is submitting."""
         with self._connect() as db:
-            row = db.execute("SELECT batch_id FROM batches WHERE key = ?", (key,)).fetchone()
-        return row[0] if row else None
+            row = db.execute("SELECT batch_id, token FROM batches WHERE key = ?",
+                             (key,)).fetchone()
+        return (row[0], row[1]) if row else None
 
-    def put(self, key: str, provider: str, batch_id: str) -> None:
+    def put(self, key: str, provider: str, batch_id: str | None, token: str | None) -> None:
+        """Store the round ``key``: its batch id, or None while it is being submitted."""
         with self._connect() as db:
-            db.execute("INSERT OR REPLACE INTO batches VALUES (?, ?, ?, ?)",
-                       (key, provider, batch_id, time.time()))
+            db.execute("INSERT OR REPLACE INTO batches (key, provider, batch_id, created, token) "
+                       "VALUES (?, ?, ?, ?, ?)", (key, provider, batch_id, time.time(), token))
 
     def forget(self, key: str) -> None:
         with self._connect() as db:
@@ -213,7 +227,15 @@ class Batcher:
         """Submit ``items`` as one batch (or re-attach to the one already submitted), wait for
         it to end and return its answers by custom id."""
         key = round_key(self.provider, self.endpoint, items)
-        batch_id = self.store.get(key)
+        batch_id, token = self.store.get(key) or (None, None)
+        if batch_id is None and token:  # killed while submitting: did the provider take it?
+            try:
+                batch_id = await self.api.find(token)
+            except Exception as exc:
+                self._say(f"cannot look up the batch being submitted ({type(exc).__name__}: "
+                          f"{exc}); submitting its requests again")
+            if batch_id is not None:
+                self.store.put(key, self.provider, batch_id, token)
         if batch_id is not None:
             try:
                 status = await self.api.status(batch_id)
@@ -227,8 +249,10 @@ class Batcher:
             else:
                 batch_id = None
         if batch_id is None:
-            batch_id = await self.api.submit(items)
-            self.store.put(key, self.provider, batch_id)
+            token = uuid.uuid4().hex
+            self.store.put(key, self.provider, None, token)  # "submitting", before the provider
+            batch_id = await self.api.submit(items, token)
+            self.store.put(key, self.provider, batch_id, token)
             self._say(f"submitted batch {batch_id} to {self.provider} ({len(items)} requests); "
                       "Ctrl-C leaves it running, a rerun picks it up")
         self.current = batch_id

@@ -2,8 +2,10 @@
 
 The round's requests are one ``.jsonl`` file (``purpose="batch"``) of
 ``{"custom_id", "method": "POST", "url": "/v1/chat/completions", "body"}`` lines; the batch
-(``completion_window="24h"``) is polled with ``batches.retrieve`` and read from its output file
-(``{"custom_id", "response": {"status_code", "body"}, "error"}`` lines) and error file.
+(``completion_window="24h"``, ``metadata`` carrying the round's token, by which
+:meth:`OpenAIBatches.find` looks it up with ``batches.list``) is polled with
+``batches.retrieve`` and read from its output file (``{"custom_id", "response":
+{"status_code", "body"}, "error"}`` lines) and error file.
 """
 
 from __future__ import annotations
@@ -13,6 +15,8 @@ from typing import Any
 
 from .batching import BatchAPI, BatchItemFailed, Status
 
+TOKEN_KEY = "judge_metrics_round"  # the metadata key of the token a rerun finds the batch by
+FIND_LIMIT = 1000
 ENDED = frozenset({"completed", "failed", "expired", "cancelled"})
 
 
@@ -23,15 +27,28 @@ class OpenAIBatches(BatchAPI):
         self.client = client
         self.url = url
 
-    async def submit(self, items: list[tuple[str, dict[str, Any]]]) -> str:
+    async def submit(self, items: list[tuple[str, dict[str, Any]]], token: str) -> str:
         lines = [json.dumps({"custom_id": cid, "method": "POST", "url": self.url, "body": body},
                             ensure_ascii=False) for cid, body in items]
         data = ("\n".join(lines) + "\n").encode("utf-8")
         file = await self.client.files.create(file=("judge-requests.jsonl", data),
                                               purpose="batch")
         batch = await self.client.batches.create(input_file_id=file.id, endpoint=self.url,
-                                                 completion_window="24h")
+                                                 completion_window="24h",
+                                                 metadata={TOKEN_KEY: token})
         return str(batch.id)
+
+    async def find(self, token: str) -> str | None:
+        """The newest batch whose metadata carries ``token`` (``batches.list`` lists newest
+        first; only the most recent :data:`FIND_LIMIT` batches are looked at)."""
+        seen = 0
+        async for batch in self.client.batches.list(limit=100):
+            if (getattr(batch, "metadata", None) or {}).get(TOKEN_KEY) == token:
+                return str(batch.id)
+            seen += 1
+            if seen >= FIND_LIMIT:
+                break
+        return None
 
     async def status(self, batch_id: str) -> Status:
         batch = await self.client.batches.retrieve(batch_id)
