@@ -35,6 +35,7 @@ import sys
 import time
 import uuid
 from collections.abc import Awaitable, Callable, Sequence
+from concurrent.futures import Future
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -46,6 +47,23 @@ from .openai_transport import event_loop
 POLL_ENV = "JUDGE_METRICS_BATCH_POLL"
 STORE_FILE = "judge-batches.sqlite3"
 _DONE = object()
+
+
+def deliver(future: Future[Any], results: queue.SimpleQueue[Any], on_result: ResultCallback,
+            interrupted: Callable[[], None] = lambda: None) -> None:
+    """Hand each ``(index, outcome)`` the coroutine of ``future`` puts on ``results`` to
+    ``on_result`` in the calling thread until it ends; interrupted, cancel it (and call
+    ``interrupted``); its exception is raised here."""
+    future.add_done_callback(lambda _: results.put(_DONE))
+    try:
+        while (item := results.get()) is not _DONE:
+            on_result(*item)
+    except BaseException:
+        future.cancel()
+        interrupted()
+        raise
+    if not future.cancelled() and future.exception() is not None:
+        raise future.exception()  # type: ignore[misc]
 
 
 class BatchItemFailed(RuntimeError):
@@ -161,19 +179,14 @@ class Batcher:
             return
         results: queue.SimpleQueue[Any] = queue.SimpleQueue()
         future = event_loop().submit(self._rounds(requests, one, results.put))
-        future.add_done_callback(lambda _: results.put(_DONE))
-        try:
-            while (item := results.get()) is not _DONE:
-                on_result(*item)
-        except BaseException:
-            future.cancel()
+
+        def interrupted() -> None:
             if self.current is not None:
                 print(f"\nbatch {self.current} keeps running at {self.provider}; run the same "
                       "command again to pick up its answers (nothing is submitted twice)",
                       file=sys.stderr, flush=True)
-            raise
-        if not future.cancelled() and future.exception() is not None:
-            raise future.exception()  # type: ignore[misc]
+
+        deliver(future, results, on_result, interrupted)
 
     async def _rounds(self, requests: list[JudgeRequest],
                       one: Callable[[JudgeRequest], Awaitable[Outcome]],

@@ -28,7 +28,7 @@ from urllib.parse import urlparse
 from ...base.redaction import redact
 from ...base.types import JudgeRequest, Outcome, TokenUsage
 from .base import Backend, LogprobsUnavailable, ResultCallback
-from .batching import BatchAPI, Batcher
+from .batching import BatchAPI, Batcher, deliver
 from .openai_transport import DEAD_AFTER, Liveness, event_loop
 
 if TYPE_CHECKING:
@@ -40,8 +40,6 @@ __all__ = ["DEAD_AFTER", "MAX_PROBES", "MalformedResponse", "RemoteBackend", "ho
 #: Requests sent one at a time before a log-probability batch, until one answer tells whether
 #: the model returns log-probabilities.
 MAX_PROBES = 3
-
-_DONE = object()
 
 
 class MalformedResponse(ValueError):
@@ -227,15 +225,7 @@ class RemoteBackend(Backend):
         results: queue.SimpleQueue[Any] = queue.SimpleQueue()
         future = event_loop().submit(
             self._batch(requests, one, results.put, probe_first, probe_until or (lambda: True)))
-        future.add_done_callback(lambda _: results.put(_DONE))
-        try:
-            while (item := results.get()) is not _DONE:
-                on_result(*item)
-        except BaseException:
-            future.cancel()
-            raise
-        if not future.cancelled() and future.exception() is not None:
-            raise future.exception()  # type: ignore[misc]
+        deliver(future, results, on_result)
 
     async def _batch(
         self,
