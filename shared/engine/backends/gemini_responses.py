@@ -5,14 +5,13 @@ long to wait before asking again."""
 
 from __future__ import annotations
 
-import math
 import random
 import re
 from typing import Any
 
 from ...base.types import TokenUsage
 from .base import LogprobsUnavailable
-from .remote import MalformedResponse
+from .remote import MalformedResponse, top_pairs
 
 #: The most top log-probabilities per token the Gemini API returns (``generationConfig.logprobs``:
 #: "The number must be in the range of [0, 20]").
@@ -114,16 +113,7 @@ def first_token_top_logprobs(response: Any, model: str, host: str = ""
     entries = getattr(steps[0], "candidates", None) if steps else None
     if not entries:
         raise LogprobsUnavailable(no_logprobs_message(model, host))
-    top = []
-    for entry in entries:
-        token = getattr(entry, "token", None)
-        logprob = getattr(entry, "log_probability", None)
-        if (not isinstance(token, str) or isinstance(logprob, bool)
-                or not isinstance(logprob, (int, float)) or math.isnan(logprob)
-                or logprob > 1e-6):
-            raise MalformedResponse(f"malformed top log-probability entry {entry!r:.80}")
-        top.append((token, float(logprob)))
-    return top
+    return top_pairs(entries, "token", "log_probability")
 
 
 def mentions_logprobs(exc: Exception) -> bool:

@@ -4,13 +4,12 @@ schema."""
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
 from ...base.types import LabelAnswer, TokenUsage
 from ..logprobs import sampled_label
 from .base import LogprobsUnavailable
-from .remote import MalformedResponse
+from .remote import MalformedResponse, top_pairs
 
 
 def usage_of(response: Any) -> TokenUsage:
@@ -53,20 +52,7 @@ def first_token_top_logprobs(response: Any, model: str, host: str = "") -> list[
     entries = getattr(content[0], "top_logprobs", None)
     if not entries:
         raise LogprobsUnavailable(no_logprobs_message(model, host))
-    top = []
-    for entry in entries:
-        token = getattr(entry, "token", None)
-        logprob = getattr(entry, "logprob", None)
-        if (
-            not isinstance(token, str)
-            or isinstance(logprob, bool)
-            or not isinstance(logprob, (int, float))
-            or math.isnan(logprob)
-            or logprob > 1e-6
-        ):
-            raise MalformedResponse(f"malformed top log-probability entry {entry!r:.80}")
-        top.append((token, float(logprob)))
-    return top
+    return top_pairs(entries, "token", "logprob")
 
 
 def message_text(response: Any) -> str:

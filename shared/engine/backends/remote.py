@@ -19,6 +19,7 @@ reading of errors (:meth:`RemoteBackend.reason`) and the secrets to redact
 from __future__ import annotations
 
 import asyncio
+import math
 import queue
 from abc import abstractmethod
 from collections.abc import Awaitable, Callable, Sequence
@@ -35,7 +36,7 @@ if TYPE_CHECKING:
     from ..config import JudgeConfig
 
 __all__ = ["DEAD_AFTER", "MAX_PROBES", "MalformedResponse", "RemoteBackend", "host_of",
-           "require_sdk"]
+           "require_sdk", "top_pairs"]
 
 #: Requests sent one at a time before a log-probability batch, until one answer tells whether
 #: the model returns log-probabilities.
@@ -44,6 +45,22 @@ MAX_PROBES = 3
 
 class MalformedResponse(ValueError):
     """A reply that is not a usable answer of its protocol."""
+
+
+def top_pairs(entries: Any, token_field: str, logprob_field: str) -> list[tuple[str, float]]:
+    """The ``(token, logprob)`` pairs of a reply's top log-probability ``entries`` (read from
+    these attributes), in the order given; :class:`MalformedResponse` when one is not a
+    log-probability."""
+    top = []
+    for entry in entries:
+        token = getattr(entry, token_field, None)
+        logprob = getattr(entry, logprob_field, None)
+        if (not isinstance(token, str) or isinstance(logprob, bool)
+                or not isinstance(logprob, (int, float)) or math.isnan(logprob)
+                or logprob > 1e-6):
+            raise MalformedResponse(f"malformed top log-probability entry {entry!r:.80}")
+        top.append((token, float(logprob)))
+    return top
 
 
 def require_sdk(provider: str) -> Any:
