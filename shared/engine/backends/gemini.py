@@ -24,8 +24,8 @@ import itertools
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from ...base.types import JudgeRequest, LabelAnswer, Outcome, TokenUsage, YesNoAnswer
-from ..logprobs import LABEL_TOP_LOGPROBS, label_mass, sampled_answer
+from ...base.types import JudgeRequest, Outcome
+from ..logprobs import LABEL_TOP_LOGPROBS, sampled_answer
 from .base import LogprobsUnavailable, ResultCallback
 from .gemini_responses import (
     MAX_RETRY_DELAY,
@@ -37,12 +37,13 @@ from .gemini_responses import (
     enforces,
     first_token_top_logprobs,
     mentions_logprobs,
+    named_label,
     no_logprobs_message,
     server_delay,
     usage_of,
 )
 from .openai_transport import http_client
-from .remote import MalformedResponse, RemoteBackend
+from .remote import RemoteBackend
 
 if TYPE_CHECKING:
     from ..config import JudgeConfig
@@ -74,6 +75,8 @@ class GeminiBackend(RemoteBackend):
 
     kind = "gemini-generate-content"  # the protocol (a call-cache key part)
     constrained = True
+    read_top_logprobs = staticmethod(first_token_top_logprobs)
+    read_usage = staticmethod(usage_of)
 
     def __init__(self, config: JudgeConfig) -> None:
         import httpx
@@ -88,8 +91,6 @@ class GeminiBackend(RemoteBackend):
             options["base_url"] = self.base_url
         self._client = genai.Client(api_key=self._api_key,
                                     http_options=self._types.HttpOptions(**options))
-        self._logprobs_seen = False
-        self._logprobs_missing = False  # label requests: the model gave none, write the label
 
     def __repr__(self) -> str:
         return f"GeminiBackend(model={self.model!r}, host={self.host!r})"
@@ -129,51 +130,17 @@ class GeminiBackend(RemoteBackend):
                 MAX_TOP_LOGPROBS:
             raise ValueError(f"top_k must be an int from 1 to {MAX_TOP_LOGPROBS} (the most "
                              f"the Gemini API returns), got {top_k!r}")
-        params = {**self.sampling_params("yes_no"), "logprobs": top_k}
-
-        async def one(request: JudgeRequest) -> Outcome:
-            read = await self._top_logprobs(request, params)
-            if isinstance(read, Outcome):
-                return read
-            return Outcome(value=YesNoAnswer(top=read[0]), usage=read[1])
-
-        self._run(requests, one, on_result, probe_first=not self._logprobs_seen,
-                  probe_until=lambda: self._logprobs_seen)
+        self._yes_no(requests, {**self.sampling_params("yes_no"), "logprobs": top_k}, on_result)
 
     def label_probabilities(self, requests: Sequence[JudgeRequest], labels: Sequence[str],
                             on_result: ResultCallback) -> None:
         """Each label's probability in the first token's top-20 list; from a model that has
         never returned log-probabilities, the label its short written answer names (1.0,
-        ``method`` "sampled")."""
+        ``method`` "sampled"); an answer naming none is unusable."""
         params = self.sampling_params("labels")
         written = {k: v for k, v in params.items() if k not in ("responseLogprobs", "logprobs")}
         written["maxOutputTokens"] = SAMPLED_MAX_TOKENS
-
-        async def read(request: JudgeRequest) -> Outcome | None:
-            try:
-                got = await self._top_logprobs(request, params)
-            except LogprobsUnavailable:  # the model never gave them: it writes its label
-                self._logprobs_missing = True
-                return None
-            if isinstance(got, Outcome):
-                return got
-            return Outcome(value=LabelAnswer(label_mass(got[0], labels)), usage=got[1])
-
-        def label(response: Any) -> Outcome:
-            answer = sampled_answer(answer_text(response), labels)
-            if not any(answer.probabilities.values()):
-                raise MalformedResponse(f"the judge wrote none of {', '.join(labels)}: "
-                                        f"{(answer.text or '')[:80]!r}")
-            return Outcome(value=answer, usage=usage_of(response))
-
-        async def one(request: JudgeRequest) -> Outcome:
-            outcome = None if self._logprobs_missing else await read(request)
-            if outcome is not None:
-                return outcome
-            return await self._answer(lambda: self._generate(request, written), label, usage_of)
-
-        self._run(requests, one, on_result, probe_first=not self._logprobs_seen,
-                  probe_until=lambda: self._logprobs_seen or self._logprobs_missing)
+        self._label_probabilities(requests, labels, params, written, named_label, on_result)
 
     def sample_labels(self, requests: Sequence[JudgeRequest], labels: Sequence[str],
                       samples: Sequence[int], on_result: ResultCallback) -> None:
@@ -186,7 +153,7 @@ class GeminiBackend(RemoteBackend):
         async def one(job: tuple[JudgeRequest, int]) -> Outcome:
             request, sample = job
             params = {**base, "seed": base["seed"] + sample}
-            return await self._answer(lambda: self._generate(request, params), read, usage_of)
+            return await self._answer(lambda: self._request(request, params), read, usage_of)
 
         jobs = list(zip(requests, samples, strict=True))
         self._run(jobs, one, on_result, probe_first=False)  # type: ignore[arg-type]
@@ -202,7 +169,7 @@ class GeminiBackend(RemoteBackend):
                            constrained=constrained)
 
         async def one(request: JudgeRequest) -> Outcome:
-            return await self._answer(lambda: self._generate(request, params), read, usage_of)
+            return await self._answer(lambda: self._request(request, params), read, usage_of)
 
         self._run(requests, one, on_result, probe_first=False)
 
@@ -211,13 +178,6 @@ class GeminiBackend(RemoteBackend):
         self._close_quietly(lambda: client.aio.aclose())
 
     # -- plumbing
-
-    async def _top_logprobs(self, request: JudgeRequest, params: dict[str, Any]
-                            ) -> tuple[list[tuple[str, float]], TokenUsage] | Outcome:
-        """The first answer token's top log-probabilities and the usage, or the failed
-        ``Outcome``. Raises :class:`LogprobsUnavailable` while the model has never given them."""
-        return await self._first_top_logprobs(lambda: self._generate(request, params),
-                                              first_token_top_logprobs, usage_of)
 
     def _contents(self, request: JudgeRequest) -> tuple[list[Any], str | None]:
         """The request's turns as Gemini ``contents`` (assistant turns are ``model``), its
@@ -229,7 +189,7 @@ class GeminiBackend(RemoteBackend):
                     for role, text in request.messages if role != "system"]
         return contents, "\n\n".join(system) if system else None
 
-    async def _generate(self, request: JudgeRequest, params: dict[str, Any]) -> Any:
+    async def _request(self, request: JudgeRequest, params: dict[str, Any]) -> Any:
         """One ``generateContent`` call with ``params`` as its ``generationConfig``, asked again
         on a refusal or fault worth retrying (module docstring)."""
         from google.genai import errors

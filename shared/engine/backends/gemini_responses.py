@@ -7,9 +7,11 @@ from __future__ import annotations
 
 import random
 import re
+from collections.abc import Sequence
 from typing import Any
 
-from ...base.types import TokenUsage
+from ...base.types import LabelAnswer, TokenUsage
+from ..logprobs import sampled_answer
 from .base import LogprobsUnavailable
 from .remote import MalformedResponse, top_pairs
 
@@ -94,6 +96,16 @@ def answer_text(response: Any) -> str:
         return "".join(texts)
     reason = getattr(candidate, "finish_reason", None)
     raise MalformedResponse(f"no answer text (finishReason={_name(reason) if reason else None})")
+
+
+def named_label(response: Any, labels: Sequence[str]) -> LabelAnswer:
+    """The label the first candidate's short written answer names (1.0, ``method``
+    "sampled"); :class:`MalformedResponse` when it names none of ``labels``."""
+    answer = sampled_answer(answer_text(response), labels)
+    if not any(answer.probabilities.values()):
+        raise MalformedResponse(f"the judge wrote none of {', '.join(labels)}: "
+                                f"{(answer.text or '')[:80]!r}")
+    return answer
 
 
 def no_logprobs_message(model: str, host: str = "") -> str:

@@ -17,9 +17,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from ...base.types import JudgeRequest, LabelAnswer, Outcome, TokenUsage, YesNoAnswer
+from ...base.types import JudgeRequest, Outcome
 from ..config import PROVIDERS, JudgeConfig
-from ..logprobs import LABEL_TOP_LOGPROBS, label_mass, sampled_answer
+from ..logprobs import LABEL_TOP_LOGPROBS, sampled_answer
 from .base import LogprobsUnavailable, ResultCallback
 from .openai_responses import (
     first_token_top_logprobs,
@@ -55,6 +55,8 @@ class OpenAICompatBackend(RemoteBackend):
 
     kind = "openai-compatible"
     batch_url = "/v1/chat/completions"  # a batch line's url and the batch's endpoint
+    read_top_logprobs = staticmethod(first_token_top_logprobs)
+    read_usage = staticmethod(usage_of)
 
     def __init__(self, config: JudgeConfig) -> None:
         super().__init__(config, config.resolved_base_url())
@@ -67,8 +69,7 @@ class OpenAICompatBackend(RemoteBackend):
         self.top_logprobs = capabilities.top_logprobs
         self._client = self.new_client(config.resolved_api_key() or NO_KEY, self.base_url,
                                        http_client(self.timeout, self._liveness))
-        self._logprobs_seen = False
-        # label requests: the model gave none (or its provider has none), write the label
+        # label requests: a provider without log-probabilities writes the label at once
         self._logprobs_missing = not capabilities.logprobs
         if config.batch:
             from .openai_batches import OpenAIBatches
@@ -141,55 +142,18 @@ class OpenAICompatBackend(RemoteBackend):
             raise LogprobsUnavailable(
                 f"provider={self.provider!r} returns no log-probabilities; a metric scored from "
                 "the judge's Yes/No log-probabilities needs a provider that does")
-        params = self.sampling_params("yes_no")
-        params["top_logprobs"] = top_k
-
-        async def one(request: JudgeRequest) -> Outcome:
-            read = await self._top_logprobs(request, params)
-            if isinstance(read, Outcome):
-                return read
-            return Outcome(value=YesNoAnswer(top=read[0]), usage=read[1])
-
-        self._run(requests, one, on_result, probe_first=not self._logprobs_seen,
-                  probe_until=lambda: self._logprobs_seen)
+        self._yes_no(requests, {**self.sampling_params("yes_no"), "top_logprobs": top_k},
+                     on_result)
 
     def label_probabilities(self, requests: Sequence[JudgeRequest], labels: Sequence[str],
                             on_result: ResultCallback) -> None:
         """Each label's probability in the first token's top-20 list; from a model that has
         never returned log-probabilities, the label its short written answer names (1.0,
-        ``method`` "sampled"): never silently, each answer says which it is."""
+        ``method`` "sampled"; all 0.0 when it names none)."""
         params = self.sampling_params("labels")
         written = {k: v for k, v in params.items() if k not in ("logprobs", "top_logprobs")}
         written[self.max_tokens_field] = SAMPLED_MAX_TOKENS
-
-        async def read(request: JudgeRequest) -> Outcome | None:
-            try:
-                got = await self._top_logprobs(request, params)
-            except LogprobsUnavailable:  # the model never gave them: it writes its label
-                self._logprobs_missing = True
-                return None
-            if isinstance(got, Outcome):
-                return got
-            try:
-                mass = label_mass(got[0], labels)
-            except (TypeError, ValueError) as exc:  # e.g. a log-probability above 0
-                return Outcome(error=self._redact(f"unusable answer from {self.host}: {exc}"),
-                               usage=got[1])
-            return Outcome(value=LabelAnswer(mass), usage=got[1])
-
-        async def write(request: JudgeRequest) -> Outcome:
-            return await self._answer(
-                lambda: self._create(request, written),
-                lambda response: Outcome(value=written_label(response, labels),
-                                         usage=usage_of(response)),
-                usage_of)
-
-        async def one(request: JudgeRequest) -> Outcome:
-            outcome = None if self._logprobs_missing else await read(request)
-            return outcome if outcome is not None else await write(request)
-
-        self._run(requests, one, on_result, probe_first=not self._logprobs_seen,
-                  probe_until=lambda: self._logprobs_seen or self._logprobs_missing)
+        self._label_probabilities(requests, labels, params, written, written_label, on_result)
 
     def sample_labels(self, requests: Sequence[JudgeRequest], labels: Sequence[str],
                       samples: Sequence[int], on_result: ResultCallback) -> None:
@@ -202,7 +166,7 @@ class OpenAICompatBackend(RemoteBackend):
         async def one(job: tuple[JudgeRequest, int]) -> Outcome:
             request, sample = job
             params = {**base, "seed": base["seed"] + sample} if "seed" in base else base
-            return await self._answer(lambda: self._create(request, params), read, usage_of)
+            return await self._answer(lambda: self._request(request, params), read, usage_of)
 
         jobs = list(zip(requests, samples, strict=True))
         self._run(jobs, one, on_result, probe_first=False)  # type: ignore[arg-type]
@@ -221,7 +185,7 @@ class OpenAICompatBackend(RemoteBackend):
                            constrained=self.constrained)
 
         async def one(request: JudgeRequest) -> Outcome:
-            return await self._answer(lambda: self._create(request, params), read, usage_of)
+            return await self._answer(lambda: self._request(request, params), read, usage_of)
 
         self._run(requests, one, on_result, probe_first=False)
 
@@ -231,14 +195,7 @@ class OpenAICompatBackend(RemoteBackend):
 
     # -- plumbing
 
-    async def _top_logprobs(self, request: JudgeRequest, params: dict[str, Any]
-                            ) -> tuple[list[tuple[str, float]], TokenUsage] | Outcome:
-        """The first answer token's top log-probabilities and the usage, or the failed
-        ``Outcome``. Raises :class:`LogprobsUnavailable` while the model has never given them."""
-        return await self._first_top_logprobs(lambda: self._create(request, params),
-                                              first_token_top_logprobs, usage_of)
-
-    async def _create(self, request: JudgeRequest, params: dict[str, Any]) -> Any:
+    async def _request(self, request: JudgeRequest, params: dict[str, Any]) -> Any:
         import openai
 
         if self.batcher is not None:

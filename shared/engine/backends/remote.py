@@ -13,7 +13,12 @@ A subclass (one per protocol: :mod:`.openai_compat`, :mod:`.anthropic_messages`,
 its request call (the ``one`` coroutine each operation hands to :meth:`RemoteBackend._run`), its
 reading of errors (:meth:`RemoteBackend.reason`) and the secrets to redact
 (:meth:`RemoteBackend.secrets`); it reports each HTTP attempt's fate to ``self._liveness``
-(:func:`.openai_transport.http_client` does it for an httpx-based SDK).
+(:func:`.openai_transport.http_client` does it for an httpx-based SDK). A protocol that returns
+log-probabilities (:mod:`.openai_compat`, :mod:`.gemini`) gives its request call
+(:meth:`RemoteBackend._request`) and its readers of an answer
+(:attr:`RemoteBackend.read_top_logprobs`, :attr:`RemoteBackend.read_usage`); the reading of
+Yes/No and label probabilities around them (the first requests sent one at a time, the label
+written by a model that gives none) is :class:`RemoteBackend`'s.
 """
 
 from __future__ import annotations
@@ -27,7 +32,8 @@ from typing import TYPE_CHECKING, Any, NoReturn
 from urllib.parse import urlparse
 
 from ...base.redaction import redact
-from ...base.types import JudgeRequest, Outcome, TokenUsage
+from ...base.types import JudgeRequest, LabelAnswer, Outcome, TokenUsage, YesNoAnswer
+from ..logprobs import label_mass
 from .base import Backend, LogprobsUnavailable, ResultCallback
 from .batching import BatchAPI, Batcher, deliver
 from .openai_transport import DEAD_AFTER, Liveness, event_loop
@@ -94,6 +100,12 @@ class RemoteBackend(Backend):
     """A judge reached over the network: the concurrency bound, the liveness watch, the dead
     judge and the redaction of every failure reason."""
 
+    #: A protocol that returns log-probabilities reads, with these, an answer's first-token top
+    #: log-probabilities (``(answer, model, host) -> [(token, logprob)]``, raising
+    #: :class:`LogprobsUnavailable` or :class:`MalformedResponse`) and its token usage.
+    read_top_logprobs: Callable[[Any, str, str], list[tuple[str, float]]]
+    read_usage: Callable[[Any], TokenUsage]
+
     def __init__(self, config: JudgeConfig, base_url: str | None) -> None:
         from ..config import endpoint_of
 
@@ -109,6 +121,8 @@ class RemoteBackend(Backend):
         self._semaphore: asyncio.Semaphore | None = None  # created on the loop
         self._config = config
         self.batcher: Batcher | None = None  # batch=True: see use_batch_api
+        self._logprobs_seen = False  # an answer carried log-probabilities
+        self._logprobs_missing = False  # label requests: the model gave none, write the label
 
     def use_batch_api(self, api: BatchAPI) -> None:
         """Send every call through ``api`` (one batch per round, :mod:`.batching`)."""
@@ -182,20 +196,72 @@ class RemoteBackend(Backend):
 
         self._run(requests, one, on_result, probe_first=False)
 
-    # -- the plumbing
+    # -- the log-probability operations of a protocol that returns them (its request call
+    #    _request and its readers read_top_logprobs and read_usage)
 
-    async def _first_top_logprobs(
-        self, send: Callable[[], Awaitable[Any]],
-        read: Callable[[Any, str, str], list[tuple[str, float]]],
-        usage_of: Callable[[Any], TokenUsage | None],
-    ) -> tuple[list[tuple[str, float]], TokenUsage | None] | Outcome:
-        """The first answer token's top log-probabilities (``read`` from the answer of
-        ``send()``) and the usage, or the failed ``Outcome``. Raises
-        :class:`LogprobsUnavailable` while the model has never given them."""
+    def _yes_no(self, requests: Sequence[JudgeRequest], params: dict[str, Any],
+                on_result: ResultCallback) -> None:
+        """:meth:`yes_no` with the sampling ``params`` (the protocol checked ``top_k``): the
+        first requests one at a time until an answer carries log-probabilities."""
+        async def one(request: JudgeRequest) -> Outcome:
+            read = await self._top_logprobs(request, params)
+            if isinstance(read, Outcome):
+                return read
+            return Outcome(value=YesNoAnswer(top=read[0]), usage=read[1])
+
+        self._run(requests, one, on_result, probe_first=not self._logprobs_seen,
+                  probe_until=lambda: self._logprobs_seen)
+
+    def _label_probabilities(
+        self, requests: Sequence[JudgeRequest], labels: Sequence[str], params: dict[str, Any],
+        written: dict[str, Any], read_label: Callable[[Any, Sequence[str]], LabelAnswer],
+        on_result: ResultCallback,
+    ) -> None:
+        """:meth:`label_probabilities`: each label's probability in the first token's top
+        log-probabilities (asked with ``params``); from a model that has never returned them,
+        the label its short written answer names (asked with ``written``, read by
+        ``read_label``; ``method`` "sampled"): never silently, each answer says which it is."""
+        async def read(request: JudgeRequest) -> Outcome | None:
+            try:
+                got = await self._top_logprobs(request, params)
+            except LogprobsUnavailable:  # the model never gave them: it writes its label
+                self._logprobs_missing = True
+                return None
+            if isinstance(got, Outcome):
+                return got
+            try:
+                mass = label_mass(got[0], labels)
+            except (TypeError, ValueError) as exc:  # e.g. a log-probability above 0
+                return self._unusable(exc, got[1])
+            return Outcome(value=LabelAnswer(mass), usage=got[1])
+
+        async def one(request: JudgeRequest) -> Outcome:
+            outcome = None if self._logprobs_missing else await read(request)
+            if outcome is not None:
+                return outcome
+            return await self._answer(
+                lambda: self._request(request, written),
+                lambda answer: Outcome(value=read_label(answer, labels),
+                                       usage=self.read_usage(answer)),
+                self.read_usage)
+
+        self._run(requests, one, on_result, probe_first=not self._logprobs_seen,
+                  probe_until=lambda: self._logprobs_seen or self._logprobs_missing)
+
+    async def _request(self, request: JudgeRequest, params: dict[str, Any]) -> Any:
+        """The protocol's request call: ``request`` sent with the sampling ``params`` (its
+        field names); a refusal of the log-probability fields raises
+        :class:`LogprobsUnavailable`."""
+        raise NotImplementedError(f"{type(self).__name__} reads no log-probabilities")
+
+    async def _top_logprobs(self, request: JudgeRequest, params: dict[str, Any]
+                            ) -> tuple[list[tuple[str, float]], TokenUsage] | Outcome:
+        """The first answer token's top log-probabilities and the usage, or the failed
+        ``Outcome``. Raises :class:`LogprobsUnavailable` while the model has never given them."""
         response = None
         try:
-            response = await send()
-            top = read(response, self.model, self.host)
+            response = await self._request(request, params)
+            top = self.read_top_logprobs(response, self.model, self.host)
         except LogprobsUnavailable as exc:
             if not self._logprobs_seen:  # the model never gave them: a configuration error
                 raise
@@ -203,13 +269,15 @@ class RemoteBackend(Backend):
             return Outcome(error=self._redact(
                 f"no log-probabilities in this answer from {self.host} (the model returned "
                 f"them for earlier requests); not scored: {str(exc).split(';')[0]}"),
-                usage=usage_of(response))
+                usage=self.read_usage(response))
         except MalformedResponse as exc:
-            return self._unusable(exc, usage_of(response))
+            return self._unusable(exc, self.read_usage(response))
         except Exception as exc:
             return Outcome(error=self.reason(exc))
         self._logprobs_seen = True
-        return top, usage_of(response)
+        return top, self.read_usage(response)
+
+    # -- the plumbing
 
     @staticmethod
     def _close_quietly(close: Callable[[], Awaitable[Any]]) -> None:
