@@ -27,11 +27,10 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from ...base.types import JudgeRequest, Outcome, TokenUsage
-from ..logprobs import sampled_answer
 from .base import ResultCallback
-from .openai_responses import label_written
-from .openai_transport import event_loop, http_client
-from .remote import MalformedResponse, RemoteBackend, require_sdk
+from .openai_transport import http_client
+from .remote import MalformedResponse, require_sdk
+from .written import WrittenAnswerBackend
 
 if TYPE_CHECKING:
     from ..config import JudgeConfig
@@ -96,11 +95,13 @@ def split_system(request: JudgeRequest) -> tuple[str | None, list[dict[str, str]
     return ("\n\n".join(system) if system else None), turns
 
 
-class AnthropicBackend(RemoteBackend):
+class AnthropicBackend(WrittenAnswerBackend):
     """A Claude model behind Anthropic's Messages API."""
 
     kind = "anthropic-messages"  # the protocol (a call-cache key part)
     constrained = False
+    read_text = staticmethod(message_text)
+    read_usage = staticmethod(usage_of)
 
     def __init__(self, config: JudgeConfig) -> None:
         anthropic = require_sdk(config.provider)
@@ -142,29 +143,7 @@ class AnthropicBackend(RemoteBackend):
             return {"written": True, "max_tokens": SAMPLED_MAX_TOKENS}
         raise ValueError(f"unknown operation {operation!r}")
 
-    # -- operations
-
-    def yes_no(self, requests: Sequence[JudgeRequest], top_k: int,
-               on_result: ResultCallback) -> None:
-        self._no_yes_no()
-
-    def label_probabilities(self, requests: Sequence[JudgeRequest], labels: Sequence[str],
-                            on_result: ResultCallback) -> None:
-        """The label the judge writes (probability 1.0, ``method`` "sampled")."""
-        labels = tuple(labels)
-        self._written(
-            requests, lambda request: self._create(request, max_tokens=SAMPLED_MAX_TOKENS),
-            lambda message: label_written(message_text(message), labels), usage_of, on_result)
-
-    def sample_labels(self, requests: Sequence[JudgeRequest], labels: Sequence[str],
-                      samples: Sequence[int], on_result: ResultCallback) -> None:
-        """Each answer at the API's own sampling (temperature 1; it takes no seed and, in the
-        version the SDK speaks, no temperature): answers differ by chance, and each sample is
-        cached under its number all the same."""
-        labels = tuple(labels)
-        self._written(
-            requests, lambda request: self._create(request, max_tokens=SAMPLED_MAX_TOKENS),
-            lambda message: sampled_answer(message_text(message), labels), usage_of, on_result)
+    # -- operations (yes_no and the labels: WrittenAnswerBackend's)
 
     def structured(self, requests: Sequence[JudgeRequest], json_schema: dict[str, Any],
                    max_tokens: int, on_result: ResultCallback) -> None:
@@ -184,10 +163,7 @@ class AnthropicBackend(RemoteBackend):
 
     def close(self) -> None:
         client = self._client
-        try:
-            event_loop().submit(client.close()).result(timeout=5)
-        except Exception:  # closing is best effort
-            pass
+        self._close_quietly(lambda: client.close())
 
     # -- the request and its errors
 
@@ -199,6 +175,11 @@ class AnthropicBackend(RemoteBackend):
             params["system"] = [{"type": "text", "text": system,
                                  "cache_control": {"type": "ephemeral"}}]
         return {"model": self.model, "messages": turns, **params}
+
+    async def _write(self, request: JudgeRequest, sampled: bool) -> Any:
+        """A short written answer; sampled or not, at the API's own sampling (temperature 1;
+        it takes no seed and, in the version the SDK speaks, no temperature)."""
+        return await self._create(request, max_tokens=SAMPLED_MAX_TOKENS)
 
     async def _create(self, request: JudgeRequest, **params: Any) -> Any:
         if self.batcher is not None:

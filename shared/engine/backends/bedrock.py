@@ -34,11 +34,10 @@ from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from ...base.types import JudgeRequest, Outcome, TokenUsage
-from ..logprobs import sampled_answer
 from .base import ResultCallback
-from .openai_responses import label_written
 from .openai_transport import event_loop
-from .remote import MalformedResponse, RemoteBackend, require_sdk
+from .remote import MalformedResponse, require_sdk
+from .written import WrittenAnswerBackend
 
 if TYPE_CHECKING:
     from ..config import JudgeConfig
@@ -104,11 +103,13 @@ def converse_messages(request: JudgeRequest) -> tuple[list[dict[str, str]],
     return system, turns
 
 
-class BedrockBackend(RemoteBackend):
+class BedrockBackend(WrittenAnswerBackend):
     """A model behind Amazon Bedrock's Converse API."""
 
     kind = "bedrock-converse"  # the protocol (a call-cache key part)
     constrained = False
+    read_text = staticmethod(message_text)
+    read_usage = staticmethod(usage_of)
 
     def __init__(self, config: JudgeConfig) -> None:
         boto3 = require_sdk(config.provider)
@@ -170,28 +171,7 @@ class BedrockBackend(RemoteBackend):
                     "maxTokens": SAMPLED_MAX_TOKENS}
         raise ValueError(f"unknown operation {operation!r}")
 
-    # -- operations
-
-    def yes_no(self, requests: Sequence[JudgeRequest], top_k: int,
-               on_result: ResultCallback) -> None:
-        self._no_yes_no()
-
-    def label_probabilities(self, requests: Sequence[JudgeRequest], labels: Sequence[str],
-                            on_result: ResultCallback) -> None:
-        """The label the judge writes (probability 1.0, ``method`` "sampled")."""
-        labels = tuple(labels)
-        self._written(
-            requests, lambda request: self._converse(request, SAMPLED_MAX_TOKENS),
-            lambda response: label_written(message_text(response), labels), usage_of, on_result)
-
-    def sample_labels(self, requests: Sequence[JudgeRequest], labels: Sequence[str],
-                      samples: Sequence[int], on_result: ResultCallback) -> None:
-        """Each answer sampled at temperature 1 (top-p 1); the Converse API takes no seed, so
-        the answers differ by chance, each cached under its number all the same."""
-        labels = tuple(labels)
-        self._written(
-            requests, lambda request: self._converse(request, SAMPLED_MAX_TOKENS, temperature=1),
-            lambda response: sampled_answer(message_text(response), labels), usage_of, on_result)
+    # -- operations (yes_no and the labels: WrittenAnswerBackend's)
 
     def structured(self, requests: Sequence[JudgeRequest], json_schema: dict[str, Any],
                    max_tokens: int, on_result: ResultCallback) -> None:
@@ -216,6 +196,11 @@ class BedrockBackend(RemoteBackend):
             pass
 
     # -- the request, its attempts and its errors
+
+    async def _write(self, request: JudgeRequest, sampled: bool) -> Any:
+        """A short written answer: greedy, or sampled at temperature 1 (top-p 1; the Converse
+        API takes no seed)."""
+        return await self._converse(request, SAMPLED_MAX_TOKENS, temperature=1 if sampled else 0)
 
     async def _converse(self, request: JudgeRequest, max_tokens: int, temperature: float = 0,
                         **fields: Any) -> Any:

@@ -28,7 +28,7 @@ import math
 import queue
 from abc import abstractmethod
 from collections.abc import Awaitable, Callable, Sequence
-from typing import TYPE_CHECKING, Any, NoReturn
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlparse
 
 from ...base.redaction import redact
@@ -175,26 +175,6 @@ class RemoteBackend(Backend):
             return read(response)
         except MalformedResponse as exc:
             return self._unusable(exc, usage(response))
-
-    def _no_yes_no(self) -> NoReturn:
-        """Refuse a Yes/No log-probability request: this protocol returns no
-        log-probabilities."""
-        raise LogprobsUnavailable(
-            f"provider={self.provider!r} (model {self.model!r}) returns no log-probabilities; "
-            "a metric scored from the judge's Yes/No log-probabilities needs the first answer "
-            "token's top log-probabilities. Choose a provider that returns them (openai, "
-            "gemini, a vLLM or llama.cpp server) or the local backend (provider='local').")
-
-    def _written(self, requests: Sequence[JudgeRequest],
-                 send: Callable[[JudgeRequest], Awaitable[Any]], value: Callable[[Any], Any],
-                 usage: Callable[[Any], TokenUsage], on_result: ResultCallback) -> None:
-        """Each request's answer as written: ``value(await send(request))`` with its usage."""
-        async def one(request: JudgeRequest) -> Outcome:
-            return await self._answer(
-                lambda: send(request),
-                lambda answer: Outcome(value=value(answer), usage=usage(answer)), usage)
-
-        self._run(requests, one, on_result, probe_first=False)
 
     # -- the log-probability operations of a protocol that returns them (its request call
     #    _request and its readers read_top_logprobs and read_usage)
