@@ -6,8 +6,8 @@ Everything else is derived from the entries: the ``provider`` option's choices, 
 (``shared.engine.config``), prices (``shared.engine.pricing``), the request fields a backend
 sends, each metric's capability check, the demo's provider and key fields, and the provider
 tables of the metric cards and docs/BACKENDS.md. Adding an OpenAI-compatible host is one entry
-here; a new protocol is one module in this package plus its entry (docs/BACKENDS.md, "How to add
-a provider").
+here (:func:`openai_compatible_host` for the usual one); a new protocol is one module in this
+package plus its entry (docs/BACKENDS.md, "How to add a provider").
 
 :func:`shared.engine.backends.pool.make_backend` imports the named class at the first use of its
 provider, so ``import shared`` loads no backend and no SDK.
@@ -125,10 +125,22 @@ _OPENAI_COMPATIBLE = "openai_compat:OpenAICompatBackend"
 _OPENAI_CAPABILITIES = Capabilities(
     structured="json_schema", logprobs=True, top_logprobs=20, seed=True, batch="openai",
     prompt_caching="automatic", max_tokens_field="max_completion_tokens")
-# A self-hosted OpenAI-compatible server (vLLM, llama.cpp's server, LiteLLM): as OpenAI's
-# protocol, without the batch API.
-_SELF_HOSTED = Capabilities(structured="json_schema", logprobs=True, top_logprobs=20, seed=True,
-                            batch=None, prompt_caching=None)
+
+
+def openai_compatible_host(title: str, base_url: str | None, key_env: tuple[str, ...],
+                           default_model: str | None = None, *, top_logprobs: int = 20,
+                           seed: bool = True, **options: bool) -> Provider:
+    """The entry of an OpenAI-compatible host with JSON-schema answers, no batch API and no
+    known prompt caching: as a self-hosted server (vLLM, llama.cpp's server, LiteLLM) speaks
+    OpenAI's protocol. ``top_logprobs``: the most alternatives per token, 0 for a host that
+    returns no top log-probabilities; ``seed``: it takes a sampling seed; ``options``: the
+    entry's ``needs_base_url`` and ``needs_key``."""
+    capabilities = Capabilities(structured="json_schema", logprobs=top_logprobs > 0,
+                                top_logprobs=top_logprobs, seed=seed, batch=None,
+                                prompt_caching=None)
+    return Provider(_OPENAI_COMPATIBLE, title, capabilities, base_url, key_env, default_model,
+                    **options)
+
 
 _P = ModelPrice
 # List prices, standard tier, as published in August 2025 (pricing.PRICES_AS_OF).
@@ -176,9 +188,9 @@ PROVIDERS: dict[str, Provider] = {
         "https://api.x.ai/v1", ("XAI_API_KEY",), "grok-3-mini",
         {"grok-4": _P(3.00, 15.00, 0.75), "grok-3": _P(3.00, 15.00, 0.75),
          "grok-3-mini": _P(0.30, 0.50, 0.075), "grok-2": _P(2.00, 10.00)}),
-    "openai-compatible": Provider(
-        _OPENAI_COMPATIBLE, "any OpenAI-compatible server", _SELF_HOSTED,
-        key_env=("OPENAI_COMPATIBLE_API_KEY",), needs_base_url=True, needs_key=False),
+    "openai-compatible": openai_compatible_host(
+        "any OpenAI-compatible server", None, ("OPENAI_COMPATIBLE_API_KEY",),
+        needs_base_url=True, needs_key=False),
     # Anthropic's Messages API: structured answers through a forced tool call, no
     # log-probabilities, no sampling parameters; Message Batches; cache_control breakpoints.
     "anthropic": Provider(
@@ -229,52 +241,35 @@ PROVIDERS: dict[str, Provider] = {
         extra="bedrock", sdk="boto3", needs_key=False),
     # Hugging Face Inference Providers: one OpenAI-compatible router in front of many hosts; what
     # a model can do depends on the host serving it.
-    "huggingface": Provider(
-        _OPENAI_COMPATIBLE, "Hugging Face Inference Providers",
-        Capabilities(structured="json_schema", logprobs=True, top_logprobs=20, seed=True,
-                     batch=None, prompt_caching=None),
-        "https://router.huggingface.co/v1", ("HF_TOKEN", "HUGGING_FACE_HUB_TOKEN"),
-        "openai/gpt-oss-120b"),
+    "huggingface": openai_compatible_host(
+        "Hugging Face Inference Providers", "https://router.huggingface.co/v1",
+        ("HF_TOKEN", "HUGGING_FACE_HUB_TOKEN"), "openai/gpt-oss-120b"),
     # Presets: OpenAI-compatible hosts, each as its documentation describes it.
     # Mistral: the seed field is called random_seed, and there are no log-probabilities.
-    "mistral": Provider(
-        _OPENAI_COMPATIBLE, "Mistral AI",
-        Capabilities(structured="json_schema", logprobs=False, top_logprobs=0, seed=False,
-                     batch=None, prompt_caching=None),
-        "https://api.mistral.ai/v1", ("MISTRAL_API_KEY",), "mistral-small-latest"),
+    "mistral": openai_compatible_host(
+        "Mistral AI", "https://api.mistral.ai/v1", ("MISTRAL_API_KEY",), "mistral-small-latest",
+        top_logprobs=0, seed=False),
     # Groq refuses logprobs and top_logprobs with HTTP 400.
-    "groq": Provider(
-        _OPENAI_COMPATIBLE, "Groq",
-        Capabilities(structured="json_schema", logprobs=False, top_logprobs=0, seed=True,
-                     batch=None, prompt_caching=None),
-        "https://api.groq.com/openai/v1", ("GROQ_API_KEY",), "llama-3.3-70b-versatile"),
+    "groq": openai_compatible_host(
+        "Groq", "https://api.groq.com/openai/v1", ("GROQ_API_KEY",), "llama-3.3-70b-versatile",
+        top_logprobs=0),
     # Together returns the chosen tokens' log-probabilities, not the top alternatives.
-    "together": Provider(
-        _OPENAI_COMPATIBLE, "Together AI",
-        Capabilities(structured="json_schema", logprobs=False, top_logprobs=0, seed=True,
-                     batch=None, prompt_caching=None),
-        "https://api.together.ai/v1", ("TOGETHER_API_KEY",),
-        "meta-llama/Llama-3.3-70B-Instruct-Turbo"),
+    "together": openai_compatible_host(
+        "Together AI", "https://api.together.ai/v1", ("TOGETHER_API_KEY",),
+        "meta-llama/Llama-3.3-70B-Instruct-Turbo", top_logprobs=0),
     # OpenRouter passes logprobs and top_logprobs to the hosts that take them.
-    "openrouter": Provider(
-        _OPENAI_COMPATIBLE, "OpenRouter",
-        Capabilities(structured="json_schema", logprobs=True, top_logprobs=20, seed=True,
-                     batch=None, prompt_caching=None),
-        "https://openrouter.ai/api/v1", ("OPENROUTER_API_KEY",), "openai/gpt-4o-mini"),
+    "openrouter": openai_compatible_host(
+        "OpenRouter", "https://openrouter.ai/api/v1", ("OPENROUTER_API_KEY",),
+        "openai/gpt-4o-mini"),
     # Fireworks: top_logprobs 0-5.
-    "fireworks": Provider(
-        _OPENAI_COMPATIBLE, "Fireworks AI",
-        Capabilities(structured="json_schema", logprobs=True, top_logprobs=5, seed=True,
-                     batch=None, prompt_caching=None),
-        "https://api.fireworks.ai/inference/v1", ("FIREWORKS_API_KEY",),
-        "accounts/fireworks/models/llama-v3p3-70b-instruct"),
+    "fireworks": openai_compatible_host(
+        "Fireworks AI", "https://api.fireworks.ai/inference/v1", ("FIREWORKS_API_KEY",),
+        "accounts/fireworks/models/llama-v3p3-70b-instruct", top_logprobs=5),
     # Local servers at their default ports; a key only when the server was started with one.
-    "ollama": Provider(
-        _OPENAI_COMPATIBLE, "Ollama", _SELF_HOSTED, "http://localhost:11434/v1",
-        ("OLLAMA_API_KEY",), needs_key=False),
-    "vllm": Provider(
-        _OPENAI_COMPATIBLE, "vLLM", _SELF_HOSTED, "http://localhost:8000/v1",
-        ("VLLM_API_KEY",), needs_key=False),
+    "ollama": openai_compatible_host(
+        "Ollama", "http://localhost:11434/v1", ("OLLAMA_API_KEY",), needs_key=False),
+    "vllm": openai_compatible_host(
+        "vLLM", "http://localhost:8000/v1", ("VLLM_API_KEY",), needs_key=False),
     # Gemini API generateContent: responseJsonSchema; responseLogprobs with logprobs 0-20;
     # implicit context caching. The SDK reads GOOGLE_API_KEY too. Prices: Google's list
     # prices (standard tier, prompts up to 200k tokens) as published in November 2026.
