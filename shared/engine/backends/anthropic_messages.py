@@ -105,7 +105,7 @@ class AnthropicBackend(WrittenAnswerBackend):
 
     def __init__(self, config: JudgeConfig) -> None:
         anthropic = require_sdk(config.provider)
-        super().__init__(config, config.resolved_base_url())
+        super().__init__(config)
         self._client = anthropic.AsyncAnthropic(
             api_key=config.resolved_api_key(),
             base_url=self.base_url,

@@ -116,7 +116,7 @@ class BedrockBackend(WrittenAnswerBackend):
         import botocore.exceptions
         from botocore.config import Config
 
-        super().__init__(config, config.resolved_base_url())
+        super().__init__(config)
         self._api_key = config.api_key or None
         settings = Config(
             retries={"mode": "standard", "total_max_attempts": self.max_retries + 1},

@@ -25,7 +25,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from ...base.types import JudgeRequest, Outcome
-from ..logprobs import LABEL_TOP_LOGPROBS, sampled_answer
+from ..logprobs import LABEL_TOP_LOGPROBS
 from .base import LogprobsUnavailable, ResultCallback
 from .gemini_responses import (
     MAX_RETRY_DELAY,
@@ -75,14 +75,15 @@ class GeminiBackend(RemoteBackend):
 
     kind = "gemini-generate-content"  # the protocol (a call-cache key part)
     constrained = True
-    read_top_logprobs = staticmethod(first_token_top_logprobs)
+    read_text = staticmethod(answer_text)
     read_usage = staticmethod(usage_of)
+    read_top_logprobs = staticmethod(first_token_top_logprobs)
 
     def __init__(self, config: JudgeConfig) -> None:
         import httpx
 
         genai, self._types = _sdk()
-        super().__init__(config, config.resolved_base_url())
+        super().__init__(config)
         self._api_key = config.resolved_api_key() or ""
         options: dict[str, Any] = {
             "api_version": API_VERSION, "timeout": int(self.timeout * 1000),
@@ -141,22 +142,6 @@ class GeminiBackend(RemoteBackend):
         written = {k: v for k, v in params.items() if k not in ("responseLogprobs", "logprobs")}
         written["maxOutputTokens"] = SAMPLED_MAX_TOKENS
         self._label_probabilities(requests, labels, params, written, named_label, on_result)
-
-    def sample_labels(self, requests: Sequence[JudgeRequest], labels: Sequence[str],
-                      samples: Sequence[int], on_result: ResultCallback) -> None:
-        base = self.sampling_params("label_samples")
-
-        def read(response: Any) -> Outcome:
-            return Outcome(value=sampled_answer(answer_text(response), labels),
-                           usage=usage_of(response))
-
-        async def one(job: tuple[JudgeRequest, int]) -> Outcome:
-            request, sample = job
-            params = {**base, "seed": base["seed"] + sample}
-            return await self._answer(lambda: self._request(request, params), read, usage_of)
-
-        jobs = list(zip(requests, samples, strict=True))
-        self._run(jobs, one, on_result, probe_first=False)  # type: ignore[arg-type]
 
     def structured(self, requests: Sequence[JudgeRequest], json_schema: dict[str, Any],
                    max_tokens: int, on_result: ResultCallback) -> None:

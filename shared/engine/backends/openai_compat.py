@@ -19,7 +19,7 @@ from typing import Any
 
 from ...base.types import JudgeRequest, Outcome
 from ..config import PROVIDERS, JudgeConfig
-from ..logprobs import LABEL_TOP_LOGPROBS, sampled_answer
+from ..logprobs import LABEL_TOP_LOGPROBS
 from .base import LogprobsUnavailable, ResultCallback
 from .openai_responses import (
     first_token_top_logprobs,
@@ -55,11 +55,12 @@ class OpenAICompatBackend(RemoteBackend):
 
     kind = "openai-compatible"
     batch_url = "/v1/chat/completions"  # a batch line's url and the batch's endpoint
-    read_top_logprobs = staticmethod(first_token_top_logprobs)
+    read_text = staticmethod(message_text)
     read_usage = staticmethod(usage_of)
+    read_top_logprobs = staticmethod(first_token_top_logprobs)
 
     def __init__(self, config: JudgeConfig) -> None:
-        super().__init__(config, config.resolved_base_url())
+        super().__init__(config)
         style = config.resolved_response_format() or "none"
         self.response_format = style
         self.constrained = style in CONSTRAINED_FORMATS
@@ -154,22 +155,6 @@ class OpenAICompatBackend(RemoteBackend):
         written = {k: v for k, v in params.items() if k not in ("logprobs", "top_logprobs")}
         written[self.max_tokens_field] = SAMPLED_MAX_TOKENS
         self._label_probabilities(requests, labels, params, written, written_label, on_result)
-
-    def sample_labels(self, requests: Sequence[JudgeRequest], labels: Sequence[str],
-                      samples: Sequence[int], on_result: ResultCallback) -> None:
-        base = self.sampling_params("label_samples")
-
-        def read(response: Any) -> Outcome:
-            return Outcome(value=sampled_answer(message_text(response), labels),
-                           usage=usage_of(response))
-
-        async def one(job: tuple[JudgeRequest, int]) -> Outcome:
-            request, sample = job
-            params = {**base, "seed": base["seed"] + sample} if "seed" in base else base
-            return await self._answer(lambda: self._request(request, params), read, usage_of)
-
-        jobs = list(zip(requests, samples, strict=True))
-        self._run(jobs, one, on_result, probe_first=False)  # type: ignore[arg-type]
 
     def structured(self, requests: Sequence[JudgeRequest], json_schema: dict[str, Any],
                    max_tokens: int, on_result: ResultCallback) -> None:

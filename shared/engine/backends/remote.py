@@ -33,7 +33,7 @@ from urllib.parse import urlparse
 
 from ...base.redaction import redact
 from ...base.types import JudgeRequest, LabelAnswer, Outcome, TokenUsage, YesNoAnswer
-from ..logprobs import label_mass
+from ..logprobs import label_mass, sampled_answer
 from .base import Backend, LogprobsUnavailable, ResultCallback
 from .batching import BatchAPI, Batcher, deliver
 from .openai_transport import DEAD_AFTER, Liveness, event_loop
@@ -100,15 +100,18 @@ class RemoteBackend(Backend):
     """A judge reached over the network: the concurrency bound, the liveness watch, the dead
     judge and the redaction of every failure reason."""
 
-    #: A protocol that returns log-probabilities reads, with these, an answer's first-token top
-    #: log-probabilities (``(answer, model, host) -> [(token, logprob)]``, raising
-    #: :class:`LogprobsUnavailable` or :class:`MalformedResponse`) and its token usage.
-    read_top_logprobs: Callable[[Any, str, str], list[tuple[str, float]]]
+    #: The protocol's readers of an answer: its text and its token usage, and (for a protocol
+    #: that returns them) its first-token top log-probabilities (``(answer, model, host) ->
+    #: [(token, logprob)]``); each raises :class:`MalformedResponse` on an unreadable answer,
+    #: the last :class:`LogprobsUnavailable` on an answer without log-probabilities.
+    read_text: Callable[[Any], str]
     read_usage: Callable[[Any], TokenUsage]
+    read_top_logprobs: Callable[[Any, str, str], list[tuple[str, float]]]
 
-    def __init__(self, config: JudgeConfig, base_url: str | None) -> None:
+    def __init__(self, config: JudgeConfig) -> None:
         from ..config import endpoint_of
 
+        base_url = config.resolved_base_url()
         self.provider = config.provider
         self.model = config.resolved_model() or ""
         self.base_url = base_url
@@ -176,8 +179,8 @@ class RemoteBackend(Backend):
         except MalformedResponse as exc:
             return self._unusable(exc, usage(response))
 
-    # -- the log-probability operations of a protocol that returns them (its request call
-    #    _request and its readers read_top_logprobs and read_usage)
+    # -- the operations of a protocol that returns log-probabilities (through its request
+    #    call _request and its readers)
 
     def _yes_no(self, requests: Sequence[JudgeRequest], params: dict[str, Any],
                 on_result: ResultCallback) -> None:
@@ -227,6 +230,25 @@ class RemoteBackend(Backend):
 
         self._run(requests, one, on_result, probe_first=not self._logprobs_seen,
                   probe_until=lambda: self._logprobs_seen or self._logprobs_missing)
+
+    def sample_labels(self, requests: Sequence[JudgeRequest], labels: Sequence[str],
+                      samples: Sequence[int], on_result: ResultCallback) -> None:
+        """Each request asked with the ``label_samples`` parameters, its seed (where the
+        protocol takes one) that seed plus ``samples[i]``."""
+        base = self.sampling_params("label_samples")
+
+        def read(answer: Any) -> Outcome:
+            return Outcome(value=sampled_answer(self.read_text(answer), labels),
+                           usage=self.read_usage(answer))
+
+        async def one(job: tuple[JudgeRequest, int]) -> Outcome:
+            request, sample = job
+            params = {**base, "seed": base["seed"] + sample} if "seed" in base else base
+            return await self._answer(lambda: self._request(request, params), read,
+                                      self.read_usage)
+
+        jobs = list(zip(requests, samples, strict=True))
+        self._run(jobs, one, on_result, probe_first=False)  # type: ignore[arg-type]
 
     async def _request(self, request: JudgeRequest, params: dict[str, Any]) -> Any:
         """The protocol's request call: ``request`` sent with the sampling ``params`` (its

@@ -16,10 +16,8 @@ from .remote import RemoteBackend
 
 class WrittenAnswerBackend(RemoteBackend):
     """A remote judge whose protocol returns no log-probabilities: it gives its request for a
-    short written answer (:meth:`_write`) and its reader of that answer's text
-    (:attr:`read_text`, with :attr:`RemoteBackend.read_usage`)."""
-
-    read_text: Callable[[Any], str]
+    short written answer (:meth:`_write`) and its readers of that answer's text and usage
+    (:attr:`RemoteBackend.read_text`, :attr:`RemoteBackend.read_usage`)."""
 
     async def _write(self, request: JudgeRequest, sampled: bool) -> Any:
         """The protocol's request for a short written answer to ``request``; ``sampled``: for
