@@ -30,7 +30,7 @@ from ...base.types import JudgeRequest, Outcome, TokenUsage
 from .base import ResultCallback
 from .openai_transport import http_client
 from .remote import MalformedResponse, require_sdk
-from .written import WrittenAnswerBackend
+from .written import WrittenAnswerBackend, usage_with_cache
 
 if TYPE_CHECKING:
     from ..config import JudgeConfig
@@ -45,16 +45,9 @@ def usage_of(message: Any) -> TokenUsage:
     """A Messages API reply's token usage; cache reads and writes count as prompt tokens (the
     API reports them apart from ``input_tokens``)."""
     usage = getattr(message, "usage", None)
-
-    def count(name: str) -> int:
-        value = getattr(usage, name, 0)
-        return int(value) if isinstance(value, int) and not isinstance(value, bool) else 0
-
-    prompt = (count("input_tokens") + count("cache_read_input_tokens")
-              + count("cache_creation_input_tokens"))
-    return TokenUsage(prompt_tokens=prompt, completion_tokens=count("output_tokens"),
-                      cached_tokens=count("cache_read_input_tokens"),
-                      cache_write_tokens=count("cache_creation_input_tokens"))
+    return usage_with_cache(lambda name: getattr(usage, name, 0), "input_tokens",
+                            "output_tokens", "cache_read_input_tokens",
+                            "cache_creation_input_tokens")
 
 
 def _blocks(message: Any) -> list[Any]:

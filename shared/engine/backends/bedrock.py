@@ -37,7 +37,7 @@ from ...base.types import JudgeRequest, Outcome, TokenUsage
 from .base import ResultCallback
 from .openai_transport import event_loop
 from .remote import MalformedResponse, require_sdk
-from .written import WrittenAnswerBackend
+from .written import WrittenAnswerBackend, usage_with_cache
 
 if TYPE_CHECKING:
     from ..config import JudgeConfig
@@ -54,16 +54,8 @@ def usage_of(response: Any) -> TokenUsage:
     reports them apart from ``inputTokens``)."""
     usage = response.get("usage") if isinstance(response, dict) else None
     usage = usage if isinstance(usage, dict) else {}
-
-    def count(name: str) -> int:
-        value = usage.get(name, 0)
-        return int(value) if isinstance(value, int) and not isinstance(value, bool) else 0
-
-    prompt = (count("inputTokens") + count("cacheReadInputTokens")
-              + count("cacheWriteInputTokens"))
-    return TokenUsage(prompt_tokens=prompt, completion_tokens=count("outputTokens"),
-                      cached_tokens=count("cacheReadInputTokens"),
-                      cache_write_tokens=count("cacheWriteInputTokens"))
+    return usage_with_cache(lambda name: usage.get(name, 0), "inputTokens", "outputTokens",
+                            "cacheReadInputTokens", "cacheWriteInputTokens")
 
 
 def _blocks(response: Any) -> list[Any]:

@@ -7,11 +7,25 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any, NoReturn
 
-from ...base.types import JudgeRequest, LabelAnswer, Outcome
+from ...base.types import JudgeRequest, LabelAnswer, Outcome, TokenUsage
 from ..logprobs import sampled_answer
 from .base import LogprobsUnavailable, ResultCallback
 from .openai_responses import label_written
 from .remote import RemoteBackend
+
+
+def usage_with_cache(field: Callable[[str], Any], prompt: str, answer: str, cache_read: str,
+                     cache_write: str) -> TokenUsage:
+    """A reply's token usage from its count fields (``field(name)``, a count that is no int
+    read as 0), for a protocol that reports prompt-cache reads and writes apart from its
+    prompt tokens: they count as prompt tokens, and apart as cached and cache-write tokens."""
+    def count(name: str) -> int:
+        value = field(name)
+        return int(value) if isinstance(value, int) and not isinstance(value, bool) else 0
+
+    return TokenUsage(prompt_tokens=count(prompt) + count(cache_read) + count(cache_write),
+                      completion_tokens=count(answer), cached_tokens=count(cache_read),
+                      cache_write_tokens=count(cache_write))
 
 
 class WrittenAnswerBackend(RemoteBackend):
