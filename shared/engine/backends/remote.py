@@ -15,10 +15,11 @@ reading of errors (:meth:`RemoteBackend.reason`) and the secrets to redact
 (:meth:`RemoteBackend.secrets`); it reports each HTTP attempt's fate to ``self._liveness``
 (:func:`.openai_transport.http_client` does it for an httpx-based SDK). A protocol that returns
 log-probabilities (:mod:`.openai_compat`, :mod:`.gemini`) gives its request call
-(:meth:`RemoteBackend._request`) and its readers of an answer
-(:attr:`RemoteBackend.read_top_logprobs`, :attr:`RemoteBackend.read_usage`); the reading of
+(:meth:`RemoteBackend._request`) and its readers of an answer (:attr:`RemoteBackend.read_text`,
+:attr:`RemoteBackend.read_usage`, :attr:`RemoteBackend.read_top_logprobs`); the reading of
 Yes/No and label probabilities around them (the first requests sent one at a time, the label
-written by a model that gives none) is :class:`RemoteBackend`'s.
+written by a model that gives none) and the seeded label samples are :class:`RemoteBackend`'s.
+A protocol without log-probabilities builds on :class:`.written.WrittenAnswerBackend`.
 """
 
 from __future__ import annotations
@@ -254,7 +255,7 @@ class RemoteBackend(Backend):
         """The protocol's request call: ``request`` sent with the sampling ``params`` (its
         field names); a refusal of the log-probability fields raises
         :class:`LogprobsUnavailable`."""
-        raise NotImplementedError(f"{type(self).__name__} reads no log-probabilities")
+        raise NotImplementedError(f"{type(self).__name__} gives no _request")
 
     async def _top_logprobs(self, request: JudgeRequest, params: dict[str, Any]
                             ) -> tuple[list[tuple[str, float]], TokenUsage] | Outcome:
