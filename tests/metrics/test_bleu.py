@@ -9,10 +9,11 @@ import warnings
 import evaluate
 import pytest
 from datasets import Dataset
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given, settings
 from hypothesis import strategies as st
 from nltk.tokenize import RegexpTokenizer
 from nltk.translate.bleu_score import SmoothingFunction, corpus_bleu, sentence_bleu
+from property_checks import columns, examples, text_pairs
 
 from shared.kit import registry
 from shared.kit.bleu import ngrams, tokens
@@ -152,17 +153,10 @@ def test_datasets_columns(bleu) -> None:
     assert bleu.compute(predictions=ds["prediction"], references=ds["reference"])["bleu"] == 1.0
 
 
-@settings(
-    max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
-)
-@given(
-    st.lists(
-        st.tuples(st.text(max_size=40), st.text(min_size=1, max_size=40).filter(str.strip)),
-        min_size=1, max_size=6,
-    )
-)
+@examples(25)
+@given(text_pairs(max_size=40, max_rows=6))
 def test_output_ranges(bleu, pairs) -> None:
-    predictions, references = map(list, zip(*pairs, strict=True))
+    predictions, references = columns(pairs)
     result = bleu.compute(predictions=predictions, references=references)
     assert result["scores"] == [valor_bleu(p, [r]) for p, r in pairs]
     assert all(0.0 <= s <= 1.0 for s in result["scores"])

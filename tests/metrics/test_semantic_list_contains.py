@@ -10,8 +10,9 @@ import evaluate
 import numpy as np
 import pytest
 from datasets import Dataset
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given
 from hypothesis import strategies as st
+from property_checks import examples
 from scipy.spatial.distance import cosine
 
 from shared import defaults, load_embedding_model
@@ -164,9 +165,7 @@ def test_datasets_columns(slc) -> None:
     assert result["scores"] == [1.0]
 
 
-@settings(
-    max_examples=8, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
-)
+@examples(8)
 @given(st.lists(st.tuples(st.text(max_size=30), st.lists(st.text(max_size=15), max_size=3)),
                 min_size=1, max_size=4), st.floats(0, 1), st.booleans())
 def test_output_ranges(slc, samples, threshold: float, match_all: bool) -> None:
