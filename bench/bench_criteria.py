@@ -22,12 +22,11 @@ import time
 from pathlib import Path
 from typing import Any
 
-BENCH_DIR = Path(__file__).resolve().parent
-REPO = BENCH_DIR.parent
+from _repo import BENCH_DIR, REPO
+
 AGREEMENT_DIR = BENCH_DIR / "agreement"
-for path in (str(REPO), str(BENCH_DIR), str(AGREEMENT_DIR)):
-    if path not in sys.path:
-        sys.path.insert(0, path)
+if str(AGREEMENT_DIR) not in sys.path:  # the agreement benchmark's modules, by file name
+    sys.path.insert(0, str(AGREEMENT_DIR))
 
 import criteria  # noqa: E402  (bench/agreement/criteria.py)
 from bench_l3score import MODEL_ALIAS, TIMEOUT  # noqa: E402

@@ -43,14 +43,9 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-BENCH_DIR = Path(__file__).resolve().parent
-REPO = BENCH_DIR.parent
-for path in (str(REPO), str(BENCH_DIR)):
-    if path not in sys.path:
-        sys.path.insert(0, path)
-
-from bench_l3score import MODEL_ALIAS, TIMEOUT  # noqa: E402
-from grounding_report import (  # noqa: E402
+from _repo import BENCH_DIR, REPO
+from bench_l3score import MODEL_ALIAS, TIMEOUT
+from grounding_report import (
     AGREEMENT,
     BEFORE_COMMIT,
     BEFORE_KINDS,
@@ -65,7 +60,7 @@ from grounding_report import (  # noqa: E402
     write_only,
 )
 
-from shared.llama_server import serve  # noqa: E402
+from shared.llama_server import serve
 
 V1_EXAMPLES = {
     "statements": ("Paris is the capital of France.", "Paris has about two million inhabitants."),

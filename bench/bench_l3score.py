@@ -20,32 +20,23 @@ import json
 import math
 import os
 import statistics
-import sys
 import tempfile
 import time
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
-BENCH_DIR = Path(__file__).resolve().parent
-REPO = BENCH_DIR.parent
-for path in (str(REPO), str(BENCH_DIR)):  # run from anywhere: `shared` and `_timing` importable
-    if path not in sys.path:
-        sys.path.insert(0, path)
-
-from _timing import budgeted, repetitions_note  # noqa: E402
+from _repo import REPO
+from _timing import budgeted, repetitions_note, sizes
 
 # The judge server: the embedded SmolLM2 GGUF behind llama-cpp-python's server, one thread, as the
 # tests run it. That server has no parallel slots (``--n_parallel`` does not exist there): one lock
 # serialises requests, so client-side concurrency can only overlap HTTP and JSON work with the
 # model's compute.
-from shared.llama_server import MODEL_ALIAS, serve  # noqa: E402
+from shared.llama_server import MODEL_ALIAS, serve
 
-ROWS = int(os.environ.get("BENCH_L3SCORE_ROWS", "200"))
-REPEATS = int(os.environ.get("BENCH_L3SCORE_REPEATS", "3"))
-#: Repetitions stop early when the next one would end after this many seconds (at least one
+#: Repetitions stop early when the next one would end after the budget's seconds (at least one
 #: runs), so `make bench` stays bounded on a slow or loaded machine; the note says so.
-BUDGET_SECONDS = float(os.environ.get("BENCH_L3SCORE_BUDGET", "480"))
+ROWS, REPEATS, BUDGET_SECONDS = sizes("L3SCORE", rows=200, repeats=3, budget_seconds=480)
 MAX_CONCURRENCY = 16
 TOP_K = 5
 #: Per-request time-out of our judge. The server serialises requests, so with 16 in flight a

@@ -22,26 +22,17 @@ import collections
 import json
 import os
 import statistics
-import sys
 import tempfile
 import time
-from pathlib import Path
 from typing import Any
 
-BENCH_DIR = Path(__file__).resolve().parent
-REPO = BENCH_DIR.parent
-for path in (str(REPO), str(BENCH_DIR)):
-    if path not in sys.path:
-        sys.path.insert(0, path)
+from _repo import REPO
+from _timing import budgeted, repetitions_note, sizes
+from bench_l3score import MODEL_ALIAS, TIMEOUT
 
-from _timing import budgeted, repetitions_note  # noqa: E402
-from bench_l3score import MODEL_ALIAS, TIMEOUT  # noqa: E402
+from shared.llama_server import serve
 
-from shared.llama_server import serve  # noqa: E402
-
-ROWS = int(os.environ.get("BENCH_LLM_ROWS", "5"))
-REPEATS = int(os.environ.get("BENCH_LLM_REPEATS", "3"))
-BUDGET_SECONDS = float(os.environ.get("BENCH_LLM_BUDGET", "400"))
+ROWS, REPEATS, BUDGET_SECONDS = sizes("LLM", rows=5, repeats=3, budget_seconds=400)
 VALOR_MAX_TOKENS = 1024  # above our largest completion limit (904, a list of 10 items)
 VALOR_SEED = 1234
 METRICS = (
