@@ -19,6 +19,7 @@ import functools
 import json
 import math
 import os
+import re
 import statistics
 import tempfile
 import time
@@ -47,14 +48,6 @@ TIMEOUT = 600.0
 SAMPLING = {"temperature": 0, "top_p": 1, "seed": 1234}
 #: ours (max_concurrency 16), the seed's way, ours with max_concurrency 1
 SIDES = ("ours", "reference", "ours_seq")
-L3SCORE_PROMPT = (
-    "You are given a question, ground-truth answer, and a candidate answer.\n"
-    "Question: {question}\n"
-    "Ground-truth answer: {gt}\n"
-    "Candidate answer: {answer}\n"
-    "Is the semantic meaning of the ground-truth and candidate answers similar?\n"
-    "Answer in one word - Yes or No."
-)
 
 
 # ---------------------------------------------------------------- workload
@@ -88,6 +81,17 @@ def make_rows(n: int) -> list[dict[str, str]]:
 # ---------------------------------------------------------------- the seed's way
 
 
+def spiqa_prompt() -> str:
+    """The SPIQA prompt as the L3Score card states it (the reference Space's, verbatim; the
+    card's test holds our template to the same text). Read from the card, not from our code: the
+    seed's way is an independent reference."""
+    card = (REPO / "metrics" / "l3score" / "README.md").read_text(encoding="utf-8")
+    found = re.search(r"```text\n(.*?)\n```", card, re.DOTALL)
+    if found is None:
+        raise RuntimeError("the L3Score card no longer shows its prompt in a text block")
+    return found.group(1)
+
+
 def spiqa_score(top: list[tuple[str, float]]) -> float:
     """The SPIQA top-5 rule as the L3Score card states it, written here independently of
     ``shared.engine.logprobs`` so the two implementations check each other."""
@@ -107,10 +111,11 @@ def seed_way(base_url: str, rows: list[dict[str, str]]) -> list[float]:
     import openai
 
     client = openai.OpenAI(base_url=base_url, api_key="not-needed")
+    template = spiqa_prompt()
     scores = []
     try:
         for row in rows:
-            prompt = L3SCORE_PROMPT.format(
+            prompt = template.format(
                 question=row["question"], gt=row["reference"], answer=row["prediction"]
             )
             response = client.chat.completions.create(
