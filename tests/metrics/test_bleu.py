@@ -43,6 +43,24 @@ def nltk_corpus(predictions, references, weights=(0.25,) * 4, smoothing=None) ->
                                  smoothing_function=smoothing))
 
 
+def assert_as_nltk(bleu, predictions: list[str], references: list[list[str]],
+                   weights: tuple | None = None, smoothing: str | None = None) -> dict:
+    """``bleu`` on the rows: each sample's score Valor's and the corpus BLEU nltk's, with the
+    same weights (none given: the defaults of both) and smoothing (the name of a
+    SmoothingFunction method). Returns the result, for further checks."""
+    ours: dict = {}
+    theirs: dict = {}
+    if weights is not None:
+        ours["weights"], theirs["weights"] = list(weights), weights
+    if smoothing is not None:
+        ours["smoothing"], theirs["smoothing"] = smoothing, getattr(SmoothingFunction(), smoothing)
+    result = bleu.compute(predictions=predictions, references=references, **ours)
+    assert result["scores"] == [valor_bleu(p, refs, **theirs)
+                                for p, refs in zip(predictions, references, strict=True)]
+    assert result["corpus_bleu"] == nltk_corpus(predictions, references, **theirs)
+    return result
+
+
 def corpus(n: int, seed: int, multi: bool) -> tuple[list[str], list[list[str]]]:
     """Predictions that share words with their references, so all n-gram orders occur."""
     rng = random.Random(seed)
@@ -71,23 +89,16 @@ def bleu() -> evaluate.EvaluationModule:
 )
 def test_identical_to_nltk(bleu, multi: bool, weights: tuple) -> None:
     predictions, references = corpus(400, seed=len(weights) + multi, multi=multi)
-    result = bleu.compute(predictions=predictions, references=references, weights=list(weights))
-    expected = [valor_bleu(p, refs, weights)
-                for p, refs in zip(predictions, references, strict=True)]
-    assert result["scores"] == expected
-    assert 0 < sum(s == 0.0 for s in expected) < len(expected)  # both regimes are exercised
-    assert result["bleu"] == pytest.approx(sum(expected) / len(expected), abs=1e-15)
-    assert result["corpus_bleu"] == nltk_corpus(predictions, references, weights)
+    result = assert_as_nltk(bleu, predictions, references, weights)
+    scores = result["scores"]
+    assert 0 < sum(s == 0.0 for s in scores) < len(scores)  # both regimes are exercised
+    assert result["bleu"] == pytest.approx(sum(scores) / len(scores), abs=1e-15)
 
 
 @pytest.mark.parametrize("method", ["method1", "method2", "method3", "method4", "method7"])
 def test_smoothing_is_nltks(bleu, method: str) -> None:
     predictions, references = corpus(60, seed=9, multi=True)
-    smoothing = getattr(SmoothingFunction(), method)
-    result = bleu.compute(predictions=predictions, references=references, smoothing=method)
-    assert result["scores"] == [valor_bleu(p, refs, smoothing=smoothing)
-                                for p, refs in zip(predictions, references, strict=True)]
-    assert result["corpus_bleu"] == nltk_corpus(predictions, references, smoothing=smoothing)
+    assert_as_nltk(bleu, predictions, references, smoothing=method)
 
 
 def test_simple_cases(bleu) -> None:
@@ -175,10 +186,7 @@ def test_identical_to_nltk_with_a_large_vocabulary(bleu) -> None:
             refs.append(" ".join(ref))
         predictions.append(" ".join(base))
         references.append(refs)
-    result = bleu.compute(predictions=predictions, references=references)
-    assert result["scores"] == [valor_bleu(p, refs)
-                                for p, refs in zip(predictions, references, strict=True)]
-    assert result["corpus_bleu"] == nltk_corpus(predictions, references)
+    assert_as_nltk(bleu, predictions, references)
 
 
 def test_load_by_relative_path_from_repo_root(monkeypatch) -> None:
@@ -256,10 +264,7 @@ def test_edge_cases_identical_to_nltk(bleu, weights) -> None:
     usable = [t for t in TRICKY if t.strip()]  # a reference may not be blank
     for _ in TRICKY:
         references.append(rng.sample(usable, rng.randint(1, 5)))
-    result = bleu.compute(predictions=predictions, references=references, weights=list(weights))
-    assert result["scores"] == [valor_bleu(p, refs, weights)
-                                for p, refs in zip(predictions, references, strict=True)]
-    assert result["corpus_bleu"] == nltk_corpus(predictions, references, weights)
+    assert_as_nltk(bleu, predictions, references, weights)
 
 
 def test_rows_of_many_lengths_and_repeats(bleu) -> None:
@@ -274,19 +279,14 @@ def test_rows_of_many_lengths_and_repeats(bleu) -> None:
                 for _ in range(rng.randint(1, 4))]  # "." : a reference may not be blank
         predictions.append(" ".join(base))
         references.append(refs)
-    result = bleu.compute(predictions=predictions, references=references)
-    assert result["scores"] == [valor_bleu(p, refs)
-                                for p, refs in zip(predictions, references, strict=True)]
-    assert result["corpus_bleu"] == nltk_corpus(predictions, references)
+    assert_as_nltk(bleu, predictions, references)
 
 
 def test_very_long_samples_counted_by_counter(bleu, monkeypatch) -> None:
     """Rows wider than the engine's limit take the Counter path, with the same numbers."""
     monkeypatch.setattr(ngrams, "MAX_ROW", 16)
     predictions, references = corpus(80, seed=4, multi=True)
-    result = bleu.compute(predictions=predictions, references=references)
-    assert result["scores"] == [valor_bleu(p, refs)
-                                for p, refs in zip(predictions, references, strict=True)]
+    assert_as_nltk(bleu, predictions, references)
 
 
 def test_regex_fallback(bleu, monkeypatch) -> None:
@@ -296,9 +296,7 @@ def test_regex_fallback(bleu, monkeypatch) -> None:
 
     monkeypatch.setattr(ngrams, "token_ids", unsupported)
     predictions, references = corpus(60, seed=8, multi=True)
-    result = bleu.compute(predictions=predictions, references=references)
-    assert result["scores"] == [valor_bleu(p, refs)
-                                for p, refs in zip(predictions, references, strict=True)]
+    assert_as_nltk(bleu, predictions, references)
 
 
 @pytest.mark.parametrize("bits", [50, 55])
