@@ -142,20 +142,30 @@ def load_metric() -> Any:
     return evaluate.load(str(REPO / "metrics" / "l3score"))
 
 
+def server_judge(base_url: str, **more: Any) -> dict[str, Any]:
+    """Our judge options for the benchmark's llama.cpp server at ``base_url`` (its model, the
+    time-out above, no progress bars), with ``more`` added (a cache folder, JSON mode, ...). The
+    judge benchmarks share them."""
+    return {"provider": "openai-compatible", "base_url": base_url, "model": MODEL_ALIAS,
+            "timeout": TIMEOUT, "show_progress": False, **more}
+
+
+def metric_inputs(name: str, rows: list[dict[str, Any]]) -> dict[str, list[Any]]:
+    """``compute``'s inputs for metric ``name`` from rows keyed by its columns (those of the
+    CLI and examples/rag_sample.jsonl); an optional column only where every row has it."""
+    from shared.kit.registry import METRICS as SPECS
+
+    spec = SPECS[name]
+    columns = {**spec.columns, **{argument: column
+                                  for argument, column in spec.optional_columns.items()
+                                  if all(column in row for row in rows)}}
+    return {argument: [row[column] for row in rows] for argument, column in columns.items()}
+
+
 def ours(metric: Any, base_url: str, rows: list[dict[str, str]], cache_dir: str,
          max_concurrency: int = MAX_CONCURRENCY) -> dict[str, Any]:
-    return metric.compute(
-        questions=[r["question"] for r in rows],
-        predictions=[r["prediction"] for r in rows],
-        references=[r["reference"] for r in rows],
-        provider="openai-compatible",
-        base_url=base_url,
-        model=MODEL_ALIAS,
-        max_concurrency=max_concurrency,
-        timeout=TIMEOUT,
-        cache_dir=cache_dir,
-        show_progress=False,
-    )
+    return metric.compute(**metric_inputs("l3score", rows), **server_judge(
+        base_url, max_concurrency=max_concurrency, cache_dir=cache_dir))
 
 
 def timed(fn: Callable[[], Any]) -> tuple[float, Any]:

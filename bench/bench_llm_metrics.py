@@ -28,7 +28,7 @@ from typing import Any
 
 from _repo import REPO
 from _timing import budgeted, repetitions_note, sizes
-from bench_l3score import MODEL_ALIAS, TIMEOUT
+from bench_l3score import MODEL_ALIAS, metric_inputs, server_judge
 
 from shared.llama_server import serve
 
@@ -52,27 +52,11 @@ def load_rows(n: int) -> list[dict[str, Any]]:
 # ---------------------------------------------------------------- ours
 
 
-def our_inputs(name: str, rows: list[dict[str, Any]]) -> dict[str, list[Any]]:
-    from shared.kit.registry import METRICS as SPECS
-
-    spec = SPECS[name]
-    columns = {**spec.columns, **spec.optional_columns}
-    return {argument: [row[column] for row in rows] for argument, column in columns.items()}
-
-
 def run_ours(metric: Any, name: str, rows: list[dict[str, Any]], base_url: str,
              cache_dir: str) -> dict[str, Any]:
     started = time.perf_counter()
-    result = metric.compute(
-        **our_inputs(name, rows),
-        provider="openai-compatible",
-        base_url=base_url,
-        model=MODEL_ALIAS,
-        response_format="json_object",
-        timeout=TIMEOUT,
-        cache_dir=cache_dir,
-        show_progress=False,
-    )
+    result = metric.compute(**metric_inputs(name, rows), **server_judge(
+        base_url, response_format="json_object", cache_dir=cache_dir))
     reasons = collections.Counter(_short(u["reason"]) for u in result["unmeasured"])
     return {
         "seconds": time.perf_counter() - started,
