@@ -73,6 +73,7 @@ class AnswerCorrectness(JudgeMetric):
         *EMBEDDING_OPTIONS,
     )
     HEADLINE = ("answer_correctness",)
+    ROUNDS = ("statements of the answers and the references", "TP/FP/FN verdicts")
     USES_EMBEDDINGS = True
     EXTRACTIONS = ("statements",)
     EXAMPLE = Example({

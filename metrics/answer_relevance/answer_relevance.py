@@ -32,6 +32,7 @@ class AnswerRelevance(JudgeMetric):
     ABOUT = About(_DESCRIPTION, _KWARGS_DESCRIPTION, citations.VALOR)
     INPUTS = (Input("questions"), Input("predictions"))
     HEADLINE = ("answer_relevance",)
+    ROUNDS = ("statements", "relevance verdicts")
     EXTRACTIONS = ("statements",)
     EXAMPLE = rag_example("questions", "predictions")
 

@@ -30,6 +30,7 @@ class Bias(JudgeMetric):
     ABOUT = About(_DESCRIPTION, _KWARGS_DESCRIPTION, citations.VALOR)
     INPUTS = (Input("predictions"),)
     HEADLINE = ("bias",)
+    ROUNDS = ("opinions", "bias verdicts")
     LOWER_IS_BETTER = True
     EXTRACTIONS = ("opinions",)
     EXAMPLE = Example({"predictions": [

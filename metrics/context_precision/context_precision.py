@@ -66,6 +66,7 @@ class ContextPrecision(JudgeMetric):
         _References("references", kind="texts"),
     )
     HEADLINE = ("context_precision",)
+    ROUNDS = ("usefulness verdicts",)
     EXAMPLE = rag_example("questions", "contexts", "references")
 
     def score(self, judge: Judge, questions: list[str], contexts: list[list[str]],

@@ -44,6 +44,7 @@ class ContextRecall(JudgeMetric):
     ABOUT = About(_DESCRIPTION, _KWARGS_DESCRIPTION, citations.VALOR)
     INPUTS = (Input("contexts", kind="list"), Input("references", kind="texts"))
     HEADLINE = ("context_recall",)
+    ROUNDS = ("statements", "attribution verdicts")
     EXTRACTIONS = ("statements",)
     EXAMPLE = rag_example("contexts", "references")
 

@@ -32,6 +32,7 @@ class ContextRelevance(JudgeMetric):
     ABOUT = About(_DESCRIPTION, _KWARGS_DESCRIPTION, citations.VALOR)
     INPUTS = (Input("questions"), Input("contexts", kind="list"))
     HEADLINE = ("context_relevance",)
+    ROUNDS = ("relevance verdicts",)
     EXAMPLE = rag_example("questions", "contexts")
 
     def score(self, judge: Judge, questions: list[str], contexts: list[list[str]]

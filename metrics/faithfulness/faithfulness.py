@@ -36,6 +36,7 @@ class Faithfulness(JudgeMetric):
                    "https://docs.ragas.io/en/latest/concepts/metrics/"))
     INPUTS = (Input("predictions"), Input("contexts", kind="list"))
     HEADLINE = ("faithfulness",)
+    ROUNDS = ("claims", "faithfulness verdicts")
     EXTRACTIONS = ("statements",)
     EXAMPLE = rag_example("predictions", "contexts")
 

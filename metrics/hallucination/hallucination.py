@@ -43,6 +43,7 @@ class Hallucination(JudgeMetric):
     ABOUT = About(_DESCRIPTION, _KWARGS_DESCRIPTION, citations.VALOR)
     INPUTS = (Input("predictions"), Input("contexts", kind="list"))
     HEADLINE = ("hallucination",)
+    ROUNDS = ("contradiction verdicts",)
     LOWER_IS_BETTER = True
     EXAMPLE = rag_example("predictions", "contexts")
 

@@ -73,6 +73,7 @@ class Pairwise(JudgeMetric):
                doc="a score within this distance of 0.5 (inclusive) is a tie"),
     )
     HEADLINE = ("win_rate",)
+    ROUNDS = ("preference in both orders",)
     PREFERS = (("logprobs", True),)  # else the written label (score_method "sampled")
     DECISION_THRESHOLD = 0.5  # agree: above it, the judge prefers the prediction
     EXAMPLE = Example({

@@ -44,6 +44,7 @@ class SummaryCoherence(JudgeMetric):
                   ("https://github.com/Striveworks/valor", "https://arxiv.org/abs/2303.16634"))
     INPUTS = (Input("sources"), Input("predictions"))
     HEADLINE = ("summary_coherence",)
+    ROUNDS = ("coherence rating",)
     DECISION_THRESHOLD = 3.0  # agree: the middle of its 1-5 scale
     SCORE_RANGE = (1.0, 5.0)
     EXAMPLE = Example({

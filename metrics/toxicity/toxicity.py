@@ -30,6 +30,7 @@ class Toxicity(JudgeMetric):
     ABOUT = About(_DESCRIPTION, _KWARGS_DESCRIPTION, citations.VALOR)
     INPUTS = (Input("predictions"),)
     HEADLINE = ("toxicity",)
+    ROUNDS = ("opinions", "toxicity verdicts")
     LOWER_IS_BETTER = True
     EXTRACTIONS = ("opinions",)
     EXAMPLE = Example({"predictions": [

@@ -72,6 +72,11 @@ class JudgeMetric(ValidatedMetric):
     #: What it uses when the provider has it and does without otherwise (its card says how):
     #: the docs' provider table shows both.
     PREFERS: ClassVar[tuple[tuple[str, bool | int], ...]] = ()
+    #: What the metric asks the judge in one run with its default options, one entry per round
+    #: of requests that waits for the round before it (``("opinions", "verdicts")``): with
+    #: ``batch=True`` each round is one provider batch. The card and docs/COST.md show it
+    #: (:mod:`shared.kit.cards`); a test counts the rounds ``score`` really sends.
+    ROUNDS: ClassVar[tuple[str, ...]] = ()
 
     def score(self, judge: Judge, **inputs_and_options: Any) -> Sequence[SampleResult]:
         """The metric's steps and formula: one result per sample. Its parameters after
