@@ -19,12 +19,6 @@ Returns:
     context_relevance (float or None): mean over the measured samples.
     scores, details, unmeasured, usage, Cost: per-sample scores, the verdict and reason per
         context, samples that could not be judged, call counts and cost.
-Examples:
-    >>> metric = evaluate.load("metrics/context_relevance")
-    >>> result = metric.compute(questions=["What is the capital of France?"],
-    ...                         contexts=[["Paris is the capital of France."]])
-    >>> 0.0 <= result["context_relevance"] <= 1.0
-    True
 """
 
 

@@ -30,12 +30,6 @@ Returns:
     hallucination (float or None): mean over the measured samples (lower is better).
     scores, details, unmeasured, usage, Cost: per-sample scores, the verdict and reason per
         context ("yes": contradicted), samples that could not be judged, call counts and cost.
-Examples:
-    >>> metric = evaluate.load("metrics/hallucination")
-    >>> result = metric.compute(predictions=["Paris is the capital of France."],
-    ...                         contexts=[["Paris is the capital of France."]])
-    >>> 0.0 <= result["hallucination"] <= 1.0
-    True
 """
 
 

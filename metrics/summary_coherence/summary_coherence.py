@@ -29,13 +29,6 @@ Returns:
     summary_coherence (float or None): mean rating (1 to 5) over the measured samples.
     scores, details, unmeasured, usage, Cost: per-sample integer ratings, the judge's reasons,
         samples that could not be judged, call counts and cost.
-Examples:
-    >>> metric = evaluate.load("metrics/summary_coherence")
-    >>> result = metric.compute(
-    ...     sources=["The meeting moved to Friday because the room was booked."],
-    ...     predictions=["The meeting is now on Friday."])
-    >>> 1 <= result["summary_coherence"] <= 5
-    True
 """
 
 

@@ -25,11 +25,6 @@ Returns:
     {name} (float or None): mean over the measured samples (lower is better).
     scores, details, unmeasured, usage, Cost: per-sample scores, the opinions and verdicts with
         the judge's reasons, samples that could not be judged, call counts and cost.
-Examples:
-    >>> metric = evaluate.load("metrics/{name}")
-    >>> result = metric.compute(predictions=["I think the new library is wonderful."])
-    >>> 0.0 <= result["{name}"] <= 1.0
-    True
 """
 
 
