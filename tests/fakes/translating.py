@@ -8,7 +8,7 @@ that answer without a model use it too). :class:`TranslatingFake` adds the upstr
 (:meth:`~TranslatingFake.chat`), records what it received (path, headers, JSON body) and can
 answer the next requests with the provider's own error responses instead (``faults``: one entry
 per request, in arrival order, consumed as they come; a subclass turns each name into its
-provider's error).
+provider's error). :class:`RelayingFake` is a provider whose wire format is OpenAI's own.
 """
 
 from __future__ import annotations
@@ -170,3 +170,24 @@ class TranslatingFake(LocalServer):
         if fault is not None:
             return self.fault_reply(fault)
         return self.answer(method, path, headers, body)
+
+
+def fault_status(fault: str) -> int:
+    """The HTTP status of a ``status:CODE`` fault."""
+    return int(fault.removeprefix("status:"))
+
+
+class RelayingFake(TranslatingFake):
+    """A provider that speaks OpenAI's chat completions itself, under its own credential and
+    its own model names: a request goes upstream as it came, but for its ``model``, which
+    ``models`` maps (the provider's name -> the upstream model that answers for it)."""
+
+    def __init__(self, upstream: str, key: str, models: dict[str, str],
+                 faults: Iterable[str] = ()) -> None:
+        super().__init__(upstream, faults)
+        self.key = key
+        self.models = models
+
+    def relay(self, body: dict[str, Any], name: str) -> dict[str, Any]:
+        """The upstream completion of ``body`` sent to the model behind ``name``."""
+        return self.chat({**body, "model": self.models[name]})
