@@ -9,6 +9,10 @@ that answer without a model use it too). :class:`TranslatingFake` adds the upstr
 answer the next requests with the provider's own error responses instead (``faults``: one entry
 per request, in arrival order, consumed as they come; a subclass turns each name into its
 provider's error). :class:`RelayingFake` is a provider whose wire format is OpenAI's own.
+
+The helpers below it are the translation the Messages-style fakes share: their turns become
+chat messages (:func:`chat_messages`), and the upstream answer their reply
+(:class:`Completion`).
 """
 
 from __future__ import annotations
@@ -16,7 +20,7 @@ from __future__ import annotations
 import json
 import threading
 import urllib.request
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Self
@@ -191,3 +195,52 @@ class RelayingFake(TranslatingFake):
     def relay(self, body: dict[str, Any], name: str) -> dict[str, Any]:
         """The upstream completion of ``body`` sent to the model behind ``name``."""
         return self.chat({**body, "model": self.models[name]})
+
+
+class Invalid(ValueError):
+    """A request the provider refuses as invalid (each fake answers its own 400)."""
+
+
+def chat_messages(system: str | None, turns: Any,
+                  text_of: Callable[[Any, str], str]) -> list[dict[str, str]]:
+    """The chat messages of a system text (``None``: none) and a non-empty list of
+    ``{"role": "user"|"assistant", "content": ...}`` turns, each content read by
+    ``text_of(content, where)``."""
+    if not isinstance(turns, list) or not turns:
+        raise Invalid("messages: at least one message is required")
+    messages = [] if system is None else [{"role": "system", "content": system}]
+    for index, turn in enumerate(turns):
+        role = turn.get("role") if isinstance(turn, dict) else None
+        if role not in ("user", "assistant"):
+            raise Invalid(f"messages.{index}.role: must be 'user' or 'assistant'")
+        messages.append({"role": role,
+                         "content": text_of(turn.get("content"), f"messages.{index}")})
+    return messages
+
+
+class Completion:
+    """An upstream chat completion as a Messages-style reply reads it: the text, the stop
+    reason (``end_turn``, ``tool_use`` for a forced tool, ``max_tokens`` when cut) and the
+    token counts."""
+
+    def __init__(self, completion: dict[str, Any]) -> None:
+        choice = completion["choices"][0]
+        self.text: str = choice["message"].get("content") or ""
+        self.cut = choice.get("finish_reason") == "length"
+        usage = completion.get("usage") or {}
+        self.prompt_tokens: int = usage.get("prompt_tokens", 0)
+        self.completion_tokens: int = usage.get("completion_tokens", 0)
+
+    def tool_input(self) -> dict[str, Any]:
+        """A forced tool's input: the JSON object answered (``{}`` for a cut-off call, whose
+        input is what could be read)."""
+        try:
+            value = json.loads(self.text)
+        except ValueError:
+            value = {}
+        return value if isinstance(value, dict) else {}
+
+    def stop_reason(self, forced: str | None) -> str:
+        if self.cut:
+            return "max_tokens"
+        return "tool_use" if forced is not None else "end_turn"
