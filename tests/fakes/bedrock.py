@@ -46,6 +46,12 @@ def error(status: int, kind: str, message: str, headers: dict[str, str] | None =
                   **(headers or {})})
 
 
+def model_id(path: str) -> str | None:
+    """The model id a request's path names, decoded (``None``: no Converse path)."""
+    route = _PATH.match(path.split("?")[0])
+    return None if route is None else unquote(route["model"])
+
+
 def _text(blocks: Any, where: str) -> str:
     if not isinstance(blocks, list) or not blocks:
         raise Invalid(f"{where}: a non-empty list of content blocks is required")
@@ -116,10 +122,6 @@ class FakeBedrock(TranslatingFake):
         return Reply(200, self.response(completion, forced, time.monotonic() - started),
                      {"x-amzn-RequestId": str(uuid.uuid4())})
 
-    def model_ids(self) -> list[str]:
-        """The model id of each request received, decoded from its path."""
-        return [unquote(m["model"]) for seen in self.received
-                if (m := _PATH.match(seen.path.split("?")[0]))]
 
     def translate(self, body: Any) -> tuple[dict[str, Any], str | None]:
         if not isinstance(body, dict):
