@@ -113,6 +113,13 @@ def load_metrics(test_file: str, names: Iterable[str]) -> dict[str, Any]:
 
 
 @pytest.fixture(scope="module")
+def metrics(request: pytest.FixtureRequest) -> dict[str, Any]:
+    """The metrics a test module names in ``METRICS``, loaded once per module
+    (:func:`load_metrics`)."""
+    return load_metrics(request.module.__file__, request.module.METRICS)
+
+
+@pytest.fixture(scope="module")
 def metric(request: pytest.FixtureRequest) -> Any:
     """The metric a test module is named after (``tests/metrics/test_<name>.py``), loaded once
     per module."""
