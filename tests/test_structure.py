@@ -291,8 +291,7 @@ def test_the_import_reader_sees_every_kind_of_import():
 # the docs, and names that only coincide with a provider's (each with its reason).
 PROVIDER_REGISTRY = SHARED / "engine" / "backends" / "registry.py"
 COINCIDENT_NAMES = {
-    ("shared/cli/score.py", "local"): "the --engine choice (this process), not a provider",
-    ("shared/runs/batch.py", "local"): "the engine named local (this process), not a provider",
+    ("shared/runs/engines.py", "local"): "the engine named local (this process), not a provider",
     ("shared/engine/backends/openai_compat.py", "openai-compatible"):
         "the backend's protocol kind (a cache-key field), not a provider",
 }
