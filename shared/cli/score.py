@@ -29,10 +29,10 @@ from ..runs.engines import ENGINES, Engine, LocalEngine, choose_engine
 from ..runs.files import check_output_paths, check_writable_file
 from ..runs.summary import total_plan
 from .common import (
-    add_csv_raw_argument,
-    add_embedding_arguments,
-    add_judge_arguments,
-    add_option_argument,
+    add_input_argument,
+    add_out_arguments,
+    add_scoring_arguments,
+    check_at_least_one,
     check_judge_options,
     judge_options,
     parse_metric_options,
@@ -51,21 +51,16 @@ def add_parser(commands: Any) -> argparse.ArgumentParser:
             "Columns: question, prediction, reference, contexts, source, expected."
         ),
     )
-    score.add_argument("input", metavar="INPUT",
-                       help=".jsonl, .csv, .parquet, or a folder saved with Dataset.save_to_disk")
+    add_input_argument(score)
     score.add_argument("--metric", "-m", action="append", required=True, metavar="NAME",
                        help="a metric name (repeat for several), or 'all'")
-    score.add_argument("--out", "-o", metavar="OUTPUT",
-                       help="where to write the scored rows (.jsonl, .csv or .parquet)")
+    add_out_arguments(score, metavar="OUTPUT",
+                      help="where to write the scored rows (.jsonl, .csv or .parquet)")
     score.add_argument("--overwrite-input", action="store_true",
                        help="allow --out to be the INPUT file itself (it is replaced by the "
                        "scored rows); refused without this flag")
-    add_csv_raw_argument(score)
-    add_judge_arguments(score)
-    add_embedding_arguments(score)
-    score.add_argument("--chunk-size", type=int, metavar="N",
-                       help="rows per compute call (default 1000; judge metrics 32)")
-    score.add_argument("--quiet", "-q", action="store_true", help="no progress bars")
+    add_scoring_arguments(score, chunk_help="rows per compute call (default 1000; judge "
+                          "metrics 32)")
     score.add_argument("--html", metavar="REPORT",
                        help="also write a self-contained HTML report of the run (opens offline)")
     score.add_argument("--calibration", metavar="FILE",
@@ -83,7 +78,6 @@ def add_parser(commands: Any) -> argparse.ArgumentParser:
     engine.add_argument("--workers", type=int, metavar="N",
                         help="Ray workers (default: the cluster's CPUs; judge metrics: at most "
                         "--max-concurrency)")
-    add_option_argument(score)
     gates = score.add_argument_group("gates for CI (docs/GATES.md)")
     gates.add_argument("--gate", action="append", default=[], metavar="EXPR",
                        help="METRIC[.KEY]>=X or METRIC[.KEY]<=X, e.g. faithfulness>=0.8 or "
@@ -118,8 +112,7 @@ def run(args: argparse.Namespace) -> int:
     out = Path(args.out) if args.out else None
     if out is not None:
         engine.check_output(out)
-    if args.chunk_size is not None and args.chunk_size < 1:
-        raise UserInputError(f"--chunk-size must be >= 1, got {args.chunk_size}")
+    check_at_least_one(("--chunk-size", args.chunk_size))
     if args.html:
         check_writable_file(Path(args.html), "--html")
     check_metric_names(args.metric)
