@@ -213,14 +213,14 @@ def test_no_private_name_is_imported_outside_the_package():
 
 
 def command_modules() -> list[str]:
-    """The CLI's command modules: those of ``shared.cli`` that define ``add_parser`` and
+    """The CLI's command modules: those of ``shared.cli`` that define ``add_arguments`` and
     ``run`` (``main`` dispatches to them, ``common`` holds what they share)."""
     found = []
     for name, path in MODULES.items():
         if name.startswith("shared.cli."):
             defined = {node.name for node in ast.parse(path.read_text(encoding="utf-8")).body
                        if isinstance(node, ast.FunctionDef)}
-            if {"add_parser", "run"} <= defined:
+            if {"add_arguments", "run"} <= defined:
                 found.append(name)
     return found
 

@@ -1,6 +1,6 @@
 """``python -m shared agree``: a metric's per-row scores against human labels.
 
-The subparser and its runner; :mod:`shared.cli.main` registers them. Scoring goes through
+Its arguments and its runner; :mod:`shared.cli.main` registers them. Scoring goes through
 ``shared.runs.batch.score_dataset`` (call cache, progress, resume), the statistics through
 ``shared.analysis.agreement``. Exit codes as ``score``: 0 done, 2 a usage or input error in one
 line.
@@ -11,26 +11,23 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
-from typing import Any
 
 from ..base.errors import UserInputError
 from ..runs import files
 from . import common
 
+HELP = "measure a metric against human labels (AUROC, kappa, correlations, intervals)"
+DESCRIPTION = (
+    "Score INPUT with one metric and compare its per-row scores with the human labels "
+    "in --label. Boolean labels: AUROC, balanced accuracy, Cohen's kappa and F1 at the "
+    "metric's decision threshold (or --threshold), and the best threshold on these rows. "
+    "Numeric labels (ratings): Spearman, Kendall tau-b, Pearson (with --group also the "
+    "mean of per-group correlations). Every statistic with a seeded bootstrap 95% "
+    "interval; unmeasured rows are counted and left out."
+)
 
-def add_parser(commands: Any) -> argparse.ArgumentParser:
-    agree = commands.add_parser(
-        "agree",
-        help="measure a metric against human labels (AUROC, kappa, correlations, intervals)",
-        description=(
-            "Score INPUT with one metric and compare its per-row scores with the human labels "
-            "in --label. Boolean labels: AUROC, balanced accuracy, Cohen's kappa and F1 at the "
-            "metric's decision threshold (or --threshold), and the best threshold on these rows. "
-            "Numeric labels (ratings): Spearman, Kendall tau-b, Pearson (with --group also the "
-            "mean of per-group correlations). Every statistic with a seeded bootstrap 95% "
-            "interval; unmeasured rows are counted and left out."
-        ),
-    )
+
+def add_arguments(agree: argparse.ArgumentParser) -> None:
     common.add_input_argument(agree)
     agree.add_argument("--metric", "-m", required=True, metavar="NAME", help="one metric name")
     agree.add_argument("--label", required=True, metavar="COLUMN",
@@ -51,7 +48,6 @@ def add_parser(commands: Any) -> argparse.ArgumentParser:
     common.add_out_arguments(agree)
     common.add_report_arguments(agree)
     common.add_scoring_arguments(agree)
-    return agree
 
 
 def run(args: argparse.Namespace) -> int:

@@ -1,7 +1,7 @@
 """``python -m shared calibrate``: a metric's scores on every row and human labels on some,
 turned into the corrected mean label with its interval (docs/CALIBRATION.md).
 
-The subparser and its runner; :mod:`shared.cli.main` registers them. Scoring goes through the
+Its arguments and its runner; :mod:`shared.cli.main` registers them. Scoring goes through the
 path ``agree`` takes (``shared.analysis.labelled_runs``: call cache, progress, resume), the
 statistics through ``shared.analysis.calibrate``. Exit codes as ``score``: 0 done, 2 a usage or
 input error in one line.
@@ -12,27 +12,24 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
-from typing import Any
 
 from ..base.errors import UserInputError
 from ..runs import files
 from . import common
 
+HELP = ("the corrected mean label from a few human labels and the metric's scores on every row "
+        "(prediction-powered, with a valid interval), and a calibration map")
+DESCRIPTION = (
+    "Score every row of INPUT with one metric. The rows with a label in --label (blank "
+    "or null on the others) correct the metric's mean: the prediction-powered (PPI++) "
+    "estimate of the mean label over every row, with its interval, beside the labels "
+    "alone and the metric alone; and a map from score to P(label), isotonic or Platt, "
+    "chosen by cross-validation, with ECE and Brier before and after. The labelled "
+    "rows must be a uniformly random sample (--suggest N picks them)."
+)
 
-def add_parser(commands: Any) -> argparse.ArgumentParser:
-    calibrate = commands.add_parser(
-        "calibrate",
-        help="the corrected mean label from a few human labels and the metric's scores on "
-        "every row (prediction-powered, with a valid interval), and a calibration map",
-        description=(
-            "Score every row of INPUT with one metric. The rows with a label in --label (blank "
-            "or null on the others) correct the metric's mean: the prediction-powered (PPI++) "
-            "estimate of the mean label over every row, with its interval, beside the labels "
-            "alone and the metric alone; and a map from score to P(label), isotonic or Platt, "
-            "chosen by cross-validation, with ECE and Brier before and after. The labelled "
-            "rows must be a uniformly random sample (--suggest N picks them)."
-        ),
-    )
+
+def add_arguments(calibrate: argparse.ArgumentParser) -> None:
     common.add_input_argument(calibrate)
     calibrate.add_argument("--metric", "-m", metavar="NAME", help="one metric name")
     calibrate.add_argument("--label", metavar="COLUMN",
@@ -56,7 +53,6 @@ def add_parser(commands: Any) -> argparse.ArgumentParser:
                            help="write the calibration map (JSON), for `score --calibration`")
     common.add_out_arguments(calibrate)
     common.add_scoring_arguments(calibrate)
-    return calibrate
 
 
 def run(args: argparse.Namespace) -> int:

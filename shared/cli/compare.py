@@ -1,4 +1,4 @@
-"""``python -m shared compare A B``: the subparser and its runner (:mod:`shared.cli.main`
+"""``python -m shared compare A B``: its arguments and its runner (:mod:`shared.cli.main`
 registers them).
 
 A and B are per-row outputs of ``score``, or inputs scored first when ``--metric`` is given
@@ -17,20 +17,18 @@ from ..analysis.junit import write_junit_xml
 from ..base.errors import UserInputError
 from . import common
 
+HELP = "is run B better than run A? paired comparison with intervals and p-values"
+DESCRIPTION = (
+    "Pair the rows of A and B (outputs of `score`) by --key and compare every score "
+    "column both have: mean A, mean B, delta B-A with a seeded paired-bootstrap "
+    "interval, an exact McNemar test (0/1 scores) or a Wilcoxon signed-rank test "
+    "(graded scores), B's wins/ties/losses and Holm-adjusted p-values. Rows in one "
+    "run only and rows unmeasured in either are counted and excluded. With --metric, A "
+    "and B are inputs and are scored first."
+)
 
-def add_parser(commands: Any) -> argparse.ArgumentParser:
-    compare = commands.add_parser(
-        "compare",
-        help="is run B better than run A? paired comparison with intervals and p-values",
-        description=(
-            "Pair the rows of A and B (outputs of `score`) by --key and compare every score "
-            "column both have: mean A, mean B, delta B-A with a seeded paired-bootstrap "
-            "interval, an exact McNemar test (0/1 scores) or a Wilcoxon signed-rank test "
-            "(graded scores), B's wins/ties/losses and Holm-adjusted p-values. Rows in one "
-            "run only and rows unmeasured in either are counted and excluded. With --metric, A "
-            "and B are inputs and are scored first."
-        ),
-    )
+
+def add_arguments(compare: argparse.ArgumentParser) -> None:
     compare.add_argument("a", metavar="A", help="run A: .jsonl, .csv, .parquet or a saved "
                          "Dataset folder (the baseline)")
     compare.add_argument("b", metavar="B", help="run B, compared against A")
@@ -68,7 +66,6 @@ def add_parser(commands: Any) -> argparse.ArgumentParser:
     gates.add_argument("--junit-xml", metavar="PATH",
                        help="write JUnit XML: one testcase per compared score, failed when B "
                        "regressed on it")
-    return compare
 
 
 def run(args: argparse.Namespace) -> int:

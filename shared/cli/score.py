@@ -40,17 +40,15 @@ from .common import (
     quiet_libraries,
 )
 
+HELP = "score every row of a dataset file; write the rows with per-row scores"
+DESCRIPTION = (
+    "Score every row of INPUT with the given metrics and write OUTPUT: the input columns "
+    "plus <metric> (per-row score) and <metric>_details (JSON) for every metric. "
+    "Columns: question, prediction, reference, contexts, source, expected."
+)
 
-def add_parser(commands: Any) -> argparse.ArgumentParser:
-    score = commands.add_parser(
-        "score",
-        help="score every row of a dataset file; write the rows with per-row scores",
-        description=(
-            "Score every row of INPUT with the given metrics and write OUTPUT: the input columns "
-            "plus <metric> (per-row score) and <metric>_details (JSON) for every metric. "
-            "Columns: question, prediction, reference, contexts, source, expected."
-        ),
-    )
+
+def add_arguments(score: argparse.ArgumentParser) -> None:
     add_input_argument(score)
     score.add_argument("--metric", "-m", action="append", required=True, metavar="NAME",
                        help="a metric name (repeat for several), or 'all'")
@@ -97,7 +95,6 @@ def add_parser(commands: Any) -> argparse.ArgumentParser:
                        "the rows unmeasured (default: no limit; the share is always shown)")
     gates.add_argument("--junit-xml", metavar="PATH",
                        help="write the gates as JUnit XML: one testcase per gate")
-    return score
 
 
 

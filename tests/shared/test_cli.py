@@ -567,18 +567,17 @@ def test_a_user_error_of_a_command_without_judge_options_is_one_redacted_line(
     from shared import UserInputError
     from shared.cli import main as cli_main
 
-    def add_parser(commands):
-        parser = commands.add_parser("lookup", help="a command with no judge options")
+    def add_arguments(parser):
         parser.add_argument("--key")
         parser.add_argument("--service-token")
-        return parser
 
     def run(args):
         assert not hasattr(args, "api_key")
         raise UserInputError(f"--key {args.key!r}: no such column (token {args.service_token})")
 
-    monkeypatch.setitem(cli_main.COMMANDS, "lookup", SimpleNamespace(add_parser=add_parser,
-                                                                      run=run))
+    monkeypatch.setitem(cli_main.COMMANDS, "lookup", SimpleNamespace(
+        HELP="a command with no judge options", DESCRIPTION=None, add_arguments=add_arguments,
+        run=run))
     capsys.readouterr()
     assert main(["lookup", "--key", "question_id", "--service-token", "tok-12345678"]) == 2
     captured = capsys.readouterr()
