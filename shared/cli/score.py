@@ -97,7 +97,6 @@ def add_arguments(score: argparse.ArgumentParser) -> None:
                        help="write the gates as JUnit XML: one testcase per gate")
 
 
-
 # how a metric's compute() refuses an option it does not take (evaluate's, or ours)
 _UNKNOWN_OPTION = re.compile(r"unexpected keyword argument|unknown option")
 
