@@ -5,7 +5,7 @@ metric once (and with it the embedding model, on its first batch), then scores e
 the same per-metric function as the single-process path (``chunks.score_rows``), so the per-row
 columns and numbers are the same. Each batch's counts (unmeasured rows, judge calls, cache hits,
 cost, the aggregate sums) go to one small tally actor, from which the driver builds the
-:class:`~shared.runs.batch.BatchSummary`.
+:class:`~shared.runs.summary.BatchSummary`.
 
 Judge traffic: the job's one ``max_concurrency`` (default 16) is split over the workers: each
 worker gets ``floor(total / workers)`` requests in flight, and at most ``total`` workers run,
