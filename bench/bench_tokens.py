@@ -33,7 +33,7 @@ for path in (str(REPO), str(BENCH_DIR / "agreement")):
         sys.path.insert(0, path)
 
 import side  # noqa: E402  (bench/agreement/side.py)
-from meter import metered  # noqa: E402  (bench/agreement/meter.py)
+from meter import FIELDS, metered  # noqa: E402  (bench/agreement/meter.py)
 
 ROWS = int(os.environ.get("BENCH_TOKENS_ROWS", "4"))
 ONLY = [m for m in os.environ.get("BENCH_TOKENS_ONLY", "").split(",") if m]
@@ -61,12 +61,11 @@ def per_row(cell: dict[str, Any]) -> dict[str, Any]:
     """One side's cell in one run: what the meter counted over the rows reached, per row."""
     reached = cell.get("reached", 0)
     served = [s for s in cell.get("served", [])[:reached] if s]
-    total = {k: sum(s.get(k, 0) for s in served) for k in
-             ("requests", "without_usage", "prompt_tokens", "completion_tokens")}
+    total = {k: sum(s.get(k, 0) for s in served) for k in FIELDS}
     scored = sum(1 for s in cell.get("scores", [])[:reached] if s is not None)
     return {"reached": reached, "scored": scored, **total,
             **{f"{k}_per_row": (total[k] / reached if reached else None)
-               for k in ("requests", "prompt_tokens", "completion_tokens")}}
+               for k in ("requests", "prompt_tokens", "completion_tokens", "follow_up_tokens")}}
 
 
 def tokens_text(run: dict[str, Any] | None) -> str:
@@ -74,6 +73,8 @@ def tokens_text(run: dict[str, Any] | None) -> str:
         return "-"
     text = (f"{run['prompt_tokens_per_row']:,.0f} + {run['completion_tokens_per_row']:,.0f} = "
             f"{run['prompt_tokens_per_row'] + run['completion_tokens_per_row']:,.0f}")
+    if run.get("follow_up_tokens"):
+        text += f", of which follow-ups (repairs) {run['follow_up_tokens_per_row']:,.0f}"
     return text + (f" ({run['without_usage']} answers without usage)"
                    if run["without_usage"] else "")
 

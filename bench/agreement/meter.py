@@ -19,9 +19,11 @@ from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-#: What the meter counts: chat-completion answers, those of them without a ``usage`` block, and
-#: the server's prompt and completion tokens.
-FIELDS = ("requests", "without_usage", "prompt_tokens", "completion_tokens")
+#: What the meter counts: chat-completion answers, those of them without a ``usage`` block, the
+#: server's prompt and completion tokens, and of those the follow-ups': requests whose
+#: conversation carries an earlier answer of the judge (a repair or a second turn).
+FIELDS = ("requests", "without_usage", "prompt_tokens", "completion_tokens", "follow_ups",
+          "follow_up_tokens")
 METER_PATH = "/meter"
 Totals = dict[str, int]
 
@@ -39,21 +41,36 @@ def read_usage(body: bytes) -> tuple[int, int] | None:
     return counts
 
 
-def add(totals: Totals, body: bytes) -> None:
-    """Count one chat-completion answer into ``totals``."""
+def is_follow_up(request: bytes) -> bool:
+    """Whether a chat-completion request's conversation carries an earlier assistant turn."""
+    try:
+        messages = json.loads(request).get("messages") or []
+        return any(isinstance(m, dict) and m.get("role") == "assistant" for m in messages)
+    except (ValueError, AttributeError):
+        return False
+
+
+def add(totals: Totals, body: bytes, request: bytes = b"") -> tuple[int, int] | None:
+    """Count one chat-completion answer (to ``request``) into ``totals``; its usage counts."""
     totals["requests"] += 1
     counts = read_usage(body)
     if counts is None:
         totals["without_usage"] += 1
-    else:
-        totals["prompt_tokens"] += counts[0]
-        totals["completion_tokens"] += counts[1]
+        return None
+    totals["prompt_tokens"] += counts[0]
+    totals["completion_tokens"] += counts[1]
+    if is_follow_up(request):
+        totals["follow_ups"] += 1
+        totals["follow_up_tokens"] += sum(counts)
+    return counts
 
 
 @contextmanager
-def metered(upstream: str) -> Iterator[tuple[str, Callable[[], Totals]]]:
+def metered(upstream: str, log: list[dict[str, Any]] | None = None
+            ) -> Iterator[tuple[str, Callable[[], Totals]]]:
     """A proxy for ``upstream`` (``http://HOST:PORT/v1``) on a free loopback port: yields its
-    base URL (same path) and a function returning a copy of the totals; stops it after."""
+    base URL (same path) and a function returning a copy of the totals; stops it after. With a
+    ``log``, each chat-completion request's body and usage counts are appended to it."""
     target = urllib.parse.urlsplit(upstream)
     totals: Totals = dict.fromkeys(FIELDS, 0)
     lock = threading.Lock()
@@ -88,7 +105,9 @@ def metered(upstream: str) -> Iterator[tuple[str, Callable[[], Totals]]]:
                 upstream_connection.close()
             if self.path.split("?")[0].endswith("/chat/completions") and answer.status == 200:
                 with lock:
-                    add(totals, body)
+                    counts = add(totals, body, sent or b"")
+                    if log is not None:
+                        log.append({"request": sent, "usage": counts})
             self.reply(answer.status, answer.getheaders(), body)
 
         def do_GET(self) -> None:  # noqa: N802 - http.server's name
