@@ -1,14 +1,16 @@
 """Tokens per verdict: each judge metric of ours next to its peers (valor-lite, RAGAS, DeepEval)
 on the same rows and the same judge, as the judge counts them.
 
-The judge is one llama.cpp server (the embedded SmolLM2 GGUF); every side sends its requests
-through a loopback proxy that adds up the ``usage`` of each answer (bench/agreement/meter.py), read
-before and after each row. The sides and their code paths are the agreement side-by-side's
-(bench/agreement/side.py: ours through the batch path, provider ``openai-compatible``, JSON mode;
-each peer in its own ``.venv-agreement`` process through its own code path, completions capped
-at the section's ``SIDE_MAX_TOKENS``). Rows: the first ``BENCH_TOKENS_ROWS`` (default 4) of each
-labelled set's seeded permutation (seed 0), the side-by-side's rows; our judge metrics the
-side-by-side maps to no peer run on the first rows of examples/rag_sample.jsonl.
+The judge is llama-cpp-python's server with the embedded SmolLM2 GGUF, one per side (the same
+model and settings; the sides run at once, since a server answers one request at a time); every
+side sends its requests through a loopback proxy that adds up the ``usage`` of each answer
+(bench/agreement/meter.py), read before and after each row. The sides and their code paths
+are the agreement side-by-side's (bench/agreement/side.py: ours through the batch path, provider
+``openai-compatible``, JSON mode; each peer in its own ``.venv-agreement`` process through its
+own code path, completions capped at the section's ``SIDE_MAX_TOKENS``). Rows: the first
+``BENCH_TOKENS_ROWS`` (default 3) of each labelled set's seeded permutation (seed 0), the
+side-by-side's rows; our judge metrics the side-by-side maps to no peer run on the first rows of
+examples/rag_sample.jsonl.
 
 First run, then a rerun of the same rows: ours with the first run's call cache (as a user reruns
 a command), each peer in a fresh process in the same working folder (whatever the peer does by
@@ -35,13 +37,21 @@ for path in (str(REPO), str(BENCH_DIR / "agreement")):
 import side  # noqa: E402  (bench/agreement/side.py)
 from meter import FIELDS, metered  # noqa: E402  (bench/agreement/meter.py)
 
-ROWS = int(os.environ.get("BENCH_TOKENS_ROWS", "4"))
+ROWS = int(os.environ.get("BENCH_TOKENS_ROWS", "3"))
+# A peer's rerun sends what its first run sent unless it caches (none of them does by default):
+# measured on the first RERUN_ROWS rows of each metric, which saves the machine that time.
+RERUN_ROWS = int(os.environ.get("BENCH_TOKENS_RERUN_ROWS", "1"))
+# Each side's time for its first run and its rerun: rounds stop between rows (rounds.py), and a
+# side that did not reach every row says so in its row ("scored k/reached").
+SECONDS = {"first": float(os.environ.get("BENCH_TOKENS_SECONDS", "1500")),
+           "rerun": float(os.environ.get("BENCH_TOKENS_RERUN_SECONDS", "600"))}
 ONLY = [m for m in os.environ.get("BENCH_TOKENS_ONLY", "").split(",") if m]
 SAMPLE = ("rag_sample.jsonl", "examples/rag_sample.jsonl")
 RUNS = ("first", "rerun")
 SECTION_TITLE = "Tokens per verdict"
 HEADER = ["metric", "rows", "side", "scored", "first run: prompt + completion per row",
-          "requests per row", "rerun: prompt + completion per row", "rerun requests per row"]
+          "requests per row", "rerun (rows): prompt + completion per row",
+          "rerun requests per row"]
 
 
 def no_peer_pairings(mapped: set[str]) -> list[side.Pairing]:
@@ -85,30 +95,49 @@ def total_per_row(run: dict[str, Any] | None) -> float | None:
     return run["prompt_tokens_per_row"] + run["completion_tokens_per_row"]
 
 
+def measure_side(name: str, pairs: list[side.Pairing], rows: dict[str, list[dict[str, Any]]],
+                 embeddings: dict[str, list[float]], tmp: Path) -> dict[str, dict[str, Any]]:
+    """``{run: {pair id: per_row(...)} or {"problem"}}`` for one side, against a server of its
+    own behind a meter of its own (the sides run at once: the server answers one request at a
+    time)."""
+    from shared.llama_server import serve
+
+    out: dict[str, dict[str, Any]] = {}
+    with serve(n_ctx=4096) as server_url, metered(server_url) as (base_url, read):
+        for run in RUNS:
+            print(f"   {name}, {run}", flush=True)
+            if name.startswith("ours"):
+                cells = side.run_ours_side(pairs, rows, base_url, SECONDS[run],
+                                           str(tmp / name / "cache"), read)
+                out[run] = {k: per_row(c) for k, c in cells.items()}
+                continue
+            mine = [p for p in pairs if isinstance(p.peers.get(name), tuple)]
+            some = {k: v[:RERUN_ROWS] if run == "rerun" else v for k, v in rows.items()}
+            report = side.run_peer_side(name, mine, some, base_url, SECONDS[run], embeddings, tmp,
+                                        metered=True, tag=f".{run}")
+            out[run] = ({"problem": report["problem"]} if report.get("problem") else
+                        {c["id"]: per_row(c) for c in report.get("cells", [])})
+    return out
+
+
 def measure(pairs: list[side.Pairing], rows: dict[str, list[dict[str, Any]]],
             peers: tuple[str, ...]) -> dict[str, dict[str, dict[str, Any]]]:
-    """``{side: {run: {pair id: per_row(...) or {"problem"}}}}`` for ours and each peer."""
-    from shared.llama_server import serve
+    """``{side: {run: ...}}`` for ours and each peer (:func:`measure_side`), the sides at once."""
+    from concurrent.futures import ThreadPoolExecutor
 
     embeddings = (side.minilm_vectors(rows[side.EVOUNA[0]])
                   if side.EVOUNA[0] in rows and "RAGAS" in peers else {})
-    out: dict[str, dict[str, dict[str, Any]]] = {}
+    # our metrics that have peers, and those that have none, as two sides of their own
+    sides = {"ours": [p for p in pairs if p.peers], "ours, no peer": [p for p in pairs
+                                                                        if not p.peers],
+             **dict.fromkeys(peers, pairs)}
     with tempfile.TemporaryDirectory(prefix="bench-tokens-") as tmp, \
-            serve(n_ctx=4096) as server_url, metered(server_url) as (base_url, read):
-        cache = os.path.join(tmp, "cache")
-        for run in RUNS:
-            print(f"   ours, {run}", flush=True)
-            cells = side.run_ours_side(pairs, rows, base_url, 1e9, cache, read)
-            out.setdefault("ours", {})[run] = {k: per_row(c) for k, c in cells.items()}
-        for peer in peers:
-            mine = [p for p in pairs if isinstance(p.peers.get(peer), tuple)]
-            for run in RUNS:
-                print(f"   {peer}, {run}", flush=True)
-                report = side.run_peer_side(peer, mine, rows, base_url, 3600.0, embeddings,
-                                            Path(tmp), metered=True, tag=f".{run}")
-                out.setdefault(peer, {})[run] = (
-                    {"problem": report["problem"]} if report.get("problem") else
-                    {c["id"]: per_row(c) for c in report.get("cells", [])})
+            ThreadPoolExecutor(len(sides)) as pool:
+        futures = {name: pool.submit(measure_side, name, mine, rows, embeddings, Path(tmp))
+                   for name, mine in sides.items() if mine}
+        out = {name: future.result() for name, future in futures.items()}
+    for run, cells in out.pop("ours, no peer", {}).items():
+        out.setdefault("ours", {}).setdefault(run, {}).update(cells)
     return out
 
 
@@ -142,7 +171,7 @@ def table_lines(pair: side.Pairing, measured: dict[str, Any], n: int) -> list[li
                       f"{first['scored']}/{first['reached']}" if first else "-",
                       tokens_text(first),
                       f"{first['requests_per_row']:.1f}" if first and first["reached"] else "-",
-                      tokens_text(rerun),
+                      (f"({rerun['reached']}) " if rerun else "") + tokens_text(rerun),
                       f"{rerun['requests_per_row']:.1f}" if rerun and rerun["reached"] else "-"])
     return lines
 
@@ -159,7 +188,10 @@ def main() -> list[dict]:
              f"embedded SmolLM2-135M) reported them in each answer's usage, every request of "
              f"every side counted by one proxy; {ROWS} rows per metric, the first of each "
              f"labelled set's seeded permutation (the agreement side-by-side's rows), "
-             f"examples/rag_sample.jsonl for metrics mapped to no peer. Errors and unmeasured "
+             f"examples/rag_sample.jsonl for metrics mapped to no peer; a peer's rerun on the "
+             f"first {RERUN_ROWS} of them (a fresh process: none of the peers caches by "
+             f"default). Follow-ups are requests whose conversation carries an earlier answer "
+             f"of the judge (our repairs). Errors and unmeasured "
              f"rows count in the rows (their tokens were spent). Peers' completions are capped "
              f"at {side.SIDE_MAX_TOKENS} tokens. Generated by `make bench-tokens` "
              f"(bench/bench_tokens.py).")
