@@ -1,7 +1,9 @@
-"""The timing harness the string-metric benchmarks share: alternating runs, medians, table rows."""
+"""The timing harness the benchmarks share: alternating runs, medians, table rows; for the judge
+benchmarks, whose repetitions take minutes, their sizes and a time budget."""
 
 from __future__ import annotations
 
+import os
 import statistics
 import time
 from collections.abc import Callable, Iterator
@@ -50,3 +52,12 @@ def repetitions_note(done: int, asked: int, budget_seconds: float) -> str:
     """How many repetitions the median is of, and why fewer than asked when so."""
     cut = f" (of {asked} asked: time budget {budget_seconds:.0f} s)" if done < asked else ""
     return f"median of {done}{cut}"
+
+
+def sizes(name: str, rows: int, repeats: int, budget_seconds: float) -> tuple[int, int, float]:
+    """A judge benchmark's rows, repetitions and time budget (seconds): the environment's
+    ``BENCH_<name>_ROWS``, ``BENCH_<name>_REPEATS`` and ``BENCH_<name>_BUDGET``, else the
+    defaults given."""
+    return (int(os.environ.get(f"BENCH_{name}_ROWS", rows)),
+            int(os.environ.get(f"BENCH_{name}_REPEATS", repeats)),
+            float(os.environ.get(f"BENCH_{name}_BUDGET", budget_seconds)))

@@ -11,15 +11,10 @@ from __future__ import annotations
 
 import random
 import statistics
-import sys
 import warnings
-from pathlib import Path
 
-REPO = Path(__file__).resolve().parent.parent
-if str(REPO) not in sys.path:
-    sys.path.insert(0, str(REPO))
-
-from _timing import alternate, row  # noqa: E402
+from _repo import REPO
+from _timing import alternate, row
 
 N = 10_000
 

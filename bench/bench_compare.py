@@ -12,19 +12,14 @@ for 500 and for 2,000 resamples (flat means the same). And the HTML report of th
 
 from __future__ import annotations
 
-import sys
 import tempfile
 import time
 import tracemalloc
 from pathlib import Path
 
+import _repo  # noqa: F401  (makes `shared` importable)
 import numpy as np
-
-REPO = Path(__file__).resolve().parent.parent
-if str(REPO) not in sys.path:
-    sys.path.insert(0, str(REPO))
-
-from _timing import alternate, row  # noqa: E402
+from _timing import alternate, row
 
 N = 100_000
 RESAMPLES = 2000

@@ -22,15 +22,14 @@ import time
 from pathlib import Path
 from typing import Any
 
-BENCH_DIR = Path(__file__).resolve().parent
-REPO = BENCH_DIR.parent
+from _repo import BENCH_DIR, REPO
+
 AGREEMENT_DIR = BENCH_DIR / "agreement"
-for path in (str(REPO), str(BENCH_DIR), str(AGREEMENT_DIR)):
-    if path not in sys.path:
-        sys.path.insert(0, path)
+if str(AGREEMENT_DIR) not in sys.path:  # the agreement benchmark's modules, by file name
+    sys.path.insert(0, str(AGREEMENT_DIR))
 
 import criteria  # noqa: E402  (bench/agreement/criteria.py)
-from bench_l3score import MODEL_ALIAS, TIMEOUT  # noqa: E402
+from bench_l3score import server_judge  # noqa: E402
 
 from shared.llama_server import serve  # noqa: E402
 
@@ -69,8 +68,7 @@ def main() -> list[dict]:
                  "baseline_predictions": [p["baseline_prediction"] for p in pairs],
                  "contexts": [[p["source"]] for p in pairs]}
     with serve() as base_url, tempfile.TemporaryDirectory(prefix="bench-criteria-") as tmp:
-        judge = {"provider": "openai-compatible", "base_url": base_url, "model": MODEL_ALIAS,
-                 "response_format": "json_object", "timeout": TIMEOUT, "show_progress": False}
+        judge = server_judge(base_url, response_format="json_object")
         first_cache, explain_cache = os.path.join(tmp, "first"), os.path.join(tmp, "explain")
         seconds, first = timed(g_eval, **rating, **judge, cache_dir=first_cache)
         rerun_seconds, rerun = timed(g_eval, **rating, **judge, cache_dir=first_cache)

@@ -43,14 +43,9 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-BENCH_DIR = Path(__file__).resolve().parent
-REPO = BENCH_DIR.parent
-for path in (str(REPO), str(BENCH_DIR)):
-    if path not in sys.path:
-        sys.path.insert(0, path)
-
-from bench_l3score import MODEL_ALIAS, TIMEOUT  # noqa: E402
-from grounding_report import (  # noqa: E402
+from _repo import BENCH_DIR, REPO
+from bench_l3score import metric_inputs, server_judge
+from grounding_report import (
     AGREEMENT,
     BEFORE_COMMIT,
     BEFORE_KINDS,
@@ -65,7 +60,7 @@ from grounding_report import (  # noqa: E402
     write_only,
 )
 
-from shared.llama_server import serve  # noqa: E402
+from shared.llama_server import serve
 
 V1_EXAMPLES = {
     "statements": ("Paris is the capital of France.", "Paris has about two million inhabitants."),
@@ -98,15 +93,6 @@ def datasets(judge: str) -> list[tuple[str, list[dict[str, Any]], tuple[str, ...
                  ("davidson", davidson, ("bias", "toxicity")),
                  ("evouna_nq", evouna, ("answer_correctness", "answer_relevance"))]
     return sets
-
-
-def inputs(name: str, rows: list[dict[str, Any]]) -> dict[str, list[Any]]:
-    from shared.kit.registry import METRICS as SPECS
-
-    spec = SPECS[name]
-    columns = {**spec.columns, **{a: c for a, c in spec.optional_columns.items()
-                                  if all(c in row for row in rows)}}
-    return {argument: [row[column] for row in rows] for argument, column in columns.items()}
 
 
 # ---------------------------------------------------------------- prompts of version 1
@@ -220,8 +206,7 @@ def run_pass(judge: str, base_url: str | None, when: str) -> list[dict[str, Any]
 
     options: dict[str, Any] = {"show_progress": False}
     if judge == "server":
-        options.update(provider="openai-compatible", base_url=base_url, model=MODEL_ALIAS,
-                       response_format="json_object", timeout=TIMEOUT)
+        options.update(server_judge(base_url, response_format="json_object"))
     templates = v1_prompts() if when == "before" else {}
     kinds = GROUNDING_KINDS if when == "after" else BEFORE_KINDS
     results = []
@@ -242,7 +227,7 @@ def run_pass(judge: str, base_url: str | None, when: str) -> list[dict[str, Any]
                     metric = evaluate.load(registry.metric_path(name))
                     extra = {"weights": [1, 0]} if name == "answer_correctness" else {}
                     started = time.perf_counter()
-                    output = metric.compute(**inputs(name, rows), cache_dir=cache_dir,
+                    output = metric.compute(**metric_inputs(name, rows), cache_dir=cache_dir,
                                             **options, **extra)
                     details = output.get("details") or []
                     dropped = sum(int(d.get("dropped_items", 0)) for d in details

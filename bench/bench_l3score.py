@@ -19,33 +19,25 @@ import functools
 import json
 import math
 import os
+import re
 import statistics
-import sys
 import tempfile
 import time
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
-BENCH_DIR = Path(__file__).resolve().parent
-REPO = BENCH_DIR.parent
-for path in (str(REPO), str(BENCH_DIR)):  # run from anywhere: `shared` and `_timing` importable
-    if path not in sys.path:
-        sys.path.insert(0, path)
-
-from _timing import budgeted, repetitions_note  # noqa: E402
+from _repo import REPO
+from _timing import budgeted, repetitions_note, sizes
 
 # The judge server: the embedded SmolLM2 GGUF behind llama-cpp-python's server, one thread, as the
 # tests run it. That server has no parallel slots (``--n_parallel`` does not exist there): one lock
 # serialises requests, so client-side concurrency can only overlap HTTP and JSON work with the
 # model's compute.
-from shared.llama_server import MODEL_ALIAS, serve  # noqa: E402
+from shared.llama_server import MODEL_ALIAS, serve
 
-ROWS = int(os.environ.get("BENCH_L3SCORE_ROWS", "200"))
-REPEATS = int(os.environ.get("BENCH_L3SCORE_REPEATS", "3"))
-#: Repetitions stop early when the next one would end after this many seconds (at least one
+#: Repetitions stop early when the next one would end after the budget's seconds (at least one
 #: runs), so `make bench` stays bounded on a slow or loaded machine; the note says so.
-BUDGET_SECONDS = float(os.environ.get("BENCH_L3SCORE_BUDGET", "480"))
+ROWS, REPEATS, BUDGET_SECONDS = sizes("L3SCORE", rows=200, repeats=3, budget_seconds=480)
 MAX_CONCURRENCY = 16
 TOP_K = 5
 #: Per-request time-out of our judge. The server serialises requests, so with 16 in flight a
@@ -56,14 +48,6 @@ TIMEOUT = 600.0
 SAMPLING = {"temperature": 0, "top_p": 1, "seed": 1234}
 #: ours (max_concurrency 16), the seed's way, ours with max_concurrency 1
 SIDES = ("ours", "reference", "ours_seq")
-L3SCORE_PROMPT = (
-    "You are given a question, ground-truth answer, and a candidate answer.\n"
-    "Question: {question}\n"
-    "Ground-truth answer: {gt}\n"
-    "Candidate answer: {answer}\n"
-    "Is the semantic meaning of the ground-truth and candidate answers similar?\n"
-    "Answer in one word - Yes or No."
-)
 
 
 # ---------------------------------------------------------------- workload
@@ -97,6 +81,17 @@ def make_rows(n: int) -> list[dict[str, str]]:
 # ---------------------------------------------------------------- the seed's way
 
 
+def spiqa_prompt() -> str:
+    """The SPIQA prompt as the L3Score card states it (the reference Space's, verbatim; the
+    card's test holds our template to the same text). Read from the card, not from our code: the
+    seed's way is an independent reference."""
+    card = (REPO / "metrics" / "l3score" / "README.md").read_text(encoding="utf-8")
+    found = re.search(r"```text\n(.*?)\n```", card, re.DOTALL)
+    if found is None:
+        raise RuntimeError("the L3Score card no longer shows its prompt in a text block")
+    return found.group(1)
+
+
 def spiqa_score(top: list[tuple[str, float]]) -> float:
     """The SPIQA top-5 rule as the L3Score card states it, written here independently of
     ``shared.engine.logprobs`` so the two implementations check each other."""
@@ -116,10 +111,11 @@ def seed_way(base_url: str, rows: list[dict[str, str]]) -> list[float]:
     import openai
 
     client = openai.OpenAI(base_url=base_url, api_key="not-needed")
+    template = spiqa_prompt()
     scores = []
     try:
         for row in rows:
-            prompt = L3SCORE_PROMPT.format(
+            prompt = template.format(
                 question=row["question"], gt=row["reference"], answer=row["prediction"]
             )
             response = client.chat.completions.create(
@@ -146,20 +142,30 @@ def load_metric() -> Any:
     return evaluate.load(str(REPO / "metrics" / "l3score"))
 
 
+def server_judge(base_url: str, **more: Any) -> dict[str, Any]:
+    """Our judge options for the benchmark's llama.cpp server at ``base_url`` (its model, the
+    time-out above, no progress bars), with ``more`` added (a cache folder, JSON mode, ...). The
+    judge benchmarks share them."""
+    return {"provider": "openai-compatible", "base_url": base_url, "model": MODEL_ALIAS,
+            "timeout": TIMEOUT, "show_progress": False, **more}
+
+
+def metric_inputs(name: str, rows: list[dict[str, Any]]) -> dict[str, list[Any]]:
+    """``compute``'s inputs for metric ``name`` from rows keyed by its columns (those of the
+    CLI and examples/rag_sample.jsonl); an optional column only where every row has it."""
+    from shared.kit.registry import METRICS as SPECS
+
+    spec = SPECS[name]
+    columns = {**spec.columns, **{argument: column
+                                  for argument, column in spec.optional_columns.items()
+                                  if all(column in row for row in rows)}}
+    return {argument: [row[column] for row in rows] for argument, column in columns.items()}
+
+
 def ours(metric: Any, base_url: str, rows: list[dict[str, str]], cache_dir: str,
          max_concurrency: int = MAX_CONCURRENCY) -> dict[str, Any]:
-    return metric.compute(
-        questions=[r["question"] for r in rows],
-        predictions=[r["prediction"] for r in rows],
-        references=[r["reference"] for r in rows],
-        provider="openai-compatible",
-        base_url=base_url,
-        model=MODEL_ALIAS,
-        max_concurrency=max_concurrency,
-        timeout=TIMEOUT,
-        cache_dir=cache_dir,
-        show_progress=False,
-    )
+    return metric.compute(**metric_inputs("l3score", rows), **server_judge(
+        base_url, max_concurrency=max_concurrency, cache_dir=cache_dir))
 
 
 def timed(fn: Callable[[], Any]) -> tuple[float, Any]:

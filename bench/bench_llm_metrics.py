@@ -22,26 +22,17 @@ import collections
 import json
 import os
 import statistics
-import sys
 import tempfile
 import time
-from pathlib import Path
 from typing import Any
 
-BENCH_DIR = Path(__file__).resolve().parent
-REPO = BENCH_DIR.parent
-for path in (str(REPO), str(BENCH_DIR)):
-    if path not in sys.path:
-        sys.path.insert(0, path)
+from _repo import REPO
+from _timing import budgeted, repetitions_note, sizes
+from bench_l3score import MODEL_ALIAS, metric_inputs, server_judge
 
-from _timing import budgeted, repetitions_note  # noqa: E402
-from bench_l3score import MODEL_ALIAS, TIMEOUT  # noqa: E402
+from shared.llama_server import serve
 
-from shared.llama_server import serve  # noqa: E402
-
-ROWS = int(os.environ.get("BENCH_LLM_ROWS", "5"))
-REPEATS = int(os.environ.get("BENCH_LLM_REPEATS", "3"))
-BUDGET_SECONDS = float(os.environ.get("BENCH_LLM_BUDGET", "400"))
+ROWS, REPEATS, BUDGET_SECONDS = sizes("LLM", rows=5, repeats=3, budget_seconds=400)
 VALOR_MAX_TOKENS = 1024  # above our largest completion limit (904, a list of 10 items)
 VALOR_SEED = 1234
 METRICS = (
@@ -61,27 +52,11 @@ def load_rows(n: int) -> list[dict[str, Any]]:
 # ---------------------------------------------------------------- ours
 
 
-def our_inputs(name: str, rows: list[dict[str, Any]]) -> dict[str, list[Any]]:
-    from shared.kit.registry import METRICS as SPECS
-
-    spec = SPECS[name]
-    columns = {**spec.columns, **spec.optional_columns}
-    return {argument: [row[column] for row in rows] for argument, column in columns.items()}
-
-
 def run_ours(metric: Any, name: str, rows: list[dict[str, Any]], base_url: str,
              cache_dir: str) -> dict[str, Any]:
     started = time.perf_counter()
-    result = metric.compute(
-        **our_inputs(name, rows),
-        provider="openai-compatible",
-        base_url=base_url,
-        model=MODEL_ALIAS,
-        response_format="json_object",
-        timeout=TIMEOUT,
-        cache_dir=cache_dir,
-        show_progress=False,
-    )
+    result = metric.compute(**metric_inputs(name, rows), **server_judge(
+        base_url, response_format="json_object", cache_dir=cache_dir))
     reasons = collections.Counter(_short(u["reason"]) for u in result["unmeasured"])
     return {
         "seconds": time.perf_counter() - started,

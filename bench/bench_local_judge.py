@@ -36,25 +36,17 @@ import contextlib
 import io
 import os
 import statistics
-import sys
 import tempfile
 import time
 from pathlib import Path
 from typing import Any
 
-BENCH_DIR = Path(__file__).resolve().parent
-REPO = BENCH_DIR.parent
-for path in (str(REPO), str(BENCH_DIR)):  # run from anywhere: `shared` and `_timing` importable
-    if path not in sys.path:
-        sys.path.insert(0, path)
+from _repo import REPO
+from _timing import budgeted, repetitions_note, sizes
 
-from _timing import budgeted, repetitions_note  # noqa: E402
+from shared.base.types import YesNoAnswer
 
-from shared.base.types import YesNoAnswer  # noqa: E402
-
-ROWS = int(os.environ.get("BENCH_LOCAL_JUDGE_ROWS", "3"))
-REPEATS = int(os.environ.get("BENCH_LOCAL_JUDGE_REPEATS", "2"))
-BUDGET_SECONDS = float(os.environ.get("BENCH_LOCAL_JUDGE_BUDGET", "900"))
+ROWS, REPEATS, BUDGET_SECONDS = sizes("LOCAL_JUDGE", rows=3, repeats=2, budget_seconds=900)
 SAMPLE = REPO / "examples" / "rag_sample.jsonl"
 YES_NO_TOLERANCE = 1e-4  # |ours - reference| of a Yes/No answer's numbers (log-probs, p_yes, p_no)
 

@@ -14,21 +14,17 @@ from __future__ import annotations
 
 import json
 import os
-import sys
 import tempfile
-from pathlib import Path
 from typing import Any
 from unittest import mock
 
-REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO))
+import evaluate
+from _repo import REPO
 
-import evaluate  # noqa: E402
-
-from shared.engine import runner  # noqa: E402
-from shared.engine.pricing import estimate_cost  # noqa: E402
-from shared.kit.registry import METRICS as SPECS  # noqa: E402
-from shared.kit.registry import metric_path  # noqa: E402
+from shared.engine import runner
+from shared.engine.pricing import estimate_cost
+from shared.kit.registry import METRICS as SPECS
+from shared.kit.registry import metric_path
 
 ROWS = int(os.environ.get("BENCH_PREFIX_ROWS", "8"))
 METRICS = (

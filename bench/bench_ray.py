@@ -23,15 +23,10 @@ from __future__ import annotations
 import json
 import os
 import random
-import sys
 import time
-from pathlib import Path
 
-REPO = Path(__file__).resolve().parent.parent
-if str(REPO) not in sys.path:
-    sys.path.insert(0, str(REPO))
-
-from _timing import row  # noqa: E402
+import _repo  # noqa: F401  (makes `shared` importable)
+from _timing import row
 
 ROWS = int(os.environ.get("BENCH_RAY_ROWS", "20000"))
 SMALL = 100  # rows of the fixed-cost workload

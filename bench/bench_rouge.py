@@ -13,14 +13,9 @@ from __future__ import annotations
 
 import random
 import statistics
-import sys
-from pathlib import Path
 
-REPO = Path(__file__).resolve().parent.parent
-if str(REPO) not in sys.path:
-    sys.path.insert(0, str(REPO))
-
-from _timing import alternate, row  # noqa: E402
+from _repo import REPO
+from _timing import alternate, row
 
 SIZES = (1_000, 3_000, 10_000)
 # more repetitions where a run is short (the median of 3 runs of 10 ms is noise)

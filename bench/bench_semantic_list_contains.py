@@ -17,13 +17,9 @@ import random
 import subprocess
 import sys
 from collections.abc import Callable
-from pathlib import Path
 
-REPO = Path(__file__).resolve().parent.parent
-if str(REPO) not in sys.path:
-    sys.path.insert(0, str(REPO))
-
-from _timing import alternate, row  # noqa: E402
+from _repo import REPO
+from _timing import alternate, row
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 

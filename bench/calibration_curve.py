@@ -17,16 +17,12 @@ from __future__ import annotations
 import argparse
 import json
 import re
-import sys
-from pathlib import Path
 
 import numpy as np
+from _repo import REPO as ROOT
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-
-from shared import prediction_powered_mean, score_dataset  # noqa: E402
-from shared.analysis.ppi import classical_mean  # noqa: E402
+from shared import prediction_powered_mean, score_dataset
+from shared.analysis.ppi import classical_mean
 
 DATA = ROOT / "bench" / "agreement" / "data" / "answer_equivalence_evouna_nq.jsonl"
 DOC = ROOT / "docs" / "CALIBRATION.md"

@@ -12,8 +12,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-BENCH_DIR = Path(__file__).resolve().parent
-REPO = BENCH_DIR.parent
+from _repo import BENCH_DIR, REPO
 
 BEFORE_COMMIT = "ab4c7a2"  # main before the grounding checks (prompts version 1)
 RAG_ROWS = int(os.environ.get("BENCH_GROUNDING_ROWS", "3"))

@@ -9,10 +9,12 @@ import warnings
 import evaluate
 import pytest
 from datasets import Dataset
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given, settings
 from hypothesis import strategies as st
+from input_checks import assert_refused
 from nltk.tokenize import RegexpTokenizer
 from nltk.translate.bleu_score import SmoothingFunction, corpus_bleu, sentence_bleu
+from property_checks import columns, examples, text_pairs
 
 from shared.kit import registry
 from shared.kit.bleu import ngrams, tokens
@@ -40,6 +42,24 @@ def nltk_corpus(predictions, references, weights=(0.25,) * 4, smoothing=None) ->
         return float(corpus_bleu([[TOKENIZER.tokenize(r) for r in refs] for refs in references],
                                  [TOKENIZER.tokenize(p) for p in predictions], weights=weights,
                                  smoothing_function=smoothing))
+
+
+def assert_as_nltk(bleu, predictions: list[str], references: list[list[str]],
+                   weights: tuple | None = None, smoothing: str | None = None) -> dict:
+    """``bleu`` on the rows: each sample's score Valor's and the corpus BLEU nltk's, with the
+    same weights (none given: the defaults of both) and smoothing (the name of a
+    SmoothingFunction method). Returns the result, for further checks."""
+    ours: dict = {}
+    theirs: dict = {}
+    if weights is not None:
+        ours["weights"], theirs["weights"] = list(weights), weights
+    if smoothing is not None:
+        ours["smoothing"], theirs["smoothing"] = smoothing, getattr(SmoothingFunction(), smoothing)
+    result = bleu.compute(predictions=predictions, references=references, **ours)
+    assert result["scores"] == [valor_bleu(p, refs, **theirs)
+                                for p, refs in zip(predictions, references, strict=True)]
+    assert result["corpus_bleu"] == nltk_corpus(predictions, references, **theirs)
+    return result
 
 
 def corpus(n: int, seed: int, multi: bool) -> tuple[list[str], list[list[str]]]:
@@ -70,23 +90,16 @@ def bleu() -> evaluate.EvaluationModule:
 )
 def test_identical_to_nltk(bleu, multi: bool, weights: tuple) -> None:
     predictions, references = corpus(400, seed=len(weights) + multi, multi=multi)
-    result = bleu.compute(predictions=predictions, references=references, weights=list(weights))
-    expected = [valor_bleu(p, refs, weights)
-                for p, refs in zip(predictions, references, strict=True)]
-    assert result["scores"] == expected
-    assert 0 < sum(s == 0.0 for s in expected) < len(expected)  # both regimes are exercised
-    assert result["bleu"] == pytest.approx(sum(expected) / len(expected), abs=1e-15)
-    assert result["corpus_bleu"] == nltk_corpus(predictions, references, weights)
+    result = assert_as_nltk(bleu, predictions, references, weights)
+    scores = result["scores"]
+    assert 0 < sum(s == 0.0 for s in scores) < len(scores)  # both regimes are exercised
+    assert result["bleu"] == pytest.approx(sum(scores) / len(scores), abs=1e-15)
 
 
 @pytest.mark.parametrize("method", ["method1", "method2", "method3", "method4", "method7"])
 def test_smoothing_is_nltks(bleu, method: str) -> None:
     predictions, references = corpus(60, seed=9, multi=True)
-    smoothing = getattr(SmoothingFunction(), method)
-    result = bleu.compute(predictions=predictions, references=references, smoothing=method)
-    assert result["scores"] == [valor_bleu(p, refs, smoothing=smoothing)
-                                for p, refs in zip(predictions, references, strict=True)]
-    assert result["corpus_bleu"] == nltk_corpus(predictions, references, smoothing=smoothing)
+    assert_as_nltk(bleu, predictions, references, smoothing=method)
 
 
 def test_simple_cases(bleu) -> None:
@@ -130,10 +143,7 @@ def test_no_nltk_warnings(bleu) -> None:
     ],
 )
 def test_bad_input(bleu, kwargs: dict, error: type, needle: str) -> None:
-    inputs = {"predictions": ["a", "b"], "references": ["a", "c"], **kwargs}
-    with pytest.raises(error) as info:
-        bleu.compute(**inputs)
-    assert needle in str(info.value)
+    assert_refused(bleu, error, needle, **kwargs)
 
 
 def test_huge_and_unusual_strings(bleu) -> None:
@@ -152,17 +162,10 @@ def test_datasets_columns(bleu) -> None:
     assert bleu.compute(predictions=ds["prediction"], references=ds["reference"])["bleu"] == 1.0
 
 
-@settings(
-    max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
-)
-@given(
-    st.lists(
-        st.tuples(st.text(max_size=40), st.text(min_size=1, max_size=40).filter(str.strip)),
-        min_size=1, max_size=6,
-    )
-)
+@examples(25)
+@given(text_pairs(max_size=40, max_rows=6))
 def test_output_ranges(bleu, pairs) -> None:
-    predictions, references = map(list, zip(*pairs, strict=True))
+    predictions, references = columns(pairs)
     result = bleu.compute(predictions=predictions, references=references)
     assert result["scores"] == [valor_bleu(p, [r]) for p, r in pairs]
     assert all(0.0 <= s <= 1.0 for s in result["scores"])
@@ -181,10 +184,7 @@ def test_identical_to_nltk_with_a_large_vocabulary(bleu) -> None:
             refs.append(" ".join(ref))
         predictions.append(" ".join(base))
         references.append(refs)
-    result = bleu.compute(predictions=predictions, references=references)
-    assert result["scores"] == [valor_bleu(p, refs)
-                                for p, refs in zip(predictions, references, strict=True)]
-    assert result["corpus_bleu"] == nltk_corpus(predictions, references)
+    assert_as_nltk(bleu, predictions, references)
 
 
 def test_load_by_relative_path_from_repo_root(monkeypatch) -> None:
@@ -262,10 +262,7 @@ def test_edge_cases_identical_to_nltk(bleu, weights) -> None:
     usable = [t for t in TRICKY if t.strip()]  # a reference may not be blank
     for _ in TRICKY:
         references.append(rng.sample(usable, rng.randint(1, 5)))
-    result = bleu.compute(predictions=predictions, references=references, weights=list(weights))
-    assert result["scores"] == [valor_bleu(p, refs, weights)
-                                for p, refs in zip(predictions, references, strict=True)]
-    assert result["corpus_bleu"] == nltk_corpus(predictions, references, weights)
+    assert_as_nltk(bleu, predictions, references, weights)
 
 
 def test_rows_of_many_lengths_and_repeats(bleu) -> None:
@@ -280,19 +277,14 @@ def test_rows_of_many_lengths_and_repeats(bleu) -> None:
                 for _ in range(rng.randint(1, 4))]  # "." : a reference may not be blank
         predictions.append(" ".join(base))
         references.append(refs)
-    result = bleu.compute(predictions=predictions, references=references)
-    assert result["scores"] == [valor_bleu(p, refs)
-                                for p, refs in zip(predictions, references, strict=True)]
-    assert result["corpus_bleu"] == nltk_corpus(predictions, references)
+    assert_as_nltk(bleu, predictions, references)
 
 
 def test_very_long_samples_counted_by_counter(bleu, monkeypatch) -> None:
     """Rows wider than the engine's limit take the Counter path, with the same numbers."""
     monkeypatch.setattr(ngrams, "MAX_ROW", 16)
     predictions, references = corpus(80, seed=4, multi=True)
-    result = bleu.compute(predictions=predictions, references=references)
-    assert result["scores"] == [valor_bleu(p, refs)
-                                for p, refs in zip(predictions, references, strict=True)]
+    assert_as_nltk(bleu, predictions, references)
 
 
 def test_regex_fallback(bleu, monkeypatch) -> None:
@@ -302,9 +294,7 @@ def test_regex_fallback(bleu, monkeypatch) -> None:
 
     monkeypatch.setattr(ngrams, "token_ids", unsupported)
     predictions, references = corpus(60, seed=8, multi=True)
-    result = bleu.compute(predictions=predictions, references=references)
-    assert result["scores"] == [valor_bleu(p, refs)
-                                for p, refs in zip(predictions, references, strict=True)]
+    assert_as_nltk(bleu, predictions, references)
 
 
 @pytest.mark.parametrize("bits", [50, 55])

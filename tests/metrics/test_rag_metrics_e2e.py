@@ -79,20 +79,24 @@ def _check_verdicts(verdicts: list[dict[str, str]], items: list[str], labels: se
         assert isinstance(verdict["reason"], str)
 
 
+# the metrics scored as the share of "yes" verdicts, one per item of a list: where that list is
+# (the sample's details, or the row's input) and the score of an empty list
+SHARE_OF_YES = {
+    "answer_relevance": ("details", "statements", 0.0),
+    "bias": ("details", "opinions", 0.0),
+    "toxicity": ("details", "opinions", 0.0),
+    "faithfulness": ("details", "claims", 1.0),
+    "context_relevance": ("row", "contexts", 0.0),
+    "hallucination": ("row", "contexts", 0.0),
+}
+
+
 def expected_score(name: str, detail: dict[str, Any], row: dict[str, Any]) -> float:
     """The card's formula applied to the verdicts the metric returned."""
-    if name == "answer_relevance":
-        _check_verdicts(detail["verdicts"], detail["statements"], YES_NO)
-        return _share(detail["verdicts"], "yes", 0.0)
-    if name in ("bias", "toxicity"):
-        _check_verdicts(detail["verdicts"], detail["opinions"], YES_NO)
-        return _share(detail["verdicts"], "yes", 0.0)
-    if name == "faithfulness":
-        _check_verdicts(detail["verdicts"], detail["claims"], YES_NO)
-        return _share(detail["verdicts"], "yes", 1.0)
-    if name in ("context_relevance", "hallucination"):
-        _check_verdicts(detail["verdicts"], row["contexts"], YES_NO)
-        return _share(detail["verdicts"], "yes", 0.0)
+    if name in SHARE_OF_YES:
+        where, key, empty = SHARE_OF_YES[name]
+        _check_verdicts(detail["verdicts"], (detail if where == "details" else row)[key], YES_NO)
+        return _share(detail["verdicts"], "yes", empty)
     if name == "context_precision":
         (verdicts,) = detail["verdicts"]  # one reference
         _check_verdicts(verdicts, row["contexts"], YES_NO)

@@ -9,8 +9,9 @@ import random
 import evaluate
 import pytest
 from datasets import Dataset
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
+from hypothesis import given
+from input_checks import assert_refused
+from property_checks import columns, examples, text_pairs
 from rouge_score import rouge_scorer
 
 from shared.kit import registry
@@ -139,10 +140,7 @@ def test_huge_and_unusual_strings(rouge) -> None:
     ],
 )
 def test_bad_input(rouge, kwargs: dict, error: type, needle: str) -> None:
-    inputs = {"predictions": ["a", "b"], "references": ["a", "c"], **kwargs}
-    with pytest.raises(error) as info:
-        rouge.compute(**inputs)
-    assert needle in str(info.value)
+    assert_refused(rouge, error, needle, **kwargs)
 
 
 def test_datasets_columns(rouge) -> None:
@@ -152,17 +150,10 @@ def test_datasets_columns(rouge) -> None:
     assert result["rouge1"] == pytest.approx((1.0 + 0.5) / 2)
 
 
-@settings(
-    max_examples=20, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
-)
-@given(
-    st.lists(
-        st.tuples(st.text(max_size=40), st.text(min_size=1, max_size=40).filter(str.strip)),
-        min_size=1, max_size=6,
-    )
-)
+@examples(20)
+@given(text_pairs(max_size=40, max_rows=6))
 def test_output_ranges(rouge, pairs) -> None:
-    predictions, references = map(list, zip(*pairs, strict=True))
+    predictions, references = columns(pairs)
     result = rouge.compute(predictions=predictions, references=references, use_aggregator=False)
     scorer = rouge_scorer.RougeScorer(TYPES)
     for i, (p, r) in enumerate(pairs):
@@ -220,13 +211,10 @@ def test_long_path_identical_to_rouge_score(long_path, use_stemmer: bool) -> Non
         assert result["scores"][i] == {key: expected[key].fmeasure for key in TYPES}, i
 
 
-@settings(max_examples=40, deadline=None,
-          suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(st.lists(st.tuples(st.text("ab \n", max_size=60), st.text("ab \n", min_size=1,
-                                                                 max_size=60).filter(str.strip)),
-                min_size=1, max_size=4))
+@examples(40)
+@given(text_pairs(max_size=60, max_rows=4, alphabet="ab \n"))
 def test_long_path_hypothesis(long_path, pairs) -> None:
-    predictions, references = map(list, zip(*pairs, strict=True))
+    predictions, references = columns(pairs)
     result = long_path.compute(predictions=predictions, references=references,
                                use_aggregator=False)
     scorer = rouge_scorer.RougeScorer(TYPES)

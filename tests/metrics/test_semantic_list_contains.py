@@ -10,8 +10,10 @@ import evaluate
 import numpy as np
 import pytest
 from datasets import Dataset
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given
 from hypothesis import strategies as st
+from input_checks import assert_refused
+from property_checks import examples
 from scipy.spatial.distance import cosine
 
 from shared import defaults, load_embedding_model
@@ -139,10 +141,7 @@ def test_options_and_local_folder(slc) -> None:
     ],
 )
 def test_bad_input(slc, kwargs: dict, error: type, needle: str) -> None:
-    inputs = {"predictions": ["a", "b"], "references": [["x"], ["y"]], **kwargs}
-    with pytest.raises(error) as info:
-        slc.compute(**inputs)
-    assert needle in str(info.value)
+    assert_refused(slc, error, needle, **{"references": [["x"], ["y"]], **kwargs})
 
 
 def test_huge_and_unusual_strings(slc) -> None:
@@ -164,9 +163,7 @@ def test_datasets_columns(slc) -> None:
     assert result["scores"] == [1.0]
 
 
-@settings(
-    max_examples=8, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
-)
+@examples(8)
 @given(st.lists(st.tuples(st.text(max_size=30), st.lists(st.text(max_size=15), max_size=3)),
                 min_size=1, max_size=4), st.floats(0, 1), st.booleans())
 def test_output_ranges(slc, samples, threshold: float, match_all: bool) -> None:

@@ -5,7 +5,6 @@ process) against the real llama.cpp server."""
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import subprocess
 import sys
@@ -13,22 +12,15 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from bench_modules import bench_module
 
 REPO = Path(__file__).resolve().parents[2]
 
 
-def _load(name: str, path: Path):
-    spec = importlib.util.spec_from_file_location(name, path)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module  # dataclasses look their module up there
-    spec.loader.exec_module(module)
-    return module
-
-
-labelled = _load("labelled", REPO / "bench" / "agreement" / "labelled.py")
-side = _load("side", REPO / "bench" / "agreement" / "side.py")
-writeup = _load("writeup", REPO / "bench" / "agreement" / "writeup.py")
-peers = _load("agreement_peers", REPO / "bench" / "agreement" / "peers.py")
+labelled = bench_module("labelled", "agreement/labelled.py")
+side = bench_module("side", "agreement/side.py")
+writeup = bench_module("writeup", "agreement/writeup.py")
+peers = bench_module("agreement_peers", "agreement/peers.py")
 peer_guard = sys.modules["peer_guard"]
 
 

@@ -5,25 +5,18 @@ names the options they were measured with."""
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import re
 import sys
 from pathlib import Path
 from types import SimpleNamespace
 
+from bench_modules import bench_module
+
 from shared.analysis import embedded_judge
 from shared.kit.registry import METRICS, available
 
 REPO = Path(__file__).resolve().parents[2]
-
-
-def _load(name: str, path: Path):
-    spec = importlib.util.spec_from_file_location(name, path)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module  # dataclasses look their module up there
-    spec.loader.exec_module(module)
-    return module
 
 
 def card_rows(metric: str) -> list[str]:
@@ -56,7 +49,7 @@ def statistic(value: float) -> SimpleNamespace:
 
 
 def test_write_figures_keeps_the_rows_run_with_options(tmp_path: Path) -> None:
-    writeup = _load("agreement_writeup_figures", REPO / "bench" / "agreement" / "writeup.py")
+    writeup = bench_module("agreement_writeup_figures", "agreement/writeup.py")
     labelled = sys.modules["labelled"]  # imported by writeup from bench/agreement
 
     def result(name: str, options: dict, title: str | None, value: float) -> dict:
