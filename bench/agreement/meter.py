@@ -104,11 +104,14 @@ def metered(upstream: str, log: list[dict[str, Any]] | None = None
             finally:
                 upstream_connection.close()
             if self.path.split("?")[0].endswith("/chat/completions") and answer.status == 200:
-                with lock:
+                with lock:  # counted even if the client gave up waiting: the judge spent them
                     counts = add(totals, body, sent or b"")
                     if log is not None:
                         log.append({"request": sent, "usage": counts})
-            self.reply(answer.status, answer.getheaders(), body)
+            try:
+                self.reply(answer.status, answer.getheaders(), body)
+            except (BrokenPipeError, ConnectionResetError):
+                pass  # the client timed out
 
         def do_GET(self) -> None:  # noqa: N802 - http.server's name
             if self.path == METER_PATH:
