@@ -47,6 +47,7 @@ _EXPORTS: dict[str, str] = {
     "Judge": "engine.runner:Judge",
     "get_judge": "engine.runner:get_judge",
     "JudgeMetric": "kit.judge_metric:JudgeMetric",
+    "OpinionShare": "kit.opinion_share:OpinionShare",
     "About": "kit.about:About",
     "first_failure": "kit.judge_metric:first_failure",
     "judge_fault": "kit.judge_metric:judge_fault",

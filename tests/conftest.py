@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -97,6 +97,26 @@ def cache_dir(tmp_path: Path) -> str:
     path = tmp_path / "judge-cache"
     path.mkdir()
     return str(path)
+
+
+def load_metrics(test_file: str, names: Iterable[str]) -> dict[str, Any]:
+    """The named metrics, loaded under an experiment id of the test module and this process:
+    evaluate's temporary files are shared by every process using the same experiment id, and a
+    private one keeps other processes' locks from delaying the tests."""
+    import evaluate
+
+    from shared.kit import registry
+
+    experiment = f"{Path(test_file).stem}-{os.getpid()}"
+    return {name: evaluate.load(registry.metric_path(name), experiment_id=experiment)
+            for name in names}
+
+
+@pytest.fixture(scope="module")
+def metrics(request: pytest.FixtureRequest) -> dict[str, Any]:
+    """The metrics a test module names in ``METRICS``, loaded once per module
+    (:func:`load_metrics`)."""
+    return load_metrics(request.module.__file__, request.module.METRICS)
 
 
 @pytest.fixture(scope="module")

@@ -17,9 +17,9 @@ import json
 import re
 import threading
 from collections.abc import Callable
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
+from fakes.translating import LocalServer, Reply
 from faultproxy import chat_envelope
 
 Answer = Callable[[dict[str, Any]], str]
@@ -37,51 +37,23 @@ def is_repair(body: dict[str, Any]) -> bool:
     return len(body["messages"]) > 1
 
 
-class JudgeServer:
+class JudgeServer(LocalServer):
     def __init__(self, answer: Answer, top_logprobs: TopLogprobs | None = None) -> None:
         self.answer = answer
         self.top_logprobs = top_logprobs
         self.seen: list[dict[str, Any]] = []
         self._lock = threading.Lock()
-        self._server: ThreadingHTTPServer | None = None
 
-    def __enter__(self) -> JudgeServer:
-        owner = self
-
-        class Handler(BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
-
-            def log_message(self, format: str, *args: Any) -> None:
-                pass
-
-            def do_POST(self) -> None:
-                body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-                with owner._lock:
-                    owner.seen.append(body)
-                try:
-                    content = owner.answer(body)
-                    data = json.dumps(chat_envelope(body, {"role": "assistant", "content": content},
-                                                owner.logprobs_of(body, content))).encode()
-                    status = 200
-                except Exception as exc:  # a bug in the test's answer: a visible 500
-                    data = json.dumps({"error": {"message": repr(exc)}}).encode()
-                    status = 500
-                self.send_response(status)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
-
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self._server.daemon_threads = True
-        threading.Thread(target=self._server.serve_forever, kwargs={"poll_interval": 0.05},
-                         daemon=True).start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        assert self._server is not None
-        self._server.shutdown()
-        self._server.server_close()
+    def respond(self, method: str, path: str, headers: dict[str, str], raw: bytes) -> Reply:
+        body = json.loads(raw)
+        with self._lock:
+            self.seen.append(body)
+        try:
+            content = self.answer(body)
+            return Reply(200, chat_envelope(body, {"role": "assistant", "content": content},
+                                            self.logprobs_of(body, content)))
+        except Exception as exc:  # a bug in the test's answer: a visible 500
+            return Reply(500, {"error": {"message": repr(exc)}})
 
     def logprobs_of(self, body: dict[str, Any], content: str) -> dict[str, Any] | None:
         if self.top_logprobs is None or not body.get("logprobs"):
@@ -93,5 +65,4 @@ class JudgeServer:
 
     @property
     def url(self) -> str:
-        assert self._server is not None
-        return f"http://127.0.0.1:{self._server.server_address[1]}/v1"
+        return f"{super().url}/v1"

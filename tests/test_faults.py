@@ -22,19 +22,14 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import evaluate
 import pytest
+from conftest import load_metrics
 from faultproxy import FaultProxy, SubprocessProxy, messages_key, synthetic_top_logprobs
 
 from shared import prompts
 from shared.engine.backends.base import LogprobsUnavailable
 from shared.engine.backends.openai_compat import DEAD_AFTER
 from shared.engine.logprobs import l3score_from_top_logprobs
-from shared.kit.registry import metric_path
-
-# evaluate's temporary files are shared by every process using the same experiment id; a
-# private id keeps other processes' locks from delaying these tests
-EXPERIMENT = f"{Path(__file__).stem}-{os.getpid()}"
 
 pytestmark = pytest.mark.server
 
@@ -62,11 +57,6 @@ RETRIED = {"429": True, "status:500": True, "status:503": True, "reset": True,
            "bad_schema": False}
 # faults that fail at the connection (no HTTP answer): they count towards a dead judge
 CONNECTION_FAULTS = ("reset", "hang")
-
-
-@pytest.fixture(scope="module")
-def metrics() -> dict[str, evaluate.EvaluationModule]:
-    return {name: evaluate.load(metric_path(name), experiment_id=EXPERIMENT) for name in METRICS}
 
 
 @pytest.fixture(scope="module", autouse=True)
@@ -347,8 +337,8 @@ def test_a_dead_judge_fails_fast(proxy_factory: Any, cache_dir: str, fault: str)
     answers, or is not listening, with the default retries (3): after DEAD_AFTER failed attempts
     in a row nothing more is sent, every row is unmeasured with one clear reason, and the whole
     run takes seconds. When the judge is back, the next call probes it and is scored."""
-    l3 = evaluate.load(metric_path("l3score"), experiment_id=EXPERIMENT)
-    bias = evaluate.load(metric_path("bias"), experiment_id=EXPERIMENT)
+    loaded = load_metrics(__file__, ("l3score", "bias"))
+    l3, bias = loaded["l3score"], loaded["bias"]
     proxy = proxy_factory(default="pass" if fault == "closed_port" else fault)
     if fault == "closed_port":
         from conftest import free_port

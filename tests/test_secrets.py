@@ -19,22 +19,17 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import evaluate
 import pytest
 from faultproxy import FaultProxy
 
 from shared.base.redaction import redact
 from shared.engine.backends.base import LogprobsUnavailable
 from shared.engine.config import judge_config
-from shared.kit.registry import metric_path
-
-# evaluate's temporary files are shared by every process using the same experiment id; a
-# private id keeps other processes' locks from delaying these tests
-EXPERIMENT = f"{Path(__file__).stem}-{os.getpid()}"
 
 pytestmark = pytest.mark.server
 
 KEY = "sk-test-SECRET-1234567890"
+METRICS = ("l3score", "context_relevance")  # loaded by the metrics fixture
 FRAGMENTS = (KEY, "SECRET-1234567890", "1234567890")
 REPO = Path(__file__).resolve().parent.parent
 REPLAY: dict[bytes, Any] = {}
@@ -57,12 +52,6 @@ def assert_no_key_in_folder(folder: str | Path) -> None:
     assert files, f"nothing was written under {folder}"
     for path in files:
         assert_no_key(str(path), path.read_bytes())
-
-
-@pytest.fixture(scope="module")
-def metrics() -> dict[str, evaluate.EvaluationModule]:
-    return {name: evaluate.load(metric_path(name), experiment_id=EXPERIMENT)
-            for name in ("l3score", "context_relevance")}
 
 
 @pytest.fixture()

@@ -213,14 +213,14 @@ def test_no_private_name_is_imported_outside_the_package():
 
 
 def command_modules() -> list[str]:
-    """The CLI's command modules: those of ``shared.cli`` that define ``add_parser`` and
+    """The CLI's command modules: those of ``shared.cli`` that define ``add_arguments`` and
     ``run`` (``main`` dispatches to them, ``common`` holds what they share)."""
     found = []
     for name, path in MODULES.items():
         if name.startswith("shared.cli."):
             defined = {node.name for node in ast.parse(path.read_text(encoding="utf-8")).body
                        if isinstance(node, ast.FunctionDef)}
-            if {"add_parser", "run"} <= defined:
+            if {"add_arguments", "run"} <= defined:
                 found.append(name)
     return found
 
@@ -291,8 +291,7 @@ def test_the_import_reader_sees_every_kind_of_import():
 # the docs, and names that only coincide with a provider's (each with its reason).
 PROVIDER_REGISTRY = SHARED / "engine" / "backends" / "registry.py"
 COINCIDENT_NAMES = {
-    ("shared/cli/score.py", "local"): "the --engine choice (this process), not a provider",
-    ("shared/runs/batch.py", "local"): "the engine named local (this process), not a provider",
+    ("shared/runs/engines.py", "local"): "the engine named local (this process), not a provider",
     ("shared/engine/backends/openai_compat.py", "openai-compatible"):
         "the backend's protocol kind (a cache-key field), not a provider",
 }

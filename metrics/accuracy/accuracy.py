@@ -142,7 +142,6 @@ class Accuracy(ValidatedMetric):
         "questions": ["Capital of France?", "Capital of the United Kingdom?",
                       "Capital of Germany?"],
     })
-    PAUSES_GC = True
 
     def _compute(
         self,

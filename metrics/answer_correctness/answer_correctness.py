@@ -46,12 +46,6 @@ Returns:
     scores, details, unmeasured, usage, Cost: per-sample scores, the statements with their
         TP/FP/FN classification and reasons, F1 and similarity per reference, samples that could
         not be judged, call counts and cost.
-Examples:
-    >>> metric = evaluate.load("metrics/answer_correctness")
-    >>> result = metric.compute(predictions=["Einstein was born in Spain in 1879."],
-    ...                         references=["Einstein was born in 1879 in Germany."])
-    >>> 0.0 <= result["answer_correctness"] <= 1.0
-    True
 """
 
 
@@ -73,6 +67,7 @@ class AnswerCorrectness(JudgeMetric):
         *EMBEDDING_OPTIONS,
     )
     HEADLINE = ("answer_correctness",)
+    ROUNDS = ("statements of the answers and the references", "TP/FP/FN verdicts")
     USES_EMBEDDINGS = True
     EXTRACTIONS = ("statements",)
     EXAMPLE = Example({

@@ -19,12 +19,6 @@ Returns:
     answer_relevance (float or None): mean over the measured samples.
     scores, details, unmeasured, usage, Cost: per-sample scores, the statements and verdicts
         with the judge's reasons, samples that could not be judged, call counts and cost.
-Examples:
-    >>> metric = evaluate.load("metrics/answer_relevance")
-    >>> result = metric.compute(questions=["What is the capital of France?"],
-    ...                         predictions=["Paris is the capital of France."])
-    >>> 0.0 <= result["answer_relevance"] <= 1.0
-    True
 """
 
 
@@ -32,6 +26,7 @@ class AnswerRelevance(JudgeMetric):
     ABOUT = About(_DESCRIPTION, _KWARGS_DESCRIPTION, citations.VALOR)
     INPUTS = (Input("questions"), Input("predictions"))
     HEADLINE = ("answer_relevance",)
+    ROUNDS = ("statements", "relevance verdicts")
     EXTRACTIONS = ("statements",)
     EXAMPLE = rag_example("questions", "predictions")
 

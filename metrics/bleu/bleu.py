@@ -92,7 +92,6 @@ class Bleu(ValidatedMetric):
                        ["The quick brown fox jumps over the lazy dog.",
                         "A fast brown fox leaps over the dog."]],
     })
-    PAUSES_GC = True
 
     def _compute(
         self,

@@ -41,13 +41,6 @@ Returns:
     scores, details, unmeasured, usage, Cost: per-sample scores, the verdicts per reference and
         the merged usefulness of each context, samples that could not be judged, call counts and
         cost.
-Examples:
-    >>> metric = evaluate.load("metrics/context_precision")
-    >>> result = metric.compute(questions=["What is the capital of France?"],
-    ...                         contexts=[["Paris is the capital of France.", "Cats purr."]],
-    ...                         references=["Paris"])
-    >>> 0.0 <= result["context_precision"] <= 1.0
-    True
 """
 
 
@@ -66,6 +59,7 @@ class ContextPrecision(JudgeMetric):
         _References("references", kind="texts"),
     )
     HEADLINE = ("context_precision",)
+    ROUNDS = ("usefulness verdicts",)
     EXAMPLE = rag_example("questions", "contexts", "references")
 
     def score(self, judge: Judge, questions: list[str], contexts: list[list[str]],

@@ -31,12 +31,6 @@ Returns:
     context_recall (float or None): mean over the measured samples.
     scores, details, unmeasured, usage, Cost: per-sample scores, each reference's statements and
         verdicts with the judge's reasons, samples that could not be judged, call counts and cost.
-Examples:
-    >>> metric = evaluate.load("metrics/context_recall")
-    >>> result = metric.compute(contexts=[["Paris is the capital of France."]],
-    ...                         references=["Paris is the capital of France."])
-    >>> 0.0 <= result["context_recall"] <= 1.0
-    True
 """
 
 
@@ -44,6 +38,7 @@ class ContextRecall(JudgeMetric):
     ABOUT = About(_DESCRIPTION, _KWARGS_DESCRIPTION, citations.VALOR)
     INPUTS = (Input("contexts", kind="list"), Input("references", kind="texts"))
     HEADLINE = ("context_recall",)
+    ROUNDS = ("statements", "attribution verdicts")
     EXTRACTIONS = ("statements",)
     EXAMPLE = rag_example("contexts", "references")
 

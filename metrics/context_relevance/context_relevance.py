@@ -19,12 +19,6 @@ Returns:
     context_relevance (float or None): mean over the measured samples.
     scores, details, unmeasured, usage, Cost: per-sample scores, the verdict and reason per
         context, samples that could not be judged, call counts and cost.
-Examples:
-    >>> metric = evaluate.load("metrics/context_relevance")
-    >>> result = metric.compute(questions=["What is the capital of France?"],
-    ...                         contexts=[["Paris is the capital of France."]])
-    >>> 0.0 <= result["context_relevance"] <= 1.0
-    True
 """
 
 
@@ -32,6 +26,7 @@ class ContextRelevance(JudgeMetric):
     ABOUT = About(_DESCRIPTION, _KWARGS_DESCRIPTION, citations.VALOR)
     INPUTS = (Input("questions"), Input("contexts", kind="list"))
     HEADLINE = ("context_relevance",)
+    ROUNDS = ("relevance verdicts",)
     EXAMPLE = rag_example("questions", "contexts")
 
     def score(self, judge: Judge, questions: list[str], contexts: list[list[str]]

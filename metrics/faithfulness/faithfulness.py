@@ -21,12 +21,6 @@ Returns:
     faithfulness (float or None): mean over the measured samples.
     scores, details, unmeasured, usage, Cost: per-sample scores, the claims and verdicts with the
         judge's reasons, samples that could not be judged, call counts and cost.
-Examples:
-    >>> metric = evaluate.load("metrics/faithfulness")
-    >>> result = metric.compute(predictions=["Paris is the capital of France."],
-    ...                         contexts=[["Paris is the capital of France."]])
-    >>> 0.0 <= result["faithfulness"] <= 1.0
-    True
 """
 
 
@@ -36,6 +30,7 @@ class Faithfulness(JudgeMetric):
                    "https://docs.ragas.io/en/latest/concepts/metrics/"))
     INPUTS = (Input("predictions"), Input("contexts", kind="list"))
     HEADLINE = ("faithfulness",)
+    ROUNDS = ("claims", "faithfulness verdicts")
     EXTRACTIONS = ("statements",)
     EXAMPLE = rag_example("predictions", "contexts")
 

@@ -46,12 +46,6 @@ Returns:
         probabilities, score_method (and samples, sampled_scores, reason, passed); samples
         that could not be judged;
         call counts and cost.
-Examples:
-    >>> g_eval = evaluate.load("metrics/g_eval")
-    >>> result = g_eval.compute(predictions=["Thanks for asking! Your refund is on its way."],
-    ...                         criteria="Is the reply polite?")
-    >>> 0.0 <= result["g_eval"] <= 1.0
-    True
 """
 
 
@@ -87,6 +81,7 @@ class GEval(JudgeMetric):
                "(details[i]['reason'])"),
     )
     HEADLINE = ("g_eval",)
+    ROUNDS = ("score",)
     PREFERS = (("logprobs", True),)  # else the written label (score_method "sampled")
     DECISION_THRESHOLD = 0.5  # agree: the middle of the 0-1 score, i.e. of the scale
     EXAMPLE = Example({

@@ -30,12 +30,6 @@ Returns:
     hallucination (float or None): mean over the measured samples (lower is better).
     scores, details, unmeasured, usage, Cost: per-sample scores, the verdict and reason per
         context ("yes": contradicted), samples that could not be judged, call counts and cost.
-Examples:
-    >>> metric = evaluate.load("metrics/hallucination")
-    >>> result = metric.compute(predictions=["Paris is the capital of France."],
-    ...                         contexts=[["Paris is the capital of France."]])
-    >>> 0.0 <= result["hallucination"] <= 1.0
-    True
 """
 
 
@@ -43,6 +37,7 @@ class Hallucination(JudgeMetric):
     ABOUT = About(_DESCRIPTION, _KWARGS_DESCRIPTION, citations.VALOR)
     INPUTS = (Input("predictions"), Input("contexts", kind="list"))
     HEADLINE = ("hallucination",)
+    ROUNDS = ("contradiction verdicts",)
     LOWER_IS_BETTER = True
     EXAMPLE = rag_example("predictions", "contexts")
 

@@ -74,6 +74,7 @@ class L3Score(JudgeMetric):
                "distribution instead of the top-5 rule"),
     )
     HEADLINE = ("L3Score",)
+    ROUNDS = ("yes/no",)
     REQUIRES = (("top_logprobs", TOP_K),)
     EXAMPLE = Example({
         "questions": ["What is the capital of France?", "What is the capital of Germany?"],

@@ -49,13 +49,6 @@ Returns:
     position_bias (float or None): mean P(the first-shown answer wins) - 0.5.
     scores, details, unmeasured, usage, Cost: per-sample scores; per sample outcome, consistent
         and both orders' probabilities; samples that could not be judged; calls and cost.
-Examples:
-    >>> pairwise = evaluate.load("metrics/pairwise")
-    >>> result = pairwise.compute(predictions=["Paris is the capital of France."],
-    ...                           baseline_predictions=["I think it is Lyon."],
-    ...                           questions=["What is the capital of France?"])
-    >>> 0.0 <= result["win_rate"] <= 1.0
-    True
 """
 
 
@@ -73,6 +66,7 @@ class Pairwise(JudgeMetric):
                doc="a score within this distance of 0.5 (inclusive) is a tie"),
     )
     HEADLINE = ("win_rate",)
+    ROUNDS = ("preference in both orders",)
     PREFERS = (("logprobs", True),)  # else the written label (score_method "sampled")
     DECISION_THRESHOLD = 0.5  # agree: above it, the judge prefers the prediction
     EXAMPLE = Example({

@@ -275,7 +275,6 @@ class Rouge(ValidatedMetric):
         "references": ["The cat is sitting on the mat.",
                        "The quick brown fox jumps over the lazy dog."],
     })
-    PAUSES_GC = True
 
     def _compute(
         self,

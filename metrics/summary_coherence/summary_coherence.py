@@ -29,13 +29,6 @@ Returns:
     summary_coherence (float or None): mean rating (1 to 5) over the measured samples.
     scores, details, unmeasured, usage, Cost: per-sample integer ratings, the judge's reasons,
         samples that could not be judged, call counts and cost.
-Examples:
-    >>> metric = evaluate.load("metrics/summary_coherence")
-    >>> result = metric.compute(
-    ...     sources=["The meeting moved to Friday because the room was booked."],
-    ...     predictions=["The meeting is now on Friday."])
-    >>> 1 <= result["summary_coherence"] <= 5
-    True
 """
 
 
@@ -44,6 +37,7 @@ class SummaryCoherence(JudgeMetric):
                   ("https://github.com/Striveworks/valor", "https://arxiv.org/abs/2303.16634"))
     INPUTS = (Input("sources"), Input("predictions"))
     HEADLINE = ("summary_coherence",)
+    ROUNDS = ("coherence rating",)
     DECISION_THRESHOLD = 3.0  # agree: the middle of its 1-5 scale
     SCORE_RANGE = (1.0, 5.0)
     EXAMPLE = Example({

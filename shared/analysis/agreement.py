@@ -286,26 +286,23 @@ def agree(
     metric: str,
     label: str,
     *,
-    columns: Mapping[str, str] | None = None,
-    score_key: str | None = None,
     group: str | None = None,
     threshold: float | None = None,
-    limit: int | None = None,
     seed: int | None = stats.DEFAULT_SEED,
     n_resamples: int = stats.DEFAULT_RESAMPLES,
-    metric_options: Mapping[str, Any] | None = None,
-    chunk_size: int | None = None,
-    show_progress: bool = True,
     **options: Any,
 ) -> tuple[Any, AgreementReport]:
     """Score ``dataset`` (a ``datasets.Dataset``) with ``metric`` through
     ``shared.runs.batch.score_dataset`` (call cache, progress, resume) and compare the per-row
     scores with the ``label`` column. Returns the scored rows and the report.
 
-    ``columns``: metric input column -> dataset column (``{"prediction": "summary"}``); a
-    string mapped to ``contexts`` becomes a one-item list (one context). ``limit``: score a
-    seeded random subsample of that many rows. ``options``: judge and embedding options, as
-    for ``score_dataset``. ``metric_options``: extra ``compute`` arguments of the metric.
+    The other keyword arguments are :func:`~shared.analysis.labelled_runs.score_labelled`'s,
+    which ``calibrate`` takes too: ``columns``: metric input column -> dataset column
+    (``{"prediction": "summary"}``); a string mapped to ``contexts`` becomes a one-item list
+    (one context). ``score_key``: which of the metric's scores to compare. ``limit``: score a
+    seeded random subsample of that many rows. ``metric_options``: extra ``compute`` arguments
+    of the metric. ``chunk_size``, ``show_progress`` and the judge and embedding options: as
+    for ``score_dataset``.
     Errors in the input raise :class:`~shared.base.errors.UserInputError` or :class:`LabelError`.
     When some measured rows have no label, ``report.corrected`` holds the prediction-powered
     estimate of the mean label over every row (``shared.analysis.ppi``).
@@ -313,9 +310,7 @@ def agree(
     from ..kit.registry import DECISION_THRESHOLDS
     from .panel_agreement import add_judges
 
-    run = score_labelled(dataset, metric, label, columns=columns, score_key=score_key,
-                         group=group, limit=limit, seed=seed, metric_options=metric_options,
-                         chunk_size=chunk_size, show_progress=show_progress, **options)
+    run = score_labelled(dataset, metric, label, group=group, seed=seed, **options)
     scored = run.scored
     if threshold is None:
         decision, source = DECISION_THRESHOLDS.get(metric), "metric"

@@ -192,12 +192,8 @@ def load_map(path: str | os.PathLike[str]) -> dict[str, Any]:
     return data
 
 
-def check_map(path: str | os.PathLike[str], metrics: Sequence[str], ray: bool = False
-              ) -> None:
-    """``score --calibration``, before any work: a readable map for a metric of the run (in
-    this process: ``ray`` refuses)."""
-    if ray:
-        raise UserInputError("--calibration runs without Ray: drop --engine ray")
+def check_map(path: str | os.PathLike[str], metrics: Sequence[str]) -> None:
+    """``score --calibration``, before any work: a readable map for a metric of the run."""
     data = load_map(path)
     if "all" not in metrics and data.get("metric") not in metrics:
         raise UserInputError(f"--calibration {path}: fitted on {data.get('metric')!r}, which "

@@ -10,7 +10,7 @@ those declarations, the way pydantic-settings walks a model's fields once:
   the judge-options paragraph, written once (:func:`judge_options_args`);
 - the options table of each metric card (:func:`card_table`, ``python -m shared.kit.cards``);
 - the demo's option controls (:attr:`Option.kind`) and the CLI's ``--option NAME=VALUE``
-  (:meth:`Option.parse`) and judge arguments (``shared.cli.main.add_judge_arguments``).
+  (:meth:`Option.parse`) and judge arguments (``shared.cli.common.add_judge_arguments``).
 
 A check raises ``TypeError`` (wrong type) or ``ValueError`` (wrong value) naming the option.
 """

@@ -1,6 +1,6 @@
 """``python -m shared agree``: a metric's per-row scores against human labels.
 
-The subparser and its runner; :mod:`shared.cli.main` registers them. Scoring goes through
+Its arguments and its runner; :mod:`shared.cli.main` registers them. Scoring goes through
 ``shared.runs.batch.score_dataset`` (call cache, progress, resume), the statistics through
 ``shared.analysis.agreement``. Exit codes as ``score``: 0 done, 2 a usage or input error in one
 line.
@@ -11,35 +11,28 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
-from typing import Any
 
 from ..base.errors import UserInputError
 from ..runs import files
 from . import common
 
+HELP = "measure a metric against human labels (AUROC, kappa, correlations, intervals)"
+DESCRIPTION = (
+    "Score INPUT with one metric and compare its per-row scores with the human labels "
+    "in --label. Boolean labels: AUROC, balanced accuracy, Cohen's kappa and F1 at the "
+    "metric's decision threshold (or --threshold), and the best threshold on these rows. "
+    "Numeric labels (ratings): Spearman, Kendall tau-b, Pearson (with --group also the "
+    "mean of per-group correlations). Every statistic with a seeded bootstrap 95% "
+    "interval; unmeasured rows are counted and left out."
+)
 
-def add_parser(commands: Any) -> argparse.ArgumentParser:
-    agree = commands.add_parser(
-        "agree",
-        help="measure a metric against human labels (AUROC, kappa, correlations, intervals)",
-        description=(
-            "Score INPUT with one metric and compare its per-row scores with the human labels "
-            "in --label. Boolean labels: AUROC, balanced accuracy, Cohen's kappa and F1 at the "
-            "metric's decision threshold (or --threshold), and the best threshold on these rows. "
-            "Numeric labels (ratings): Spearman, Kendall tau-b, Pearson (with --group also the "
-            "mean of per-group correlations). Every statistic with a seeded bootstrap 95% "
-            "interval; unmeasured rows are counted and left out."
-        ),
-    )
-    agree.add_argument("input", metavar="INPUT",
-                       help=".jsonl, .csv, .parquet, or a folder saved with Dataset.save_to_disk")
+
+def add_arguments(agree: argparse.ArgumentParser) -> None:
+    common.add_input_argument(agree)
     agree.add_argument("--metric", "-m", required=True, metavar="NAME", help="one metric name")
     agree.add_argument("--label", required=True, metavar="COLUMN",
                        help="the column of human labels (booleans, or numeric ratings)")
-    agree.add_argument("--column", action="append", default=[], metavar="INPUT=COLUMN",
-                       help="use dataset column COLUMN as the metric's input column INPUT, "
-                       "e.g. prediction=summary (repeatable); a text mapped to contexts "
-                       "becomes one context")
+    common.add_column_argument(agree)
     agree.add_argument("--score-key", metavar="KEY",
                        help="which aggregate's per-row score to compare (rouge: rouge1, rouge2, "
                        "rougeL, rougeLsum; default: the metric's first)")
@@ -50,18 +43,11 @@ def add_parser(commands: Any) -> argparse.ArgumentParser:
                        help="decision threshold on the score (default: the metric's own)")
     agree.add_argument("--limit", type=int, metavar="N",
                        help="score a seeded random subsample of N rows")
-    agree.add_argument("--seed", type=int, default=0, metavar="S",
-                       help="seed of the subsample and of the bootstrap (default 0)")
-    agree.add_argument("--resamples", type=int, default=1000, metavar="N",
-                       help="bootstrap resamples (default 1000)")
-    agree.add_argument("--out", "-o", metavar="SCORED",
-                       help="also write the scored rows (.jsonl, .csv or .parquet)")
-    common.add_csv_raw_argument(agree)
-    agree.add_argument("--json", metavar="REPORT", help="also write the report as JSON")
-    agree.add_argument("--html", metavar="REPORT",
-                       help="also write a self-contained HTML report (opens offline)")
+    common.add_seed_argument(agree, "the subsample and of the bootstrap")
+    common.add_resamples_argument(agree, 1000)
+    common.add_out_arguments(agree)
+    common.add_report_arguments(agree)
     common.add_scoring_arguments(agree)
-    return agree
 
 
 def run(args: argparse.Namespace) -> int:
@@ -78,15 +64,12 @@ def run(args: argparse.Namespace) -> int:
     for option, value in (("--json", args.json), ("--html", args.html)):
         if value:
             files.check_writable_file(Path(value), option)
-    if args.resamples < 1:
-        raise UserInputError(f"--resamples must be >= 1, got {args.resamples}")
-    if args.chunk_size is not None and args.chunk_size < 1:
-        raise UserInputError(f"--chunk-size must be >= 1, got {args.chunk_size}")
+    common.check_at_least_one(("--resamples", args.resamples), ("--chunk-size", args.chunk_size))
     files.check_input_path(Path(args.input))
     files.check_output_paths({"INPUT": args.input},
-                       {"--out": args.out, "--json": args.json, "--html": args.html})
+                             {"--out": args.out, "--json": args.json, "--html": args.html})
     common.quiet_libraries()
-    dataset = files.read_input(Path(args.input))
+    dataset = files.load_input(Path(args.input))
     metric_options = common.parse_metric_options(args.option, [args.metric])
     if set(metric_options) - {args.metric}:
         raise UserInputError(f"--option names another metric than {args.metric}")

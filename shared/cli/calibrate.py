@@ -1,7 +1,7 @@
 """``python -m shared calibrate``: a metric's scores on every row and human labels on some,
 turned into the corrected mean label with its interval (docs/CALIBRATION.md).
 
-The subparser and its runner; :mod:`shared.cli.main` registers them. Scoring goes through the
+Its arguments and its runner; :mod:`shared.cli.main` registers them. Scoring goes through the
 path ``agree`` takes (``shared.analysis.labelled_runs``: call cache, progress, resume), the
 statistics through ``shared.analysis.calibrate``. Exit codes as ``score``: 0 done, 2 a usage or
 input error in one line.
@@ -12,37 +12,30 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
-from typing import Any
 
 from ..base.errors import UserInputError
 from ..runs import files
 from . import common
 
+HELP = ("the corrected mean label from a few human labels and the metric's scores on every row "
+        "(prediction-powered, with a valid interval), and a calibration map")
+DESCRIPTION = (
+    "Score every row of INPUT with one metric. The rows with a label in --label (blank "
+    "or null on the others) correct the metric's mean: the prediction-powered (PPI++) "
+    "estimate of the mean label over every row, with its interval, beside the labels "
+    "alone and the metric alone; and a map from score to P(label), isotonic or Platt, "
+    "chosen by cross-validation, with ECE and Brier before and after. The labelled "
+    "rows must be a uniformly random sample (--suggest N picks them)."
+)
 
-def add_parser(commands: Any) -> argparse.ArgumentParser:
-    calibrate = commands.add_parser(
-        "calibrate",
-        help="the corrected mean label from a few human labels and the metric's scores on "
-        "every row (prediction-powered, with a valid interval), and a calibration map",
-        description=(
-            "Score every row of INPUT with one metric. The rows with a label in --label (blank "
-            "or null on the others) correct the metric's mean: the prediction-powered (PPI++) "
-            "estimate of the mean label over every row, with its interval, beside the labels "
-            "alone and the metric alone; and a map from score to P(label), isotonic or Platt, "
-            "chosen by cross-validation, with ECE and Brier before and after. The labelled "
-            "rows must be a uniformly random sample (--suggest N picks them)."
-        ),
-    )
-    calibrate.add_argument("input", metavar="INPUT",
-                           help=".jsonl, .csv, .parquet, or a folder saved with "
-                           "Dataset.save_to_disk")
+
+def add_arguments(calibrate: argparse.ArgumentParser) -> None:
+    common.add_input_argument(calibrate)
     calibrate.add_argument("--metric", "-m", metavar="NAME", help="one metric name")
     calibrate.add_argument("--label", metavar="COLUMN",
                            help="the column of human labels (0/1 or booleans, or numeric "
                            "ratings), blank or null on the unlabelled rows")
-    calibrate.add_argument("--column", action="append", default=[], metavar="INPUT=COLUMN",
-                           help="use dataset column COLUMN as the metric's input column INPUT "
-                           "(repeatable)")
+    common.add_column_argument(calibrate)
     calibrate.add_argument("--score-key", metavar="KEY",
                            help="which of the metric's scores (default: its first)")
     calibrate.add_argument("--alpha", type=float, default=0.05, metavar="A",
@@ -51,21 +44,15 @@ def add_parser(commands: Any) -> argparse.ArgumentParser:
                            help="ratings' scale (e.g. 1:5), mapped onto the scores' 0..1 "
                            "(default: labels within 0..1 as they are, others by the lowest and "
                            "highest label present)")
-    calibrate.add_argument("--seed", type=int, default=0, metavar="S",
-                           help="seed of --suggest and of the cross-validation folds (default 0)")
+    common.add_seed_argument(calibrate, "--suggest and of the cross-validation folds")
     calibrate.add_argument("--suggest", type=int, metavar="N",
                            help="print N row ids to label, drawn uniformly at random (seeded) "
                            "from the rows without a label, and stop (nothing is scored)")
-    calibrate.add_argument("--json", metavar="REPORT", help="also write the report as JSON")
-    calibrate.add_argument("--html", metavar="REPORT",
-                           help="also write a self-contained HTML report (opens offline)")
+    common.add_report_arguments(calibrate)
     calibrate.add_argument("--save-calibration", metavar="FILE",
                            help="write the calibration map (JSON), for `score --calibration`")
-    calibrate.add_argument("--out", "-o", metavar="SCORED",
-                           help="also write the scored rows (.jsonl, .csv or .parquet)")
-    common.add_csv_raw_argument(calibrate)
+    common.add_out_arguments(calibrate)
     common.add_scoring_arguments(calibrate)
-    return calibrate
 
 
 def run(args: argparse.Namespace) -> int:
@@ -75,7 +62,7 @@ def run(args: argparse.Namespace) -> int:
     files.check_input_path(Path(args.input))
     if args.suggest is not None:
         common.quiet_libraries()
-        dataset = files.read_input(Path(args.input))
+        dataset = files.load_input(Path(args.input))
         with common.scoring_errors():
             for row in suggest_rows(dataset, args.suggest, seed=args.seed, label=args.label):
                 print(row)
@@ -88,8 +75,7 @@ def run(args: argparse.Namespace) -> int:
     check_metric_names([args.metric])
     if not 0 < args.alpha < 1:
         raise UserInputError(f"--alpha must be in (0, 1), got {args.alpha}")
-    if args.chunk_size is not None and args.chunk_size < 1:
-        raise UserInputError(f"--chunk-size must be >= 1, got {args.chunk_size}")
+    common.check_at_least_one(("--chunk-size", args.chunk_size))
     if args.dry_run:
         raise UserInputError("calibrate cannot dry-run: use `score --dry-run`")
     label_range = _label_range(args.label_range)
@@ -103,7 +89,7 @@ def run(args: argparse.Namespace) -> int:
         files.check_output_path(Path(args.out))
     files.check_output_paths({"INPUT": args.input}, outputs)
     common.quiet_libraries()
-    dataset = files.read_input(Path(args.input))
+    dataset = files.load_input(Path(args.input))
     metric_options = common.parse_metric_options(args.option, [args.metric])
     options = common.judge_options(args)
     options.pop("dry_run", None)

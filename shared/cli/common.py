@@ -92,12 +92,58 @@ def _cli_type(option: Option) -> Any:
     return {int: int, float: float}.get(option.type, str)
 
 
-def add_csv_raw_argument(parser: argparse.ArgumentParser) -> None:
+def add_input_argument(parser: argparse.ArgumentParser) -> None:
+    """INPUT, the rows a command scores (`score`, `agree`, `calibrate`)."""
+    parser.add_argument("input", metavar="INPUT",
+                        help=".jsonl, .csv, .parquet, or a folder saved with Dataset.save_to_disk")
+
+
+def add_out_arguments(parser: argparse.ArgumentParser, metavar: str = "SCORED",
+                      help: str = "also write the scored rows (.jsonl, .csv or .parquet)"
+                      ) -> None:
+    """``--out``, the scored rows, and ``--csv-raw``, how a .csv ``--out`` keeps its cells."""
+    parser.add_argument("--out", "-o", metavar=metavar, help=help)
     parser.add_argument(
         "--csv-raw", action="store_true",
         help="a .csv output keeps text cells as they are; by default a cell starting with =, +, "
         "-, @, a tab or a carriage return gets a leading ' so a spreadsheet shows it as text "
         "instead of running it as a formula (docs/RELIABILITY.md)")
+
+
+def add_report_arguments(parser: argparse.ArgumentParser,
+                         json_help: str = "also write the report as JSON",
+                         html_help: str = "also write a self-contained HTML report (opens "
+                         "offline)") -> None:
+    """``--json`` and ``--html``, a command's report as data and as a page."""
+    parser.add_argument("--json", metavar="REPORT", help=json_help)
+    parser.add_argument("--html", metavar="REPORT", help=html_help)
+
+
+def add_column_argument(parser: argparse.ArgumentParser) -> None:
+    """``--column INPUT=COLUMN`` (read by :func:`parse_columns`; `agree`, `calibrate`)."""
+    parser.add_argument("--column", action="append", default=[], metavar="INPUT=COLUMN",
+                        help="use dataset column COLUMN as the metric's input column INPUT, "
+                        "e.g. prediction=summary (repeatable); a text mapped to contexts "
+                        "becomes one context")
+
+
+def add_seed_argument(parser: argparse.ArgumentParser, of: str) -> None:
+    """``--seed``: ``of`` says what it seeds."""
+    parser.add_argument("--seed", type=int, default=0, metavar="S",
+                        help=f"seed of {of} (default 0)")
+
+
+def add_resamples_argument(parser: argparse.ArgumentParser, default: int) -> None:
+    parser.add_argument("--resamples", type=int, default=default, metavar="N",
+                        help=f"bootstrap resamples (default {default})")
+
+
+def check_at_least_one(*flags: tuple[str, int | None]) -> None:
+    """Each ``(flag, value)`` given is a count of at least 1 (``--chunk-size``,
+    ``--resamples``, ...)."""
+    for flag, value in flags:
+        if value is not None and value < 1:
+            raise UserInputError(f"{flag} must be >= 1, got {value}")
 
 
 def add_option_argument(parser: argparse.ArgumentParser) -> None:

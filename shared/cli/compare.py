@@ -1,4 +1,4 @@
-"""``python -m shared compare A B``: the subparser and its runner (:mod:`shared.cli.main`
+"""``python -m shared compare A B``: its arguments and its runner (:mod:`shared.cli.main`
 registers them).
 
 A and B are per-row outputs of ``score``, or inputs scored first when ``--metric`` is given
@@ -15,23 +15,20 @@ from typing import Any
 
 from ..analysis.junit import write_junit_xml
 from ..base.errors import UserInputError
+from . import common
+
+HELP = "is run B better than run A? paired comparison with intervals and p-values"
+DESCRIPTION = (
+    "Pair the rows of A and B (outputs of `score`) by --key and compare every score "
+    "column both have: mean A, mean B, delta B-A with a seeded paired-bootstrap "
+    "interval, an exact McNemar test (0/1 scores) or a Wilcoxon signed-rank test "
+    "(graded scores), B's wins/ties/losses and Holm-adjusted p-values. Rows in one "
+    "run only and rows unmeasured in either are counted and excluded. With --metric, A "
+    "and B are inputs and are scored first."
+)
 
 
-def add_parser(commands: Any) -> argparse.ArgumentParser:
-    from .common import add_embedding_arguments, add_judge_arguments, add_option_argument
-
-    compare = commands.add_parser(
-        "compare",
-        help="is run B better than run A? paired comparison with intervals and p-values",
-        description=(
-            "Pair the rows of A and B (outputs of `score`) by --key and compare every score "
-            "column both have: mean A, mean B, delta B-A with a seeded paired-bootstrap "
-            "interval, an exact McNemar test (0/1 scores) or a Wilcoxon signed-rank test "
-            "(graded scores), B's wins/ties/losses and Holm-adjusted p-values. Rows in one "
-            "run only and rows unmeasured in either are counted and excluded. With --metric, A "
-            "and B are inputs and are scored first."
-        ),
-    )
+def add_arguments(compare: argparse.ArgumentParser) -> None:
     compare.add_argument("a", metavar="A", help="run A: .jsonl, .csv, .parquet or a saved "
                          "Dataset folder (the baseline)")
     compare.add_argument("b", metavar="B", help="run B, compared against A")
@@ -41,24 +38,18 @@ def add_parser(commands: Any) -> argparse.ArgumentParser:
     compare.add_argument("--key", metavar="COLUMN",
                          help="column pairing the rows (default: id, else a hash of the task "
                          "columns both runs share)")
-    compare.add_argument("--json", metavar="REPORT", help="write the comparison as JSON")
-    compare.add_argument("--html", metavar="REPORT",
-                         help="write a self-contained HTML report (opens offline)")
+    common.add_report_arguments(
+        compare, json_help="write the comparison as JSON",
+        html_help="write a self-contained HTML report (opens offline)")
     compare.add_argument("--label", metavar="COLUMN",
                          help="human labels on some rows (blank on the others, the same rows "
                          "labelled in A and B): also the prediction-powered difference of the "
                          "mean label B - A with its interval, beside the judge-only delta "
                          "(docs/CALIBRATION.md)")
-    compare.add_argument("--seed", type=int, default=0, metavar="S",
-                         help="seed of the paired bootstrap (default 0)")
-    compare.add_argument("--resamples", type=int, default=2000, metavar="N",
-                         help="bootstrap resamples (default 2000)")
-    add_judge_arguments(compare)
-    add_embedding_arguments(compare)
-    add_option_argument(compare)
-    compare.add_argument("--chunk-size", type=int, metavar="N",
-                         help="rows per compute call when scoring (default as in score)")
-    compare.add_argument("--quiet", "-q", action="store_true", help="no progress bars")
+    common.add_seed_argument(compare, "the paired bootstrap")
+    common.add_resamples_argument(compare, 2000)
+    common.add_scoring_arguments(
+        compare, chunk_help="rows per compute call when scoring (default as in score)")
     gates = compare.add_argument_group("gates for CI (docs/GATES.md)")
     gates.add_argument("--fail-on-regression", action="store_true",
                        help="exit 1 when a score of B is worse than A in the metric's direction "
@@ -75,7 +66,6 @@ def add_parser(commands: Any) -> argparse.ArgumentParser:
     gates.add_argument("--junit-xml", metavar="PATH",
                        help="write JUnit XML: one testcase per compared score, failed when B "
                        "regressed on it")
-    return compare
 
 
 def run(args: argparse.Namespace) -> int:
@@ -88,17 +78,8 @@ def run(args: argparse.Namespace) -> int:
         regressions_text,
     )
     from ..runs.files import check_input_path, check_output_paths, check_writable_file
-    from .common import (
-        check_judge_options,
-        judge_options,
-        quiet_libraries,
-        write_json,
-    )
 
-    if args.resamples < 1:
-        raise UserInputError(f"--resamples must be >= 1, got {args.resamples}")
-    if args.chunk_size is not None and args.chunk_size < 1:
-        raise UserInputError(f"--chunk-size must be >= 1, got {args.chunk_size}")
+    common.check_at_least_one(("--resamples", args.resamples), ("--chunk-size", args.chunk_size))
     if args.dry_run:
         raise UserInputError("compare cannot dry-run: use `score --dry-run` on each input")
     check_alpha(args.alpha)
@@ -108,10 +89,10 @@ def run(args: argparse.Namespace) -> int:
                           ("--junit-xml", args.junit_xml)):
         if value:
             check_writable_file(Path(value), option)
-    options = judge_options(args)
+    options = common.judge_options(args)
     metric_options = _metric_options(args)
     if args.metric:
-        check_judge_options(options)
+        common.check_judge_options(options)
     elif options:
         raise UserInputError(
             f"judge options ({', '.join('--' + k.replace('_', '-') for k in sorted(options))}) "
@@ -120,7 +101,7 @@ def run(args: argparse.Namespace) -> int:
     check_input_path(Path(args.b), "B")
     check_output_paths({"A": args.a, "B": args.b},
                        {"--json": args.json, "--html": args.html, "--junit-xml": args.junit_xml})
-    quiet_libraries()
+    common.quiet_libraries()
     if args.fail_on_regression and args.metric:
         _check_shared_scores(args, metric_options)
     if args.label:
@@ -141,7 +122,7 @@ def run(args: argparse.Namespace) -> int:
                                max_unmeasured=args.max_unmeasured)
     print(regressions_text(checks))
     if args.json:
-        write_json({**report.as_dict(), "regressions": [c.as_dict() for c in checks],
+        common.write_json({**report.as_dict(), "regressions": [c.as_dict() for c in checks],
                     **({"corrected": corrected} if corrected is not None else {})},
                    Path(args.json))
         print(f"wrote {args.json}", file=sys.stderr)
@@ -160,14 +141,12 @@ def run(args: argparse.Namespace) -> int:
 def _metric_options(args: argparse.Namespace) -> dict | None:
     """``--option`` values for the metrics of ``--metric`` (``None`` without ``--metric``)."""
     from ..runs.batch import check_metric_names
-    from .common import parse_metric_options
-
     if not args.metric:
         if args.option:
             raise UserInputError("--option applies only with --metric (scoring A and B first)")
         return None
     check_metric_names(args.metric)
-    return parse_metric_options(args.option, args.metric)
+    return common.parse_metric_options(args.option, args.metric)
 
 
 def _check_shared_scores(args: argparse.Namespace, metric_options: dict | None) -> None:
@@ -187,9 +166,7 @@ def _corrected(report: Any, label: str | None) -> list[dict[str, Any]] | None:
     if label is None:
         return None
     from ..analysis.corrected import corrected_differences, differences_table
-    from .common import scoring_errors
-
-    with scoring_errors():
+    with common.scoring_errors():
         found = corrected_differences(report, label)
     print(differences_table(found, label))
     return found

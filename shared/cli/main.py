@@ -27,8 +27,9 @@ def build_parser() -> argparse.ArgumentParser:
         description="Score LLM and QA outputs with judge-metrics' evaluate metrics.",
     )
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    for command in COMMANDS.values():
-        command.add_parser(commands)
+    for name, command in COMMANDS.items():
+        command.add_arguments(commands.add_parser(name, help=command.HELP,
+                                                  description=command.DESCRIPTION))
     return parser
 
 

@@ -25,20 +25,14 @@ from ..analysis.junit import write_junit_xml
 from ..base.errors import UserInputError
 from ..engine.backends.registry import LOCAL
 from ..runs.batch import check_metric_names, score_dataset, select_metrics
-from ..runs.files import (
-    check_input_path,
-    check_output_path,
-    check_output_paths,
-    check_writable_file,
-    read_input,
-    write_output,
-)
+from ..runs.engines import ENGINES, Engine, LocalEngine, choose_engine
+from ..runs.files import check_output_paths, check_writable_file
 from ..runs.summary import total_plan
 from .common import (
-    add_csv_raw_argument,
-    add_embedding_arguments,
-    add_judge_arguments,
-    add_option_argument,
+    add_input_argument,
+    add_out_arguments,
+    add_scoring_arguments,
+    check_at_least_one,
     check_judge_options,
     judge_options,
     parse_metric_options,
@@ -46,39 +40,32 @@ from .common import (
     quiet_libraries,
 )
 
+HELP = "score every row of a dataset file; write the rows with per-row scores"
+DESCRIPTION = (
+    "Score every row of INPUT with the given metrics and write OUTPUT: the input columns "
+    "plus <metric> (per-row score) and <metric>_details (JSON) for every metric. "
+    "Columns: question, prediction, reference, contexts, source, expected."
+)
 
-def add_parser(commands: Any) -> argparse.ArgumentParser:
-    score = commands.add_parser(
-        "score",
-        help="score every row of a dataset file; write the rows with per-row scores",
-        description=(
-            "Score every row of INPUT with the given metrics and write OUTPUT: the input columns "
-            "plus <metric> (per-row score) and <metric>_details (JSON) for every metric. "
-            "Columns: question, prediction, reference, contexts, source, expected."
-        ),
-    )
-    score.add_argument("input", metavar="INPUT",
-                       help=".jsonl, .csv, .parquet, or a folder saved with Dataset.save_to_disk")
+
+def add_arguments(score: argparse.ArgumentParser) -> None:
+    add_input_argument(score)
     score.add_argument("--metric", "-m", action="append", required=True, metavar="NAME",
                        help="a metric name (repeat for several), or 'all'")
-    score.add_argument("--out", "-o", metavar="OUTPUT",
-                       help="where to write the scored rows (.jsonl, .csv or .parquet)")
+    add_out_arguments(score, metavar="OUTPUT",
+                      help="where to write the scored rows (.jsonl, .csv or .parquet)")
     score.add_argument("--overwrite-input", action="store_true",
                        help="allow --out to be the INPUT file itself (it is replaced by the "
                        "scored rows); refused without this flag")
-    add_csv_raw_argument(score)
-    add_judge_arguments(score)
-    add_embedding_arguments(score)
-    score.add_argument("--chunk-size", type=int, metavar="N",
-                       help="rows per compute call (default 1000; judge metrics 32)")
-    score.add_argument("--quiet", "-q", action="store_true", help="no progress bars")
+    add_scoring_arguments(score, chunk_help="rows per compute call (default 1000; judge "
+                          "metrics 32)")
     score.add_argument("--html", metavar="REPORT",
                        help="also write a self-contained HTML report of the run (opens offline)")
     score.add_argument("--calibration", metavar="FILE",
                        help="a map written by `calibrate --save-calibration`: adds the column "
                        "<score column>_calibrated, P(label) per row")
     engine = score.add_argument_group("engine (docs/SCALING.md)")
-    engine.add_argument("--engine", choices=["local", "ray"], default="local",
+    engine.add_argument("--engine", choices=list(ENGINES), default=LocalEngine.name,
                         help="local: this process (default); ray: Ray Data workers (pip install "
                         "'judge-metrics[ray]'); INPUT a .parquet/.jsonl file or folder, OUTPUT "
                         "a folder of .parquet/.jsonl files; --max-concurrency is the whole "
@@ -89,7 +76,6 @@ def add_parser(commands: Any) -> argparse.ArgumentParser:
     engine.add_argument("--workers", type=int, metavar="N",
                         help="Ray workers (default: the cluster's CPUs; judge metrics: at most "
                         "--max-concurrency)")
-    add_option_argument(score)
     gates = score.add_argument_group("gates for CI (docs/GATES.md)")
     gates.add_argument("--gate", action="append", default=[], metavar="EXPR",
                        help="METRIC[.KEY]>=X or METRIC[.KEY]<=X, e.g. faithfulness>=0.8 or "
@@ -109,8 +95,6 @@ def add_parser(commands: Any) -> argparse.ArgumentParser:
                        "the rows unmeasured (default: no limit; the share is always shown)")
     gates.add_argument("--junit-xml", metavar="PATH",
                        help="write the gates as JUnit XML: one testcase per gate")
-    return score
-
 
 
 # how a metric's compute() refuses an option it does not take (evaluate's, or ours)
@@ -120,11 +104,11 @@ _UNKNOWN_OPTION = re.compile(r"unexpected keyword argument|unknown option")
 def run(args: argparse.Namespace) -> int:
     if args.out is None and not args.dry_run:
         raise UserInputError("--out OUTPUT is required (or --dry-run)")
+    engine = _engine(args)
     out = Path(args.out) if args.out else None
-    if out is not None and args.engine != "ray":  # Ray writes a folder: _check_engine
-        check_output_path(out)
-    if args.chunk_size is not None and args.chunk_size < 1:
-        raise UserInputError(f"--chunk-size must be >= 1, got {args.chunk_size}")
+    if out is not None:
+        engine.check_output(out)
+    check_at_least_one(("--chunk-size", args.chunk_size))
     if args.html:
         check_writable_file(Path(args.html), "--html")
     check_metric_names(args.metric)
@@ -132,32 +116,26 @@ def run(args: argparse.Namespace) -> int:
     if args.calibration:
         from ..analysis.calibration import check_map
 
-        check_map(args.calibration, args.metric, ray=args.engine == "ray")
-    check_input_path(Path(args.input))
+        check_map(args.calibration, args.metric)
+    engine.check_input(Path(args.input))
     check_output_paths({"INPUT": args.input},
                        {"--out": out, "--html": args.html, "--junit-xml": args.junit_xml},
                        overwrite_input=args.overwrite_input)
-    _check_engine(args, out)
     options = judge_options(args)
     metric_options = parse_metric_options(args.option, args.metric)
     check_judge_options(options)
     quiet_libraries()
-    if args.engine == "ray":
-        from ..runs import ray_engine
-
-        ray_engine.connect(args.address, quiet=args.quiet)
-        dataset = ray_engine.read_input(Path(args.input))
-    else:
-        dataset = read_input(Path(args.input))
+    dataset = engine.read_input(Path(args.input))
     if gates:
-        check_computed(gates, *select_metrics(args.metric, _columns(dataset), metric_options))
+        check_computed(gates, *select_metrics(args.metric, engine.columns(dataset),
+                                              metric_options))
     _note_local_judge(args)
     from ..engine.backends.base import LogprobsUnavailable
 
     try:
         scored, summary = score_dataset(
             dataset, args.metric, chunk_size=args.chunk_size, show_progress=not args.quiet,
-            metric_options=metric_options, engine=args.engine, workers=args.workers, **options,
+            metric_options=metric_options, engine=engine, **options,
         )
     except LogprobsUnavailable as error:
         raise UserInputError(f"the judge model returns no log-probabilities: {error}") from None
@@ -184,11 +162,7 @@ def run(args: argparse.Namespace) -> int:
 
         scored = calibrated_column(scored, args.calibration, args.metric)
     try:
-        if args.engine == "ray":
-            rows = ray_engine.write_output(scored, out)
-        else:
-            write_output(scored, out, csv_raw=args.csv_raw)
-            rows = len(scored)
+        rows = engine.write_output(scored, out, csv_raw=args.csv_raw)
     except OSError as error:
         raise UserInputError(
             f"cannot write --out {out}: {error.strerror or error}; {_cache_note(args)}"
@@ -202,6 +176,26 @@ def run(args: argparse.Namespace) -> int:
                          source=args.input, gates=gates_html(outcomes) if gates else None)
         print(f"wrote {args.html}", file=sys.stderr)
     return _gates_status(args, outcomes)
+
+
+def _engine(args: argparse.Namespace) -> Engine:
+    """The engine of ``--engine``, chosen once for the whole command, with the flags that
+    belong to the other one refused: ``--address`` and ``--workers`` to Ray; ``--html``,
+    ``--dry-run`` and ``--calibration`` to this process."""
+    engine = choose_engine(args.engine, workers=args.workers, address=args.address,
+                           quiet=args.quiet)
+    if engine.in_process:
+        for flag, value in (("--address", args.address), ("--workers", args.workers)):
+            if value is not None:
+                raise UserInputError(f"{flag} needs --engine ray")
+        return engine
+    if args.workers is not None and args.workers < 1:
+        raise UserInputError(f"--workers must be >= 1, got {args.workers}")
+    for flag, value in (("--html", args.html), ("--dry-run", args.dry_run),
+                        ("--calibration", args.calibration)):
+        if value:
+            raise UserInputError(f"{flag} runs without Ray: drop --engine ray")
+    return engine
 
 
 def _parse_gates(args: argparse.Namespace) -> list[Gate]:
@@ -220,11 +214,6 @@ def _parse_gates(args: argparse.Namespace) -> list[Gate]:
     if args.junit_xml:
         check_writable_file(Path(args.junit_xml), "--junit-xml")
     return gates
-
-
-def _columns(dataset: Any) -> list[str]:
-    names = getattr(dataset, "column_names", None)  # a Ray dataset has columns() instead
-    return list(dataset.columns() if names is None else names)
 
 
 def _evaluate_gates(args: argparse.Namespace, gates: list[Gate], scored: Any,
@@ -255,28 +244,6 @@ def _gates_status(args: argparse.Namespace, outcomes: list[GateOutcome]) -> int:
     for outcome in failed:
         print(f"judge-metrics: gate {outcome.message}", file=sys.stderr)
     return 1 if failed else 0
-
-
-def _check_engine(args: argparse.Namespace, out: Path | None) -> None:
-    """``--address``/``--workers`` need ``--engine ray``, which takes no --html or --dry-run."""
-    if args.engine != "ray":
-        for flag, value in (("--address", args.address), ("--workers", args.workers)):
-            if value is not None:
-                raise UserInputError(f"{flag} needs --engine ray")
-        return
-    if args.workers is not None and args.workers < 1:
-        raise UserInputError(f"--workers must be >= 1, got {args.workers}")
-    for flag, value in (("--html", args.html), ("--dry-run", args.dry_run)):
-        if value:
-            raise UserInputError(f"{flag} runs without Ray: drop --engine ray")
-    try:
-        import ray  # noqa: F401
-    except ImportError:
-        raise UserInputError("--engine ray needs Ray: pip install 'judge-metrics[ray]'"
-                             ) from None
-    from ..runs import ray_engine
-
-    ray_engine.check_paths(Path(args.input), out)
 
 
 def _cache_note(args: argparse.Namespace) -> str:

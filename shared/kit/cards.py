@@ -8,7 +8,10 @@ written once here for every judge card. ``python -m shared.kit.cards`` rewrites 
 ``python -m shared.kit.cards --check`` lists the cards that are out of date (exit 1), which a test
 runs, so a changed declaration cannot leave its card behind. A judge card whose text holds a
 ``<!-- providers:start -->`` block gets the provider table (:mod:`.provider_tables`), and
-docs/BACKENDS.md its provider tables, the same way.
+docs/BACKENDS.md its provider tables, the same way. A judge card's options block also says
+how many rounds of requests the metric sends (its class's ``ROUNDS``: with ``batch=True`` one
+provider batch each), and docs/COST.md's table of every judge metric's rounds is rewritten from
+the same declarations.
 """
 
 from __future__ import annotations
@@ -35,20 +38,64 @@ def options_block(spec: MetricSpec) -> str:
         parts += ["Options:", "", card_table(spec.options), ""]
     if spec.judge:
         parts += ["Judge options (the same for every judge metric):", "",
-                  card_table(JUDGE_OPTIONS), ""]
+                  card_table(JUDGE_OPTIONS), "", rounds_line(spec), ""]
     if not spec.options and not spec.judge:
         parts += ["No options.", ""]
     return "\n".join([*parts, END])
 
 
+def rounds_line(spec: MetricSpec) -> str:
+    """What a judge card says about its rounds of requests (``spec.rounds``)."""
+    count = len(spec.rounds)
+    steps = ", then ".join(spec.rounds)
+    waits = "" if count == 1 else ", each after the one before"
+    return (f"Rounds with `batch=True` (`--batch`, docs/COST.md): {count} provider "
+            f"batch{'es' if count > 1 else ''}{waits} ({steps}), with the default options.")
+
+
+ROUNDS_START = "<!-- rounds:start -->"
+ROUNDS_END = "<!-- rounds:end -->"
+COST_DOC = METRICS_DIR.parent / "docs" / "COST.md"
+
+
+def rounds_table() -> str:
+    """docs/COST.md's table of the judge metrics' rounds, metrics with the same rounds on one
+    row, in the registry's order."""
+    rows: dict[tuple[str, ...], list[str]] = {}
+    for name in available():
+        if METRICS[name].judge:
+            rows.setdefault(METRICS[name].rounds, []).append(name)
+    lines = ["| metric | rounds | steps |", "|---|---|---|"]
+    lines += [f"| {', '.join(names)} | {len(rounds)} | {', '.join(rounds)} |"
+              for rounds, names in rows.items()]
+    return "\n".join(lines)
+
+
+def replace_between(text: str, start: str, end: str, block: str, where: str) -> str:
+    """``text`` with what lies between the ``start`` and ``end`` markers (both included)
+    replaced by ``block``; a ``ValueError`` naming ``where`` without them."""
+    head, found_start, rest = text.partition(start)
+    _, found_end, tail = rest.partition(end)
+    if not found_start or not found_end:
+        raise ValueError(f"{where} has no {start} ... {end} block")
+    return head + block + tail
+
+
+def write_cost_doc(check: bool = False) -> bool:
+    """Rewrite docs/COST.md's rounds table; whether it changed (would change)."""
+    text = COST_DOC.read_text(encoding="utf-8")
+    block = "\n".join([ROUNDS_START, _NOTE.replace("declared options", "declared rounds"),
+                       "", rounds_table(), ROUNDS_END])
+    updated = replace_between(text, ROUNDS_START, ROUNDS_END, block, str(COST_DOC))
+    if updated != text and not check:
+        COST_DOC.write_text(updated, encoding="utf-8")
+    return updated != text
+
+
 def render(card: str, spec: MetricSpec) -> str:
     """``card`` with its options block (and provider block, if it has one) rewritten; a
     ``ValueError`` when it has no options markers."""
-    head, start, rest = card.partition(START)
-    _, end, tail = rest.partition(END)
-    if not start or not end:
-        raise ValueError(f"the {spec.name} card has no {START} ... {END} block")
-    card = head + options_block(spec) + tail
+    card = replace_between(card, START, END, options_block(spec), f"the {spec.name} card")
     if spec.judge and provider_tables.START in card:
         block = provider_tables.card_block(requirements(spec.name))
         card = provider_tables.replace_block(card, block, f"the {spec.name} card")
@@ -105,6 +152,8 @@ def main(argv: list[str] | None = None) -> int:
     changed = [card_path(name) for name in write_cards(args.metric, check=args.check)]
     if not args.metric and write_backends_doc(check=args.check):
         changed.append(BACKENDS_DOC)
+    if not args.metric and write_cost_doc(check=args.check):
+        changed.append(COST_DOC)
     verb = "out of date" if args.check else "rewrote"
     for path in changed:
         print(f"{verb}: {path}")

@@ -15,7 +15,9 @@ result. Nothing here catches exceptions, so a programming error still raises.
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Callable, Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from ..base.validation import same_length
@@ -72,6 +74,30 @@ class JudgeMetric(ValidatedMetric):
     #: What it uses when the provider has it and does without otherwise (its card says how):
     #: the docs' provider table shows both.
     PREFERS: ClassVar[tuple[tuple[str, bool | int], ...]] = ()
+    #: What the metric asks the judge in one run with its default options, one entry per round
+    #: of requests that waits for the round before it (``("opinions", "verdicts")``): with
+    #: ``batch=True`` each round is one provider batch. The card and docs/COST.md show it
+    #: (:mod:`shared.kit.cards`); a test counts the rounds ``score`` really sends.
+    ROUNDS: ClassVar[tuple[str, ...]] = ()
+
+    @classmethod
+    def describe_inputs(cls, description: str) -> str:
+        """As :meth:`ValidatedMetric.describe_inputs`; a ``description`` without ``Examples:``
+        gets one made from the first sample of ``EXAMPLE``: load, compute, the headline score
+        within ``SCORE_RANGE``."""
+        text = super().describe_inputs(description)
+        if "Examples:" in description or cls.EXAMPLE is None:
+            return text
+        name = Path(inspect.getfile(cls)).stem
+        arguments = [f"{k}={[values[0]]!r}" for k, values in cls.EXAMPLE.inputs.items()]
+        arguments += [f"{k}={value!r}" for k, value in cls.EXAMPLE.options.items()]
+        low, high = cls.SCORE_RANGE
+        return "\n".join([
+            text.rstrip("\n"), "Examples:",
+            f'    >>> metric = evaluate.load("metrics/{name}")',
+            "    >>> result = metric.compute(",
+            *(f"    ...     {argument}," for argument in arguments), "    ... )",
+            f'    >>> {low!r} <= result["{cls.HEADLINE[0]}"] <= {high!r}', "    True", ""])
 
     def score(self, judge: Judge, **inputs_and_options: Any) -> Sequence[SampleResult]:
         """The metric's steps and formula: one result per sample. Its parameters after

@@ -141,11 +141,11 @@ class ValidatedMetric(evaluate.Metric):
     EXAMPLE: ClassVar[Example | None] = None
     DECISION_THRESHOLD: ClassVar[float | None] = 0.5
     SCORE_RANGE: ClassVar[tuple[float, float]] = (0.0, 1.0)
-    # True for metrics that only compute over strings in this process (no judge, no model):
-    # their validation and scoring run with the cyclic collector paused
-    # (:func:`shared.base.text.paused_gc`). Never for a judge metric, whose network clients do make
-    # cycles over a long run.
-    PAUSES_GC: ClassVar[bool] = False
+    # Whether validation and scoring run with the cyclic collector paused
+    # (:func:`shared.base.text.paused_gc`): by default (None) for the metrics that only compute
+    # over strings in this process, i.e. neither a judge nor an embedding model. Never for a judge
+    # metric, whose network clients do make cycles over a long run.
+    PAUSES_GC: ClassVar[bool | None] = None
 
     def _info(self) -> evaluate.MetricInfo:
         about = self.ABOUT
@@ -208,7 +208,10 @@ class ValidatedMetric(evaluate.Metric):
 
         (evaluate appends the metric's inputs description to this docstring.)
         """
-        with paused_gc() if self.PAUSES_GC else nullcontext():
+        pauses = self.PAUSES_GC
+        if pauses is None:
+            pauses = not (self.USES_JUDGE or self.USES_EMBEDDINGS)
+        with paused_gc() if pauses else nullcontext():
             return self._validated_compute(predictions, references, kwargs)
 
     def _validated_compute(self, predictions: Any, references: Any, kwargs: dict[str, Any]

@@ -3,10 +3,10 @@ derived from the metric classes.
 
 Each metric class declares what the registry reads (``shared.kit.metric_base.ValidatedMetric``):
 its ``INPUTS`` (with the batch-file column of each), ``OPTIONS``, ``HEADLINE``, ``USES_JUDGE``,
-``USES_EMBEDDINGS``, ``LOWER_IS_BETTER``, ``EXTRACTIONS``, ``EXAMPLE`` and
-``DECISION_THRESHOLD``. The registry imports ``metrics/<name>/<name>.py`` (no model is loaded
-at import) the first time something asks, so
-``import shared.kit.registry`` stays cheap and the CLI starts fast. Only the names, in the order
+``USES_EMBEDDINGS``, ``LOWER_IS_BETTER``, ``EXTRACTIONS``, ``EXAMPLE``, ``DECISION_THRESHOLD``
+and, for a judge metric, ``ROUNDS``. The registry imports ``metrics/<name>/<name>.py`` (no
+model is loaded at import) the first time something asks, so ``import shared.kit.registry``
+stays cheap and the CLI starts fast. Only the names, in the order
 the CLI and the demo list them, are written here.
 
 ``columns`` maps a ``compute`` argument to the singular column name of a batch file
@@ -49,6 +49,7 @@ class MetricSpec:
     example: Any = None  # its Example (compute inputs and options)
     decision_threshold: float | None = 0.5  # `agree`: a per-row score >= this counts as "yes"
     score_range: tuple[float, float] = (0.0, 1.0)  # the lowest and highest per-row score
+    rounds: tuple[str, ...] = ()  # a judge metric's dependent rounds of requests (ROUNDS)
 
 
 def spec_of(metric_class: type, name: str) -> MetricSpec:
@@ -69,6 +70,7 @@ def spec_of(metric_class: type, name: str) -> MetricSpec:
         # a class from an older Space bundle (evaluate's module cache keeps one per script hash)
         # declares no range: the default's
         score_range=tuple(getattr(metric_class, "SCORE_RANGE", (0.0, 1.0))),
+        rounds=tuple(getattr(metric_class, "ROUNDS", ())),
     )
 
 

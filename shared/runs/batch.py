@@ -1,4 +1,5 @@
-"""Score a ``datasets.Dataset`` with several metrics, chunk by chunk (the engine of the CLI).
+"""Score a ``datasets.Dataset`` with several metrics, chunk by chunk: the metrics chosen and the
+options checked here, the rows scored by the run's engine (:mod:`.engines`: this process or Ray).
 
 Each metric sees the rows in chunks (``chunk_size`` rows per ``compute`` call), so memory stays
 bounded and a progress bar can advance per chunk. Every input cell is validated for every metric
@@ -14,8 +15,6 @@ with the metric's name (``rouge1`` ... ``rougeLsum``), else ``<metric>_<key>``.
 
 from __future__ import annotations
 
-import sys
-import time
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
@@ -23,16 +22,8 @@ from ..base.errors import UserInputError
 from ..base.options import EMBEDDING_OPTIONS
 from ..engine.config import JUDGE_OPTION_NAMES, judge_config
 from ..kit.registry import METRICS, MetricSpec, available
-from .chunks import (
-    chunk_size_for,
-    load_metric,
-    metric_arguments,
-    score_chunk,
-    score_column_names,
-    validate_all,
-)
-from .panel_columns import finish_panel
-from .summary import BatchSummary, MetricSummary
+from .engines import Engine, choose_engine
+from .summary import BatchSummary
 
 EMBEDDING_OPTION_NAMES = tuple(option.name for option in EMBEDDING_OPTIONS)
 
@@ -116,7 +107,7 @@ def score_dataset(
     chunk_size: int | None = None,
     show_progress: bool = True,
     metric_options: Mapping[str, Mapping[str, Any]] | None = None,
-    engine: str | None = None,
+    engine: str | Engine | None = None,
     workers: int | None = None,
     **options: Any,
 ) -> tuple[Any, BatchSummary]:
@@ -135,87 +126,35 @@ def score_dataset(
     With ``dry_run=True`` only the judge metrics run, nothing is sent, the dataset is returned
     unchanged and the summary holds each metric's plan.
     ``engine``: ``"local"`` (this process) or ``"ray"`` (Ray Data workers, ``workers`` of them,
-    default: the cluster's CPUs; docs/SCALING.md); a ``ray.data.Dataset`` always runs on Ray
-    and comes back as a materialized ``ray.data.Dataset``.
+    default: the cluster's CPUs; docs/SCALING.md), or an engine already chosen
+    (``shared.runs.engines``); a ``ray.data.Dataset`` always runs on Ray and comes back as a
+    materialized ``ray.data.Dataset``.
     """
-    ray_input = type(dataset).__module__.startswith("ray.data")
-    config, judge_options, embed_options = _checked_options(
-        dataset, ray_input, engine, chunk_size, options)
-    dry_run = config.dry_run
+    chosen = choose_engine(engine, dataset, workers)
+    config, judge_options, embed_options = _checked_options(dataset, chunk_size, options)
     metric_options = dict(metric_options or {})
 
-    names, skipped = select_metrics(
-        metrics, dataset.columns() if ray_input else dataset.column_names, metric_options)
+    names, skipped = select_metrics(metrics, chosen.columns(dataset), metric_options)
     for name in metric_options:
         if name not in names:
             raise UserInputError(f"metric_options names {name!r}, which is not being run")
-    if dry_run:
+    if config.dry_run:
         for name in [n for n in names if not METRICS[n].judge]:
             skipped[name] = "calls no judge (dry run)"
         names = [n for n in names if METRICS[n].judge]
-    if ray_input or engine == "ray":
-        from .ray_engine import score_on_ray
-
-        return score_on_ray(dataset, names, skipped, config, chunk_size, workers, show_progress,
-                            {n: _call_options(n, metric_options, judge_options, embed_options)
-                             for n in names})
-    if len(dataset) == 0:
-        raise UserInputError("the input has no rows")
-
-    sizes = {name: chunk_size_for(name, chunk_size) for name in names}
-    loaded = {name: load_metric(name) for name in names}
-    for name in names:
-        validate_all(name, loaded[name], dataset, sizes[name])
-
-    summaries: list[MetricSummary] = []
-    new_columns: dict[str, list[Any]] = {}
-    for name in names:
-        call_options = _call_options(name, metric_options, judge_options, embed_options)
-        columns, summary = _score_metric(
-            name, loaded[name], dataset, sizes[name], call_options,
-            show_progress,
-        )
-        summaries.append(summary)
-        new_columns.update(columns)
-
-    if not dry_run:
-        dataset = with_columns(dataset, new_columns)
-    return dataset, BatchSummary(summaries, skipped, dry_run)
-
-
-def with_columns(dataset: Any, columns: Mapping[str, list[Any]]) -> Any:
-    """``dataset`` with ``columns`` added (a column of the same name replaced), built on its
-    Arrow table directly. Not ``Dataset.add_column``: that fingerprints each new column by
-    pickling all its values (about 0.2 s per column per 100,000 rows) inside a bare ``except``
-    of ``datasets``, which swallowed a Ctrl-C and let the run finish and replace its output."""
-    import datasets
-    import pyarrow as pa
-
-    table = dataset.with_format("arrow")[:]  # the rows in order (an index mapping applied)
-    features = {k: v for k, v in dataset.features.items() if k not in columns}
-    for name, values in columns.items():
-        if name in table.column_names:
-            table = table.remove_column(table.column_names.index(name))
-        array = pa.array(values)
-        table = table.append_column(name, array)
-        features[name] = datasets.Features.from_arrow_schema(
-            pa.schema([(name, array.type)]))[name]
-    info = dataset.info.copy()
-    info.features = datasets.Features(features)
-    return datasets.Dataset(table, info=info, split=dataset.split)
+    return chosen.score(dataset, names, skipped, config, chunk_size, show_progress,
+                        {n: _call_options(n, metric_options, judge_options, embed_options)
+                         for n in names})
 
 
 def _checked_options(
-    dataset: Any, ray_input: bool, engine: str | None, chunk_size: int | None,
-    options: Mapping[str, Any],
+    dataset: Any, chunk_size: int | None, options: Mapping[str, Any],
 ) -> tuple[Any, dict[str, Any], dict[str, Any]]:
     """``score_dataset``'s arguments checked before any work: the judge config, the judge
     options and the embedding options."""
     import datasets
 
-    if engine not in (None, "local", "ray") or (ray_input and engine == "local"):
-        raise UserInputError(f"engine must be 'local' or 'ray', got {engine!r}")
-
+    ray_input = type(dataset).__module__.startswith("ray.data")
     if isinstance(dataset, datasets.DatasetDict):
         raise UserInputError(
             f"got a DatasetDict with splits {', '.join(dataset)}; pass one split, "
@@ -253,34 +192,3 @@ def _call_options(
     if spec.embeds:
         call_options.update(embed_options)
     return call_options
-
-
-def _score_metric(
-    name: str, metric: Any, dataset: Any, chunk_size: int, call_options: dict[str, Any],
-    show_progress: bool,
-) -> tuple[dict[str, list[Any]], MetricSummary]:
-    from tqdm.auto import tqdm
-
-    spec = METRICS[name]
-    arguments = metric_arguments(spec, dataset)
-    data = dataset.select_columns(sorted(set(arguments.values())))
-    columns: dict[str, list[Any]] = {
-        column: [] for column in [*score_column_names(name, spec).values(), f"{name}_details"]}
-    weighted: dict[str, list[float]] = {key: [0.0, 0.0] for key in spec.headline}
-    summary = MetricSummary(name, {}, len(dataset), 0, spec.judge)
-    started = time.perf_counter()
-    with tqdm(total=len(dataset), desc=name, unit="row", disable=not show_progress,
-              file=sys.stderr, dynamic_ncols=True) as bar:
-        for start in range(0, len(dataset), chunk_size):
-            chunk = data[start:start + chunk_size]
-            for column, values in score_chunk(name, metric, chunk, arguments, start,
-                                               call_options, summary, weighted).items():
-                columns.setdefault(column, []).extend(values)
-            bar.update(len(next(iter(chunk.values()))))
-    summary.seconds = time.perf_counter() - started
-    summary.aggregates = {k: (s / w if w else None) for k, (s, w) in weighted.items()}
-    finish_panel(name, columns, summary)
-    summary.columns = list(columns)
-    return columns, summary
-
-

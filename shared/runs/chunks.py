@@ -1,13 +1,13 @@
 """One metric on one chunk of rows: load the metric, map its arguments to columns, validate
 every cell, call ``compute`` and turn its output into per-row columns and summary counts. The
-single-process engine (:mod:`.batch`) and the Ray workers (:mod:`.ray_engine`) both call
-:func:`score_chunk`, so their per-row results are the same."""
+single-process engine and the Ray workers (:mod:`.engines`) both call :func:`score_rows`, so
+their per-row results are the same."""
 
 from __future__ import annotations
 
 import itertools
 import json
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from ..base.errors import UserInputError
@@ -145,7 +145,7 @@ def score_chunk(
 ) -> dict[str, list[Any]]:
     """One ``compute`` call on ``chunk`` (column -> values, rows from ``start``): the per-row
     output columns; adds the chunk's counts to ``summary`` and its aggregate sums to
-    ``weighted`` (the Ray engine calls this for each batch, see shared/runs/ray_engine.py)."""
+    ``weighted``."""
     spec = METRICS[name]
     n = len(next(iter(chunk.values())))
     kwargs, owners = _expand(name, metric, {a: chunk[c] for a, c in arguments.items()},
@@ -180,6 +180,30 @@ def score_chunk(
     for kind, count in (output.get("invalid_answers") or {}).items():
         summary.invalid_answers[kind] = summary.invalid_answers.get(kind, 0) + int(count)
     return columns
+
+
+def score_rows(
+    name: str, metric: Any, take: Callable[[int, int], dict[str, list[Any]]], rows: int,
+    chunk_size: int, arguments: dict[str, str], call_options: dict[str, Any],
+    summary: MetricSummary, progress: Callable[[int], Any] | None = None,
+) -> tuple[dict[str, list[Any]], dict[str, list[float]]]:
+    """Metric ``name`` on ``rows`` rows, ``chunk_size`` per :func:`score_chunk` call
+    (``take(start, stop)``: those rows' columns): its per-row columns, and the weighted sums of
+    its headline aggregates (``{key: [sum, weight]}``). Both engines score a metric through this:
+    the single process over the whole input, each Ray worker over its batch. ``progress``: called
+    with each chunk's row count."""
+    spec = METRICS[name]
+    columns: dict[str, list[Any]] = {
+        column: [] for column in [*score_column_names(name, spec).values(), f"{name}_details"]}
+    weighted: dict[str, list[float]] = {key: [0.0, 0.0] for key in spec.headline}
+    for start in range(0, rows, chunk_size):
+        chunk = take(start, start + chunk_size)
+        for column, values in score_chunk(name, metric, chunk, arguments, start, call_options,
+                                           summary, weighted).items():
+            columns.setdefault(column, []).extend(values)
+        if progress is not None:
+            progress(len(next(iter(chunk.values()))))
+    return columns, weighted
 
 
 def best_per_row(

@@ -86,6 +86,12 @@ def check_writable_file(path: Path, option: str) -> None:
     """Fail early on an output path that is a folder or whose folder cannot be made or written."""
     if path.is_dir():
         raise UserInputError(f"{option} {path} is a folder; give a file name")
+    check_folder_writable(path, option)
+
+
+def check_folder_writable(path: Path, option: str) -> None:
+    """Fail early when the folder that will hold ``path`` (a file, or the Ray engine's output
+    folder) cannot be made or written."""
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
     except OSError as error:
@@ -176,6 +182,12 @@ def read_input(path: Path, label: str = "INPUT") -> Any:
     """The input file or saved-dataset folder as a ``datasets.Dataset`` (``label``: how
     messages name it, e.g. ``A`` for compare's first run)."""
     check_input_path(path, label)
+    return load_input(path, label)
+
+
+def load_input(path: Path, label: str = "INPUT") -> Any:
+    """:func:`read_input` of a path already checked by :func:`check_input_path` (a command
+    checks its input before any work, and reads it later)."""
     try:
         if path.is_dir():
             return _read_saved(path, label)

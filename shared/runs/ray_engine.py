@@ -2,10 +2,10 @@
 
 Each Ray worker is one actor of a ``map_batches`` pool (:class:`_MetricWorker`): it loads every
 metric once (and with it the embedding model, on its first batch), then scores each batch with
-the same per-chunk function as the single-process path (``chunks.score_chunk``), so the per-row
+the same per-metric function as the single-process path (``chunks.score_rows``), so the per-row
 columns and numbers are the same. Each batch's counts (unmeasured rows, judge calls, cache hits,
 cost, the aggregate sums) go to one small tally actor, from which the driver builds the
-:class:`~shared.runs.batch.BatchSummary`.
+:class:`~shared.runs.summary.BatchSummary`.
 
 Judge traffic: the job's one ``max_concurrency`` (default 16) is split over the workers: each
 worker gets ``floor(total / workers)`` requests in flight, and at most ``total`` workers run,
@@ -35,11 +35,11 @@ from .chunks import (
     chunk_size_for,
     load_metric,
     metric_arguments,
-    score_chunk,
     score_column_names,
+    score_rows,
     validate_all,
 )
-from .files import remove_stale_temporaries, write_jsonl_rows
+from .files import check_folder_writable, remove_stale_temporaries, write_jsonl_rows
 from .panel_columns import add_panel_counts, finish_panel_counts, panel_counts
 from .summary import BatchSummary, MetricSummary, add_cost
 
@@ -266,16 +266,11 @@ class _MetricWorker:
                     for column in set(self.arguments[name].values())}
             spec = METRICS[name]
             summary = MetricSummary(name, {}, table.num_rows, 0, spec.judge)
-            weighted: dict[str, list[float]] = {key: [0.0, 0.0] for key in spec.headline}
-            columns: dict[str, list[Any]] = {}
-            size = self.sizes[name]
-            for start in range(0, table.num_rows, size):
-                chunk = {column: values[start:start + size] for column, values in data.items()}
-                for column, values in score_chunk(name, self.metrics[name], chunk,
-                                                   self.arguments[name], start,
-                                                   self.options[name], summary,
-                                                   weighted).items():
-                    columns.setdefault(column, []).extend(values)
+            columns, weighted = score_rows(
+                name, self.metrics[name],
+                lambda start, stop, data=data: {c: v[start:stop] for c, v in data.items()},
+                table.num_rows, self.sizes[name], self.arguments[name], self.options[name],
+                summary)
             for column, values in columns.items():
                 kind = pa.string() if column == f"{name}_details" else pa.float64()
                 array = pa.array(values, type=kind)
@@ -298,23 +293,22 @@ class _MetricWorker:
 RAY_SUFFIXES = (".parquet", ".jsonl")
 
 
-def check_paths(source: Path, out: Path | None) -> None:
-    """``--engine ray`` reads and writes Parquet or JSON lines (``ray.data``'s readers and
-    writers): INPUT a file or a folder of them, OUTPUT a folder of files."""
+def check_input_format(source: Path) -> None:
+    """``--engine ray`` reads Parquet or JSON lines (``ray.data``'s readers): INPUT a file or a
+    folder of them."""
     if not source.is_dir() and source.suffix.lower() not in RAY_SUFFIXES:
         raise UserInputError(f"INPUT {source}: --engine ray reads .parquet or .jsonl (a file "
                              "or a folder of them); convert CSV first")
-    if out is not None and out.suffix.lower() not in RAY_SUFFIXES:
+
+
+def check_output_folder(out: Path) -> None:
+    """``--engine ray`` writes a folder of Parquet or JSON-lines files (one per block), named
+    .parquet or .jsonl; a killed run's temporary folder beside it is removed."""
+    if out.suffix.lower() not in RAY_SUFFIXES:
         raise UserInputError(f"--out {out}: --engine ray writes a folder named .parquet or "
                              ".jsonl")
-    if out is not None:
-        try:
-            out.parent.mkdir(parents=True, exist_ok=True)
-        except OSError as error:
-            raise UserInputError(f"--out {out}: cannot create its folder: {error}") from None
-        if not os.access(out.parent, os.W_OK):
-            raise UserInputError(f"--out {out}: folder {out.parent} is not writable")
-        remove_stale_temporaries(out)
+    check_folder_writable(out, "--out")
+    remove_stale_temporaries(out)
 
 
 def connect(address: str | None, quiet: bool = False) -> None:

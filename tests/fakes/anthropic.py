@@ -24,11 +24,10 @@ upstream ``prompt_tokens``/``completion_tokens`` as ``input_tokens``/``output_to
 
 from __future__ import annotations
 
-import json
 import uuid
 from typing import Any
 
-from fakes.translating import Reply, TranslatingFake
+from fakes.translating import Completion, Invalid, Reply, TranslatingFake, chat_messages
 
 NEW_VERSION = "2026-10-21"
 VERSIONS = ("2023-01-01", "2023-06-01", NEW_VERSION)
@@ -38,10 +37,6 @@ SAMPLING = ("temperature", "top_p", "top_k")
 def error(status: int, kind: str, message: str, headers: dict[str, str] | None = None) -> Reply:
     return Reply(status, {"type": "error", "error": {"type": kind, "message": message}},
                  {"request-id": f"req_{uuid.uuid4().hex[:24]}", **(headers or {})})
-
-
-class Invalid(ValueError):
-    """A request the API refuses with 400 invalid_request_error."""
 
 
 def _text(content: Any, where: str) -> str:
@@ -112,18 +107,8 @@ class FakeAnthropic(TranslatingFake):
             for name in SAMPLING:
                 if name in body:
                     raise Invalid(f"{name}: Extra inputs are not permitted")
-        turns = body.get("messages")
-        if not isinstance(turns, list) or not turns:
-            raise Invalid("messages: at least one message is required")
-        messages = []
-        if "system" in body:
-            messages.append({"role": "system", "content": _text(body["system"], "system")})
-        for index, turn in enumerate(turns):
-            role = turn.get("role") if isinstance(turn, dict) else None
-            if role not in ("user", "assistant"):
-                raise Invalid(f"messages.{index}.role: must be 'user' or 'assistant'")
-            messages.append({"role": role,
-                             "content": _text(turn.get("content"), f"messages.{index}")})
+        system = _text(body["system"], "system") if "system" in body else None
+        messages = chat_messages(system, body.get("messages"), _text)
         tools = body.get("tools") or []
         by_name = {}
         for index, tool in enumerate(tools):
@@ -150,24 +135,15 @@ class FakeAnthropic(TranslatingFake):
 
     def message(self, body: dict[str, Any], completion: dict[str, Any],
                 forced: str | None) -> dict[str, Any]:
-        choice = completion["choices"][0]
-        text = choice["message"].get("content") or ""
-        cut = choice.get("finish_reason") == "length"
+        answer = Completion(completion)
         if forced is not None:
-            try:
-                value = json.loads(text)
-            except ValueError:
-                value = {}  # a cut-off call: its input is what could be read
             content = [{"type": "tool_use", "id": f"toolu_{uuid.uuid4().hex[:24]}",
-                        "name": forced, "input": value if isinstance(value, dict) else {}}]
-            stop = "max_tokens" if cut else "tool_use"
+                        "name": forced, "input": answer.tool_input()}]
         else:
-            content = [{"type": "text", "text": text}]
-            stop = "max_tokens" if cut else "end_turn"
-        usage = completion.get("usage") or {}
+            content = [{"type": "text", "text": answer.text}]
         return {"id": f"msg_{uuid.uuid4().hex[:24]}", "type": "message", "role": "assistant",
-                "model": body["model"], "content": content, "stop_reason": stop,
-                "stop_sequence": None,
-                "usage": {"input_tokens": usage.get("prompt_tokens", 0),
-                          "output_tokens": usage.get("completion_tokens", 0),
+                "model": body["model"], "content": content,
+                "stop_reason": answer.stop_reason(forced), "stop_sequence": None,
+                "usage": {"input_tokens": answer.prompt_tokens,
+                          "output_tokens": answer.completion_tokens,
                           "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0}}

@@ -19,7 +19,7 @@ import re
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
-from .translating import Reply, TranslatingFake
+from .translating import RelayingFake, Reply, fault_status
 
 DEPLOYMENT_ROUTE = re.compile(r"^/openai/deployments/(?P<deployment>[^/]+)/chat/completions$")
 V1_ROUTE = "/openai/v1/chat/completions"
@@ -30,14 +30,8 @@ _DENIED = ("Access denied due to invalid subscription key or wrong API endpoint.
            "endpoint for your resource.")
 
 
-class FakeAzureOpenAI(TranslatingFake):
-    """``deployments``: deployment name -> the upstream model it serves."""
-
-    def __init__(self, upstream: str, key: str, deployments: dict[str, str],
-                 faults: tuple[str, ...] = ()) -> None:
-        super().__init__(upstream, faults)
-        self.key = key
-        self.deployments = deployments
+class FakeAzureOpenAI(RelayingFake):
+    """``models``: deployment name -> the upstream model it serves."""
 
     def api_versions(self) -> list[str]:
         """The ``api-version`` of every request received, in order (``""``: none)."""
@@ -61,13 +55,13 @@ class FakeAzureOpenAI(TranslatingFake):
             deployment = (body or {}).get("model", "")
         else:
             return Reply(404, {"error": {"code": "404", "message": "Resource not found"}})
-        if deployment not in self.deployments:
+        if deployment not in self.models:
             return Reply(404, {"error": {
                 "code": "DeploymentNotFound",
                 "message": "The API deployment for this resource does not exist. If you "
                            "created the deployment within the last 5 minutes, please wait a "
                            "moment and try again."}})
-        completion = self.chat({**body, "model": self.deployments[deployment]})
+        completion = self.relay(body, deployment)
         completion["prompt_filter_results"] = [{"prompt_index": 0,
                                                 "content_filter_results": _FILTERS}]
         for choice in completion.get("choices", []):
@@ -79,5 +73,5 @@ class FakeAzureOpenAI(TranslatingFake):
             return Reply(429, {"error": {"code": "429", "message": "Requests to the ChatCompletions"
                                          "_Create Operation have exceeded the rate limit."}},
                          {"Retry-After": "1"})
-        status = int(fault.removeprefix("status:"))
+        status = fault_status(fault)
         return Reply(status, {"error": {"code": str(status), "message": f"fault {status}"}})

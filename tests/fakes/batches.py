@@ -23,18 +23,19 @@ import json
 import threading
 import time
 import uuid
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
 from .anthropic import FakeAnthropic
-from .translating import TranslatingFake
+from .translating import GetPostHandler, LocalServer, Reply, chat_completion
 
 
-class FakeBatches:
+class FakeBatches(LocalServer):
+    handler = GetPostHandler
+
     def __init__(self, upstream: str, api_key: str = "sk-test", delay: float = 0.0,
                  fail_once: tuple[str, ...] = (), create_pause: float = 0.0) -> None:
-        self.upstream = TranslatingFake(upstream)
+        self.upstream = upstream
         self.anthropic = FakeAnthropic(upstream, api_key)
         self.delay = delay
         self.fail_once = set(fail_once)
@@ -44,8 +45,6 @@ class FakeBatches:
         self.results: dict[str, list[dict[str, Any]]] = {}
         self.created: list[str] = []
         self.direct = 0
-        self._lock = threading.Lock()
-        self._server: ThreadingHTTPServer | None = None
 
     # -- the work
 
@@ -58,7 +57,7 @@ class FakeBatches:
                                  "body": {"error": {"message": "The server had an error",
                                                     "type": "server_error"}}},
                     "error": None}, False
-        body = self.upstream.chat(line["body"])
+        body = chat_completion(self.upstream, line["body"])
         return {"id": f"batch_req_{uuid.uuid4().hex}", "custom_id": cid,
                 "response": {"status_code": 200, "request_id": "req_x", "body": body},
                 "error": None}, True
@@ -98,7 +97,7 @@ class FakeBatches:
                 counts["errored"] += 1
                 continue
             chat, forced = self.anthropic.translate(params, "2023-06-01")
-            message = self.anthropic.message(params, self.upstream.chat(chat), forced)
+            message = self.anthropic.message(params, chat_completion(self.upstream, chat), forced)
             results.append({"custom_id": cid, "result": {"type": "succeeded",
                                                          "message": message}})
             counts["succeeded"] += 1
@@ -180,46 +179,8 @@ class FakeBatches:
 
     # -- the server
 
-    @property
-    def url(self) -> str:
-        assert self._server is not None
-        host, port = self._server.server_address[:2]
-        return f"http://{host}:{port}"
-
-    def __enter__(self) -> FakeBatches:
-        fake = self
-
-        class Handler(BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
-
-            def log_message(self, *args: object) -> None:
-                pass
-
-            def _reply(self, status: int, body: Any) -> None:
-                data = body if isinstance(body, bytes) else json.dumps(body).encode()
-                self.send_response(status)
-                self.send_header("Content-Type", "application/octet-stream"
-                                 if isinstance(body, bytes) else "application/json")
-                self.send_header("Content-Length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
-
-            def do_POST(self) -> None:  # noqa: N802
-                raw = self.rfile.read(int(self.headers.get("Content-Length") or 0))
-                headers = {k.lower(): v for k, v in self.headers.items()}
-                self._reply(*fake.post(self.path.split("?")[0], headers, raw))
-
-            def do_GET(self) -> None:  # noqa: N802
-                url = urlsplit(self.path)
-                self._reply(*fake.get(url.path, parse_qs(url.query)))
-
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self._server.daemon_threads = True
-        threading.Thread(target=self._server.serve_forever, daemon=True).start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        if self._server is not None:
-            self._server.shutdown()
-            self._server.server_close()
-            self._server = None
+    def respond(self, method: str, path: str, headers: dict[str, str], raw: bytes) -> Reply:
+        if method == "POST":
+            return Reply(*self.post(path.split("?")[0], headers, raw))
+        url = urlsplit(path)
+        return Reply(*self.get(url.path, parse_qs(url.query)))

@@ -25,14 +25,13 @@ The translation: system blocks and turns become chat messages; ``inferenceConfig
 
 from __future__ import annotations
 
-import json
 import re
 import time
 import uuid
 from typing import Any
 from urllib.parse import unquote
 
-from fakes.translating import Reply, TranslatingFake
+from fakes.translating import Completion, Invalid, Reply, TranslatingFake, chat_messages
 
 _PATH = re.compile(r"^/model/(?P<model>[^/]+)/converse$")
 _SIGV4 = re.compile(r"^AWS4-HMAC-SHA256 Credential=(?P<key>[^/]+)/(?P<date>\d{8})/"
@@ -47,8 +46,10 @@ def error(status: int, kind: str, message: str, headers: dict[str, str] | None =
                   **(headers or {})})
 
 
-class Invalid(ValueError):
-    """A request the service refuses with 400 ValidationException."""
+def model_id(path: str) -> str | None:
+    """The model id a request's path names, decoded (``None``: no Converse path)."""
+    route = _PATH.match(path.split("?")[0])
+    return None if route is None else unquote(route["model"])
 
 
 def _text(blocks: Any, where: str) -> str:
@@ -121,26 +122,12 @@ class FakeBedrock(TranslatingFake):
         return Reply(200, self.response(completion, forced, time.monotonic() - started),
                      {"x-amzn-RequestId": str(uuid.uuid4())})
 
-    def model_ids(self) -> list[str]:
-        """The model id of each request received, decoded from its path."""
-        return [unquote(m["model"]) for seen in self.received
-                if (m := _PATH.match(seen.path.split("?")[0]))]
 
     def translate(self, body: Any) -> tuple[dict[str, Any], str | None]:
         if not isinstance(body, dict):
             raise Invalid("the request body must be a JSON object")
-        turns = body.get("messages")
-        if not isinstance(turns, list) or not turns:
-            raise Invalid("messages: at least one message is required")
-        messages = []
-        if body.get("system"):
-            messages.append({"role": "system", "content": _text(body["system"], "system")})
-        for index, turn in enumerate(turns):
-            role = turn.get("role") if isinstance(turn, dict) else None
-            if role not in ("user", "assistant"):
-                raise Invalid(f"messages.{index}.role: must be user or assistant")
-            messages.append({"role": role,
-                             "content": _text(turn.get("content"), f"messages.{index}")})
+        system = _text(body["system"], "system") if body.get("system") else None
+        messages = chat_messages(system, body.get("messages"), _text)
         settings = body.get("inferenceConfig") or {}
         chat: dict[str, Any] = {"model": self.upstream_model, "messages": messages}
         for ours, theirs in (("maxTokens", "max_tokens"), ("temperature", "temperature"),
@@ -174,25 +161,15 @@ class FakeBedrock(TranslatingFake):
 
     def response(self, completion: dict[str, Any], forced: str | None,
                  seconds: float) -> dict[str, Any]:
-        choice = completion["choices"][0]
-        text = choice["message"].get("content") or ""
-        cut = choice.get("finish_reason") == "length"
+        answer = Completion(completion)
         if forced is not None:
-            try:
-                value = json.loads(text)
-            except ValueError:
-                value = {}
             content = [{"toolUse": {"toolUseId": f"tooluse_{uuid.uuid4().hex[:22]}",
-                                    "name": forced,
-                                    "input": value if isinstance(value, dict) else {}}}]
-            stop = "max_tokens" if cut else "tool_use"
+                                    "name": forced, "input": answer.tool_input()}}]
         else:
-            content = [{"text": text}]
-            stop = "max_tokens" if cut else "end_turn"
-        usage = completion.get("usage") or {}
-        prompt, answer = usage.get("prompt_tokens", 0), usage.get("completion_tokens", 0)
+            content = [{"text": answer.text}]
+        prompt, written = answer.prompt_tokens, answer.completion_tokens
         return {"output": {"message": {"role": "assistant", "content": content}},
-                "stopReason": stop,
-                "usage": {"inputTokens": prompt, "outputTokens": answer,
-                          "totalTokens": prompt + answer},
+                "stopReason": answer.stop_reason(forced),
+                "usage": {"inputTokens": prompt, "outputTokens": written,
+                          "totalTokens": prompt + written},
                 "metrics": {"latencyMs": int(seconds * 1000)}}

@@ -27,12 +27,12 @@ from __future__ import annotations
 import json
 import re
 import threading
-import urllib.request
 import uuid
 from dataclasses import dataclass
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import parse_qs, urlparse
+
+from .translating import LocalServer, Reply, chat_completion
 
 ROUTE = re.compile(r"^/v1beta/models/([^/:]+):generateContent$")
 MAX_LOGPROBS = 20  # the reference: "The number must be in the range of [0, 20]"
@@ -51,9 +51,11 @@ class Seen:
     status: int
 
 
-class FakeGemini:
+class FakeGemini(LocalServer):
     """``with FakeGemini(upstream_base_url, api_key) as server: server.url`` (the root a Gemini
     client takes as its base URL)."""
+
+    content_type = "application/json; charset=UTF-8"
 
     def __init__(self, upstream: str, api_key: str, upstream_model: str = "smollm2",
                  no_logprobs: frozenset[str] = frozenset()) -> None:
@@ -64,7 +66,6 @@ class FakeGemini:
         self.seen: list[Seen] = []
         self._faults: list[int] = []
         self._lock = threading.Lock()
-        self._server: ThreadingHTTPServer | None = None
 
     # -- control
 
@@ -77,61 +78,22 @@ class FakeGemini:
     def count(self) -> int:
         return len(self.seen)
 
-    @property
-    def url(self) -> str:
-        assert self._server is not None
-        return f"http://127.0.0.1:{self._server.server_address[1]}"
-
-    def __enter__(self) -> FakeGemini:
-        owner = self
-
-        class Handler(BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
-
-            def log_message(self, format: str, *args: Any) -> None:
-                pass
-
-            def do_POST(self) -> None:
-                raw = self.rfile.read(int(self.headers.get("Content-Length") or 0))
-                status, payload, extra = owner.answer(self.path, dict(self.headers), raw)
-                data = json.dumps(payload).encode()
-                self.send_response(status)
-                self.send_header("Content-Type", "application/json; charset=UTF-8")
-                self.send_header("Content-Length", str(len(data)))
-                for name, value in extra.items():
-                    self.send_header(name, value)
-                self.end_headers()
-                self.wfile.write(data)
-
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self._server.daemon_threads = True
-        threading.Thread(target=self._server.serve_forever, kwargs={"poll_interval": 0.05},
-                         daemon=True).start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        assert self._server is not None
-        self._server.shutdown()
-        self._server.server_close()
-
     # -- one request
 
-    def answer(self, target: str, headers: dict[str, str], raw: bytes
-               ) -> tuple[int, dict[str, Any], dict[str, str]]:
+    def respond(self, method: str, target: str, headers: dict[str, str], raw: bytes) -> Reply:
         parsed = urlparse(target)
         try:
             body = json.loads(raw or b"{}")
         except json.JSONDecodeError:
             body = {}
-        status, payload, extra = self._answer(parsed.path, parsed.query, headers, body)
+        reply = self.answer(parsed.path, parsed.query, headers, body)
         with self._lock:
-            self.seen.append(Seen(parsed.path, headers, body, status))
-        return status, payload, extra
+            self.seen.append(Seen(parsed.path, headers, body, reply.status))
+        return reply
 
-    def _answer(self, path: str, query: str, headers: dict[str, str], body: dict[str, Any]
-                ) -> tuple[int, dict[str, Any], dict[str, str]]:
-        lowered = {name.lower(): value for name, value in headers.items()}
-        key = lowered.get("x-goog-api-key") or (parse_qs(query).get("key") or [None])[0]
+    def answer(self, path: str, query: str, headers: dict[str, str],
+               body: dict[str, Any]) -> Reply:
+        key = headers.get("x-goog-api-key") or (parse_qs(query).get("key") or [None])[0]
         if key != self.api_key:
             return error(400, "API key not valid. Please pass a valid API key.")
         route = ROUTE.match(path)
@@ -149,15 +111,11 @@ class FakeGemini:
             chat = to_chat_completion(body, self.upstream_model)
         except ValueError as exc:
             return error(400, str(exc))
-        request = urllib.request.Request(
-            f"{self.upstream}/chat/completions", data=json.dumps(chat).encode(),
-            headers={"Content-Type": "application/json"})
-        with urllib.request.urlopen(request, timeout=300) as response:
-            completion = json.load(response)
-        return 200, to_generate_content_response(completion, route.group(1)), {}
+        completion = chat_completion(self.upstream, chat)
+        return Reply(200, to_generate_content_response(completion, route.group(1)))
 
 
-def error(status: int, message: str) -> tuple[int, dict[str, Any], dict[str, str]]:
+def error(status: int, message: str) -> Reply:
     """The reference's error body; a 429 says when to retry (``RetryInfo`` and
     ``Retry-After``)."""
     details: list[dict[str, Any]] = []
@@ -166,9 +124,9 @@ def error(status: int, message: str) -> tuple[int, dict[str, Any], dict[str, str
         details.append({"@type": "type.googleapis.com/google.rpc.RetryInfo",
                         "retryDelay": f"{RETRY_DELAY_SECONDS}s"})
         extra["Retry-After"] = str(RETRY_DELAY_SECONDS)
-    return status, {"error": {"code": status, "message": message,
-                              "status": STATUS_NAMES.get(status, "UNKNOWN"),
-                              "details": details}}, extra
+    return Reply(status, {"error": {"code": status, "message": message,
+                                    "status": STATUS_NAMES.get(status, "UNKNOWN"),
+                                    "details": details}}, extra)
 
 
 def _text_of(content: dict[str, Any]) -> str:

@@ -12,24 +12,18 @@ from __future__ import annotations
 from typing import Any
 from urllib.parse import urlsplit
 
-from .translating import Reply, TranslatingFake
+from .translating import RelayingFake, Reply, fault_status
 
 ROUTE = "/v1/chat/completions"
 
 
-class FakeHFRouter(TranslatingFake):
-    """``models``: Hub id -> the upstream model that answers for it."""
-
-    def __init__(self, upstream: str, token: str, models: dict[str, str],
-                 faults: tuple[str, ...] = ()) -> None:
-        super().__init__(upstream, faults)
-        self.token = token
-        self.models = models
+class FakeHFRouter(RelayingFake):
+    """``key``: the HF token; ``models``: Hub id -> the upstream model that answers for it."""
 
     def answer(self, method: str, path: str, headers: dict[str, str], body: Any) -> Reply:
         if urlsplit(path).path != ROUTE:
             return Reply(404, {"error": "Not Found"})
-        if headers.get("authorization") != f"Bearer {self.token}":
+        if headers.get("authorization") != f"Bearer {self.key}":
             return Reply(401, {"error": "Invalid credentials in Authorization header"})
         asked = (body or {}).get("model", "")
         hub_id = asked.split(":", 1)[0]
@@ -38,10 +32,10 @@ class FakeHFRouter(TranslatingFake):
                                          "supported by any provider you have enabled.",
                                          "type": "invalid_request_error",
                                          "code": "model_not_supported"}})
-        completion = self.chat({**body, "model": self.models[hub_id]})
+        completion = self.relay(body, hub_id)
         completion["model"] = hub_id
         return Reply(200, completion)
 
     def fault_reply(self, fault: str) -> Reply:
-        status = int(fault.removeprefix("status:"))
+        status = fault_status(fault)
         return Reply(status, {"error": f"fault {status}"})

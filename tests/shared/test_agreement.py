@@ -549,7 +549,7 @@ def test_every_card_carries_the_runs_agreement_block() -> None:
 def test_score_summary_notes_the_embedded_judges_agreement(capsys) -> None:
     from shared.cli.common import print_embedded_judge_notes
     from shared.cli.main import build_parser
-    from shared.runs.batch import BatchSummary, MetricSummary
+    from shared.runs.summary import BatchSummary, MetricSummary
 
     summary = BatchSummary([MetricSummary("l3score", {"L3Score": 0.6}, 2, 0, True),
                             MetricSummary("bias", {"bias": 0.9}, 2, 0, True),

@@ -15,7 +15,6 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import evaluate
 import pytest
 from fakes.anthropic import FakeAnthropic
 from fakes.batches import FakeBatches
@@ -24,24 +23,17 @@ from metric_examples import EXAMPLES
 from shared.engine.backends.batching import STORE_FILE, BatchStore
 from shared.engine.backends.registry import PROVIDERS
 from shared.engine.config import judge_config
-from shared.kit.registry import metric_path
 
 pytestmark = pytest.mark.server
 
 KEY = "sk-test-batch"
-EXPERIMENT = f"{Path(__file__).stem}-{os.getpid()}"
+METRICS = ("faithfulness", "l3score")  # loaded by the metrics fixture
 ROOT = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture(autouse=True)
 def fast_polling(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("JUDGE_METRICS_BATCH_POLL", "0.05")
-
-
-@pytest.fixture(scope="module")
-def metrics() -> dict[str, evaluate.EvaluationModule]:
-    return {name: evaluate.load(metric_path(name), experiment_id=EXPERIMENT)
-            for name in ("faithfulness", "l3score")}
 
 
 @pytest.fixture()

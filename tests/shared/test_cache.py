@@ -14,6 +14,7 @@ import warnings
 from pathlib import Path
 
 import pytest
+from tmpfs import mounted_tmpfs
 
 from shared.engine.cache import CACHE_ENV, CallCache, call_key, default_cache_dir, open_cache
 
@@ -205,19 +206,11 @@ def test_a_corrupt_cache_file_is_moved_aside_and_a_fresh_one_starts(cache_dir, d
 def read_only_cache(tmp_path: Path):
     """A populated cache folder on a real tmpfs remounted read-only (root only): writes fail
     with EROFS even for root, unlike chmod."""
-    mount_point = tmp_path / "ro"
-    mount_point.mkdir()
-    done = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=4m", "tmpfs", str(mount_point)],
-                          capture_output=True, text=True)
-    if done.returncode != 0:
-        pytest.skip(f"cannot mount a tmpfs here ({done.stderr.strip()})")
-    try:
+    with mounted_tmpfs(tmp_path / "ro", "4m") as mount_point:
         folder = mount_point / "cache"
         _filled(str(folder), 20)
         subprocess.run(["mount", "-o", "remount,ro", str(mount_point)], check=True)
         yield folder
-    finally:
-        subprocess.run(["umount", "-l", str(mount_point)], check=False)
 
 
 def test_a_read_only_cache_serves_hits_and_stores_nothing(read_only_cache: Path):

@@ -7,10 +7,8 @@ from __future__ import annotations
 import csv
 import json
 import os
-import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import datasets
@@ -18,9 +16,10 @@ import evaluate
 import pyarrow.parquet as pq
 import pytest
 from faultproxy import FaultProxy
+from killed_runs import SUM_ROWS, kill_half_way_then_rerun
+from tmpfs import mounted_tmpfs
 
 from shared.cli.main import main
-from shared.engine.cache import CallCache
 from shared.kit import registry
 
 REPO = Path(__file__).resolve().parents[2]
@@ -288,18 +287,6 @@ def test_dry_run_sends_no_request(tmp_path: Path, cache_dir: str, capsys) -> Non
     assert {p.name for p in tmp_path.iterdir()} == {"in.jsonl", "judge-cache"}  # no output
 
 
-def _cached(cache_dir: str) -> int:
-    cache = CallCache(cache_dir)
-    try:
-        return len(cache)
-    finally:
-        cache.close()
-
-
-def _completions(proxy: FaultProxy) -> int:
-    return sum(s.path.endswith("/chat/completions") for s in proxy.seen)
-
-
 @pytest.mark.server
 @pytest.mark.slow
 def test_sigkill_then_rerun_sends_only_the_missing_calls(
@@ -307,48 +294,16 @@ def test_sigkill_then_rerun_sends_only_the_missing_calls(
 ) -> None:
     """Kill the CLI with SIGKILL after 2 of 6 judge answers arrived; the rerun sends the 4
     calls that had not completed and writes the full output."""
-    rows = [{"question": f"What is {a} plus {b}?", "prediction": str(a + b + (i % 2)),
-             "reference": str(a + b)} for i, (a, b) in enumerate(
-                 [(1, 2), (3, 4), (5, 6), (7, 8), (9, 10), (11, 12)])]
-    source = _write_jsonl(tmp_path / "sums.jsonl", rows)
+    source = _write_jsonl(tmp_path / "sums.jsonl", SUM_ROWS)
     out = tmp_path / "scored.jsonl"
-    env = {**os.environ, "HF_HUB_OFFLINE": "1", "JUDGE_METRICS_CACHE_DIR": cache_dir}
-
-    def command(url: str) -> list[str]:
-        return [sys.executable, "-m", "shared", "score", str(source), "--metric", "l3score",
-                "--out", str(out), "--provider", "openai-compatible", "--base-url", url,
-                "--model", "smollm2", "--max-concurrency", "2", "--timeout", "600", "--quiet"]
-
     answered = 2
-    # one proxy for both runs: the call cache key includes the server's address
-    with FaultProxy(llama_server, schedule=["pass"] * answered, default="hang") as proxy:
-        process = subprocess.Popen(command(proxy.url), cwd=REPO, env=env,
-                                   stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-        try:
-            # half-way: the first answers are in the call cache and later requests are in flight
-            deadline = time.monotonic() + 300  # generous: a loaded machine starts slowly
-            while time.monotonic() < deadline and not (
-                    _completions(proxy) > answered and _cached(cache_dir) >= answered):
-                assert process.poll() is None, process.communicate()
-                time.sleep(0.1)
-            assert _cached(cache_dir) == answered, "the CLI never got half-way"
-        finally:
-            process.send_signal(signal.SIGKILL)
-            process.communicate(timeout=30)
-        assert process.returncode == -signal.SIGKILL
-        assert not out.exists() and not list(tmp_path.glob(".scored.jsonl*"))
-
-        proxy.default = "pass"
-        before = _completions(proxy)
-        rerun = subprocess.run(command(proxy.url), cwd=REPO, env=env, capture_output=True,
-                               text=True, timeout=600)
-        sent = _completions(proxy) - before
+    rerun, sent = kill_half_way_then_rerun(source, out, llama_server, cache_dir, [], answered)
     assert rerun.returncode == 0, rerun.stderr
-    assert sent == len(rows) - answered
+    assert sent == len(SUM_ROWS) - answered
     summary = _summary_row(rerun.stdout, "l3score")
-    assert summary[2:6] == ["6", "0", str(len(rows) - answered), str(answered)]
+    assert summary[2:6] == ["6", "0", str(len(SUM_ROWS) - answered), str(answered)]
     scored = _read_jsonl(out)
-    assert len(scored) == len(rows) and all(0 <= r["l3score"] <= 1 for r in scored)
+    assert len(scored) == len(SUM_ROWS) and all(0 <= r["l3score"] <= 1 for r in scored)
 
 
 # ------------------------------------------------------------------ hostile input
@@ -456,16 +411,8 @@ def test_unwritable_output_is_one_line_before_any_work(tmp_path: Path, capsys) -
 @pytest.fixture()
 def small_tmpfs(tmp_path: Path):
     """A real 256 KiB tmpfs (root only), unmounted after the test."""
-    mount_point = tmp_path / "small"
-    mount_point.mkdir()
-    done = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=256k", "tmpfs", str(mount_point)],
-                          capture_output=True, text=True)
-    if done.returncode != 0:
-        pytest.skip(f"cannot mount a tmpfs here ({done.stderr.strip()})")
-    try:
+    with mounted_tmpfs(tmp_path / "small", "256k") as mount_point:
         yield mount_point
-    finally:
-        subprocess.run(["umount", "-l", str(mount_point)], check=False)
 
 
 def test_full_disk_is_one_line_and_says_the_answers_are_cached(
@@ -620,18 +567,17 @@ def test_a_user_error_of_a_command_without_judge_options_is_one_redacted_line(
     from shared import UserInputError
     from shared.cli import main as cli_main
 
-    def add_parser(commands):
-        parser = commands.add_parser("lookup", help="a command with no judge options")
+    def add_arguments(parser):
         parser.add_argument("--key")
         parser.add_argument("--service-token")
-        return parser
 
     def run(args):
         assert not hasattr(args, "api_key")
         raise UserInputError(f"--key {args.key!r}: no such column (token {args.service_token})")
 
-    monkeypatch.setitem(cli_main.COMMANDS, "lookup", SimpleNamespace(add_parser=add_parser,
-                                                                      run=run))
+    monkeypatch.setitem(cli_main.COMMANDS, "lookup", SimpleNamespace(
+        HELP="a command with no judge options", DESCRIPTION=None, add_arguments=add_arguments,
+        run=run))
     capsys.readouterr()
     assert main(["lookup", "--key", "question_id", "--service-token", "tok-12345678"]) == 2
     captured = capsys.readouterr()

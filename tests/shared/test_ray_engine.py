@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import json
 import os
-import signal
 import subprocess
 import sys
 import time
@@ -18,13 +17,13 @@ import pyarrow.parquet as pq
 import pytest
 import ray
 from faultproxy import FaultProxy
+from killed_runs import SUM_ROWS, completions, kill_half_way_then_rerun
 
 from shared import UserInputError, score_dataset
 from shared.cli.main import main
 from shared.engine.cache import CallCache
 from shared.runs.ray_engine import concurrency_split
 
-REPO = Path(__file__).resolve().parents[2]
 PAIRS = [
     ("Paris", ["Paris"]), ("Shakespeare wrote it", ["William Shakespeare wrote Hamlet"]),
     ("Jupiter", ["Saturn", "Jupiter"]), ("100 degrees Celsius", ["Water boils at 100 degrees"]),
@@ -226,11 +225,11 @@ def test_judge_metric_matches_the_local_path_with_traffic_bounded_and_cached(
                                         workers=2, cache_dir=cache_dir, **options)
         # 2 batches; a worker that starts first may score both (Ray hands batches to ready ones)
         assert summary.ray["batches"] == 2 and summary.ray["workers"] in (1, 2)
-        assert summary.metrics[0].calls == _completions(proxy) == len(rows)
+        assert summary.metrics[0].calls == completions(proxy) == len(rows)
         assert 1 <= proxy.max_in_flight <= 2  # 2 workers x floor(3 / 2)
         cached, cached_summary = score_dataset(dataset, "l3score", cache_dir=cache_dir,
                                                **options)
-        assert _completions(proxy) == len(rows)  # every answer came from the cache
+        assert completions(proxy) == len(rows)  # every answer came from the cache
         local, local_summary = score_dataset(dataset, "l3score", use_cache=False, **options)
     assert cached_summary.metrics[0].cache_hits == len(rows)
     assert cached.to_list() == scored.to_list()
@@ -252,18 +251,6 @@ def _close(ours: object, theirs: object) -> bool:
     return ours == theirs
 
 
-def _completions(proxy: FaultProxy) -> int:
-    return sum(s.path.endswith("/chat/completions") for s in proxy.seen)
-
-
-def _cached(cache_dir: str) -> int:
-    cache = CallCache(cache_dir)
-    try:
-        return len(cache)
-    finally:
-        cache.close()
-
-
 @pytest.mark.server
 @pytest.mark.slow
 def test_a_killed_ray_job_resumes_from_the_cache(
@@ -271,46 +258,19 @@ def test_a_killed_ray_job_resumes_from_the_cache(
 ) -> None:
     """SIGKILL the driver of a Ray job (joined to this module's cluster) once 2 of 6 answers are
     cached; the rerun sends only the 4 missing requests."""
-    rows = [{"question": f"What is {a} plus {b}?", "prediction": str(a + b + i % 2),
-             "reference": str(a + b)} for i, (a, b) in enumerate(
-                 [(1, 2), (3, 4), (5, 6), (7, 8), (9, 10), (11, 12)])]
     source = tmp_path / "sums.jsonl"
-    source.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    source.write_text("".join(json.dumps(r) + "\n" for r in SUM_ROWS), encoding="utf-8")
     out = tmp_path / "scored.jsonl"
-    env = {**os.environ, "HF_HUB_OFFLINE": "1", "JUDGE_METRICS_CACHE_DIR": cache_dir}
-
-    def command(url: str) -> list[str]:
-        return [sys.executable, "-m", "shared", "score", str(source), "--metric", "l3score",
-                "--out", str(out), "--provider", "openai-compatible", "--base-url", url,
-                "--model", "smollm2", "--max-concurrency", "2", "--timeout", "600", "--quiet",
-                "--engine", "ray", "--address", cluster, "--workers", "1", "--chunk-size", "3"]
-
     answered = 2
-    with FaultProxy(llama_server, schedule=["pass"] * answered, default="hang") as proxy:
-        process = subprocess.Popen(command(proxy.url), cwd=REPO, env=env,
-                                   stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-        try:
-            deadline = time.monotonic() + 300
-            while time.monotonic() < deadline and not (
-                    _completions(proxy) > answered and _cached(cache_dir) >= answered):
-                assert process.poll() is None, process.communicate()
-                time.sleep(0.2)
-            assert _cached(cache_dir) == answered, "the job never got half-way"
-        finally:
-            process.send_signal(signal.SIGKILL)
-            process.communicate(timeout=30)
-        assert not out.exists()
-
-        proxy.default = "pass"
-        before = _completions(proxy)
-        rerun = subprocess.run(command(proxy.url), cwd=REPO, env=env, capture_output=True,
-                               text=True, timeout=600)
-        sent = _completions(proxy) - before
+    rerun, sent = kill_half_way_then_rerun(
+        source, out, llama_server, cache_dir,
+        ["--engine", "ray", "--address", cluster, "--workers", "1", "--chunk-size", "3"],
+        answered)
     assert rerun.returncode == 0, rerun.stderr
-    assert sent == len(rows) - answered
+    assert sent == len(SUM_ROWS) - answered
     written = [json.loads(line) for path in sorted(out.glob("*.json*"))
                for line in path.read_text(encoding="utf-8").splitlines()]
-    assert len(written) == len(rows) and all(0 <= r["l3score"] <= 1 for r in written)
+    assert len(written) == len(SUM_ROWS) and all(0 <= r["l3score"] <= 1 for r in written)
 
 
 def test_cli_engine_ray_writes_jsonl_floats_exactly_and_removes_a_killed_drivers_folder(

@@ -13,7 +13,7 @@ import datasets.fingerprint
 import pyarrow
 
 from shared.cli.main import main
-from shared.runs.batch import with_columns
+from shared.runs.engines import with_columns
 
 N = 2000
 
