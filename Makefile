@@ -21,7 +21,7 @@ export OMP_WAIT_POLICY := PASSIVE
 # written bytecode every process would compile its imports again.
 unexport PYTHONDONTWRITEBYTECODE
 
-.PHONY: setup setup-test run test app spaces bench agreement calibration-curve lint clean cards
+.PHONY: setup setup-test run test app spaces bench bench-tokens agreement calibration-curve lint clean cards
 
 # The venv without ensurepip's bundled pip: the system's pip installs the current one into it
 # (pip >= 22.3 has --python; 3 s against 7 s for ensurepip and an upgrade), else ensurepip does.
@@ -92,11 +92,22 @@ JUDGE ?=
 $(AGREEMENT_STAMP): $(RUNTIME_STAMP) bench/requirements-venv-agreement.txt
 	$(call peer_venv,$(AGREEMENT_VENV),bench/requirements-venv-agreement.txt,agreement)
 
-agreement: $(RUNTIME_STAMP) $(AGREEMENT_STAMP)
+# llama-cpp-python's server in .venv, installed only if it is missing; without it $(1) says why.
+define llama_server
 	$(PY) -c "import llama_cpp.server" 2>/dev/null || $(PIP) install --quiet -c requirements.txt \
-	    "llama-cpp-python[server]==0.3.36" || echo "agreement: no llama.cpp server; the side-by-side section will say so"
+	    "llama-cpp-python[server]==0.3.36" || echo "$(1): no llama.cpp server; $(2)"
+endef
+
+agreement: $(RUNTIME_STAMP) $(AGREEMENT_STAMP)
+	$(call llama_server,agreement,the side-by-side section will say so)
 	$(PY) bench/agreement/run.py $(JUDGE)
 	$(PY) bench/bench_grounding.py --write-only > /dev/null
+
+# Tokens per verdict, ours next to the peers (bench/bench_tokens.py): the side-by-side's sides and
+# rows, one llama.cpp server, each answer's usage counted; replaces its rows of bench/RESULTS.md.
+bench-tokens: $(RUNTIME_STAMP) $(AGREEMENT_STAMP)
+	$(call llama_server,bench-tokens,its rows will say the benchmark failed)
+	$(PY) bench/run_all.py tokens
 
 # docs/CALIBRATION.md's labels-against-interval-width table and docs/calibration_curve.svg
 calibration-curve: $(RUNTIME_STAMP)

@@ -90,6 +90,24 @@ def merge(kept: list[dict], fresh: list[dict]) -> list[dict]:
     return sorted(rows, key=lambda row: row.get("bench", ""))
 
 
+def sections(rows: list[dict]) -> list[str]:
+    """The tables some benchmarks add below the main one: a row may carry ``section`` (its
+    ``title``, ``intro``, ``header`` and table ``rows``); rows sharing a title make one table,
+    in the main table's order."""
+    tables: dict[str, dict] = {}
+    for row in rows:
+        section = row.get("section")
+        if section:
+            table = tables.setdefault(section["title"], {**section, "rows": []})
+            table["rows"] += section["rows"]
+    lines: list[str] = []
+    for title, table in tables.items():
+        lines += ["", f"## {title}", "", table["intro"], "",
+                  "| " + " | ".join(table["header"]) + " |", "|" + "---|" * len(table["header"])]
+        lines += ["| " + " | ".join(fmt(cell) for cell in line) + " |" for line in table["rows"]]
+    return lines
+
+
 def write(rows: list[dict], seconds: float, path: Path) -> str:
     dates = sorted({row["date"] for row in rows if row.get("date")})
     when = (dates[-1] if len(dates) < 2
@@ -107,6 +125,7 @@ def write(rows: list[dict], seconds: float, path: Path) -> str:
         "|" + "---|" * len(COLUMNS),
     ]
     lines += ["| " + " | ".join(fmt(row.get(c)) for c in COLUMNS) + " |" for row in rows]
+    lines += sections(rows)
     text = "\n".join(lines) + "\n"
     path.write_text(text, encoding="utf-8")
     return text

@@ -276,19 +276,32 @@ def test_a_password_in_base_url_is_refused_without_printing_it(
     assert_no_password("logs, stdout or stderr", captured())
 
 
-def test_cli_refuses_a_password_in_base_url(proxy: FaultProxy, tmp_path: Path) -> None:
+def cli_refusal(argv: list[str], capfd: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
+    """The command line's exit status, stdout and stderr on ``argv``, run in this process: a
+    refusal happens before any work, and a new process would spend its time importing."""
+    from shared.cli.main import main
+
+    capfd.readouterr()
+    try:
+        code = main(argv)
+    except SystemExit as exit_info:
+        code = exit_info.code
+    out, err = capfd.readouterr()
+    return code, out, err
+
+
+def test_cli_refuses_a_password_in_base_url(proxy: FaultProxy, tmp_path: Path,
+                                            capfd: pytest.CaptureFixture[str]) -> None:
     source = tmp_path / "input.jsonl"
     source.write_text(json.dumps({"question": "q", "prediction": "a", "reference": "a"}) + "\n")
-    env = {**os.environ, "HF_HUB_OFFLINE": "1", "PYTHONPATH": str(REPO)}
-    done = subprocess.run(
-        [sys.executable, "-m", "shared", "score", str(source), "-m", "l3score", "-o",
-         str(tmp_path / "out.jsonl"), "--provider", "openai-compatible", "--model", "smollm2",
-         "--base-url", with_userinfo(proxy.url), "--api-key", KEY],
-        env=env, capture_output=True, text=True, timeout=120, cwd=tmp_path)
-    assert done.returncode == 2
-    assert done.stderr.count("\n") == 1 and "holds credentials" in done.stderr, done.stderr
-    assert_no_password("CLI stderr", done.stdout + done.stderr)
-    assert_no_key("CLI stderr", done.stdout + done.stderr)
+    code, out, err = cli_refusal(
+        ["score", str(source), "-m", "l3score", "-o", str(tmp_path / "out.jsonl"), "--provider",
+         "openai-compatible", "--model", "smollm2", "--base-url", with_userinfo(proxy.url),
+         "--api-key", KEY], capfd)
+    assert code == 2
+    assert err.count("\n") == 1 and "holds credentials" in err, err
+    assert_no_password("CLI stderr", out + err)
+    assert_no_key("CLI stderr", out + err)
     assert proxy.seen == []
 
 
@@ -311,20 +324,18 @@ def test_every_refused_base_url_is_shown_redacted(url: str) -> None:
     assert_no_password("the error", message)
 
 
-def test_cli_never_prints_a_schemeless_password(tmp_path: Path) -> None:
+def test_cli_never_prints_a_schemeless_password(tmp_path: Path,
+                                                capfd: pytest.CaptureFixture[str]) -> None:
     """The issue's reproduction: ``--base-url 'bob:PASSWORD@127.0.0.1:9/v1'`` is refused in one
     line that does not hold the password."""
     source = tmp_path / "input.jsonl"
     source.write_text(json.dumps({"question": "q", "prediction": "a", "contexts": ["c"]}) + "\n")
-    env = {**os.environ, "HF_HUB_OFFLINE": "1", "PYTHONPATH": str(REPO)}
-    done = subprocess.run(
-        [sys.executable, "-m", "shared", "score", str(source), "-m", "faithfulness",
-         "--base-url", SCHEMELESS[0], "--provider", "openai-compatible", "--model", "m",
-         "--out", str(tmp_path / "o.jsonl")],
-        env=env, capture_output=True, text=True, timeout=120, cwd=tmp_path)
-    assert done.returncode == 2 and done.stderr.count("\n") == 1, done.stderr
-    assert "***@127.0.0.1:9/v1" in done.stderr, done.stderr
-    assert_no_password("CLI stderr", done.stdout + done.stderr)
+    code, out, err = cli_refusal(
+        ["score", str(source), "-m", "faithfulness", "--base-url", SCHEMELESS[0], "--provider",
+         "openai-compatible", "--model", "m", "--out", str(tmp_path / "o.jsonl")], capfd)
+    assert code == 2 and err.count("\n") == 1, err
+    assert "***@127.0.0.1:9/v1" in err, err
+    assert_no_password("CLI stderr", out + err)
     assert not (tmp_path / "o.jsonl").exists()
 
 

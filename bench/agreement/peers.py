@@ -7,7 +7,9 @@ Run by ``bench/agreement/side.py`` under ``.venv-agreement``'s Python (RAGAS and
     .venv-agreement/bin/python bench/agreement/peers.py JOB.json OUT.json
 
 ``JOB.json``: ``{"peer", "base_url", "model", "max_tokens", "timeout", "seconds", "cells":
-[{"id", "metric", "kind", "sensitive", "rows": [...]}], "embeddings": {text: vector}}``.
+[{"id", "metric", "kind", "sensitive", "rows": [...]}], "embeddings": {text: vector}}``, and
+``"meter_url"`` when ``base_url`` is the token meter's proxy (``meter.py``: each row's tokens are
+read from it).
 Every cell is scored row by row, in the given order, through the peer's own code path; the judge
 is the llama.cpp server at ``base_url``. A row the peer raised on, or returned no number for, is
 an error with its (shortened) message; the cells' rows are taken in rounds (row 1 of each cell,
@@ -35,7 +37,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-# beside this file: bench/agreement/peer_guard.py and rounds.py
+# beside this file: bench/agreement/peer_guard.py, meter.py and rounds.py
+from meter import remote
 from peer_guard import OPT_OUTS, Counter, Outbound, http_clients
 from rounds import RowOutcome, score_in_rounds
 
@@ -294,7 +297,9 @@ def run_cells(job: dict[str, Any], scorers: dict[str, Callable[[dict[str, Any]],
             outcome = number(value), None
         return *outcome, Counter.requests - before
 
-    results = score_in_rounds([cell["rows"] for cell in cells], float(job["seconds"]), score)
+    meter = remote(job["meter_url"]) if job.get("meter_url") else None
+    results = score_in_rounds([cell["rows"] for cell in cells], float(job["seconds"]), score,
+                              meter)
     return [{"id": cell["id"], **result} for cell, result in zip(cells, results, strict=True)]
 
 

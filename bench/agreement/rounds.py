@@ -34,17 +34,27 @@ def round_robin(row_counts: Sequence[int], seconds: float) -> Iterator[tuple[int
 
 
 def score_in_rounds(cells: Sequence[Sequence[Any]], seconds: float,
-                    score: Callable[[int, Any], RowOutcome]) -> list[dict[str, Any]]:
+                    score: Callable[[int, Any], RowOutcome],
+                    meter: Callable[[], dict[str, int]] | None = None) -> list[dict[str, Any]]:
     """``score(cell, row)`` on the cells' rows in rounds within ``seconds``; per cell, the
     per-row scores and errors (``None`` where not reached), the rows reached, the requests
-    sent and the time spent."""
+    sent and the time spent. With a ``meter`` (running totals of counts, read before and after
+    each row: ``meter.py``'s), also ``served``: per row, what the meter counted while it was
+    scored (``None`` where not reached)."""
     out = [{"scores": [None] * len(rows), "errors": [None] * len(rows), "reached": 0,
             "requests": 0, "seconds": 0.0} for rows in cells]
+    if meter is not None:
+        for result, rows in zip(out, cells, strict=True):
+            result["served"] = [None] * len(rows)
     for c, i in round_robin([len(rows) for rows in cells], seconds):
         result = out[c]
         result["reached"] = i + 1
+        before = meter() if meter is not None else {}
         started = time.perf_counter()
         result["scores"][i], result["errors"][i], requests = score(c, cells[c][i])
         result["seconds"] += time.perf_counter() - started
         result["requests"] += requests
+        if meter is not None:
+            after = meter()
+            result["served"][i] = {k: after[k] - before.get(k, 0) for k in after}
     return out

@@ -13,6 +13,7 @@ import subprocess
 import sys
 import time
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -128,10 +129,11 @@ def _reason(details: Any) -> str:
 
 
 def run_ours_side(pairs: list[Pairing], rows: dict[str, list[dict[str, Any]]], base_url: str,
-                  seconds: float, cache_dir: str) -> dict[str, dict[str, Any]]:
+                  seconds: float, cache_dir: str,
+                  meter: Callable[[], dict[str, int]] | None = None) -> dict[str, dict[str, Any]]:
     """Our metrics row by row, the cells in rounds (``rounds.score_in_rounds``: a time share
-    stops between rows) through the batch path, provider ``openai-compatible`` against the
-    server, JSON mode, a fresh call cache."""
+    stops between rows, ``meter`` counts each row's tokens) through the batch path, provider
+    ``openai-compatible`` against the server, JSON mode, the call cache in ``cache_dir``."""
     import datasets
 
     from shared.runs.batch import score_dataset
@@ -159,7 +161,8 @@ def run_ours_side(pairs: list[Pairing], rows: dict[str, list[dict[str, Any]]], b
         reason = _reason(scored[f"{pair.metric}_details"][0])
         return None, f"unmeasured: {short(reason)}", requests
 
-    results = rounds.score_in_rounds([rows[pair.data[0]] for pair in pairs], seconds, score)
+    results = rounds.score_in_rounds([rows[pair.data[0]] for pair in pairs], seconds, score,
+                                     meter)
     return {pair.id: result for pair, result in zip(pairs, results, strict=True)}
 
 
@@ -170,8 +173,10 @@ def short(text: str, limit: int = 90) -> str:
 
 def run_peer_side(peer: str, pairs: list[Pairing], rows: dict[str, list[dict[str, Any]]],
                   base_url: str, seconds: float, embeddings: dict[str, list[float]],
-                  workdir: Path) -> dict[str, Any]:
-    """One peer's cells in a ``.venv-agreement`` subprocess; its report, or ``{"problem"}``."""
+                  workdir: Path, metered: bool = False, tag: str = "") -> dict[str, Any]:
+    """One peer's cells in a ``.venv-agreement`` subprocess; its report, or ``{"problem"}``.
+    ``metered``: ``base_url`` is the token meter's proxy, read per row; ``tag`` names this
+    run's files in ``workdir`` (a rerun keeps the first run's)."""
     cells = [{"id": p.id, "metric": p.metric, "sensitive": p.data == DAVIDSON,
               "rows": rows[p.data[0]]} for p in pairs if isinstance(p.peers.get(peer), tuple)]
     if not AGREEMENT_VENV_PYTHON.exists():
@@ -179,9 +184,10 @@ def run_peer_side(peer: str, pairs: list[Pairing], rows: dict[str, list[dict[str
                            "from bench/requirements-venv-agreement.txt)"}
     job = {"peer": peer, "base_url": base_url, "model": SIDE_MODEL_ALIAS,
            "max_tokens": SIDE_MAX_TOKENS, "timeout": SIDE_TIMEOUT, "seconds": seconds,
-           "cells": cells, "embeddings": embeddings if peer == "RAGAS" else {}}
-    job_file, out_file = workdir / f"{peer}.job.json", workdir / f"{peer}.out.json"
-    log_file = workdir / f"{peer}.log"
+           "cells": cells, "embeddings": embeddings if peer == "RAGAS" else {},
+           "meter_url": base_url if metered else None}
+    job_file, out_file = workdir / f"{peer}{tag}.job.json", workdir / f"{peer}{tag}.out.json"
+    log_file = workdir / f"{peer}{tag}.log"
     job_file.write_text(json.dumps(job), encoding="utf-8")
     env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "VIRTUAL_ENV"))}
     with log_file.open("w") as log:

@@ -8,6 +8,7 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 from metric_examples import EXAMPLES, judge_options
@@ -18,8 +19,8 @@ from shared.spaces import BUNDLE_MODULE, build_spaces, rewrite_metric_script
 REPO = Path(__file__).resolve().parents[2]
 
 STANDALONE = r"""
-import importlib.util, json, sys
-repo, space, inputs = sys.argv[1], sys.argv[2], json.loads(sys.argv[3])
+import importlib.util, json, sys, traceback
+repo, spaces = sys.argv[1], json.loads(sys.argv[2])
 sys.path = [p for p in sys.path if p not in ("", ".", repo, repo + "/")]
 sys.meta_path = [f for f in sys.meta_path if "editable" not in repr(f).lower()]
 for name in [m for m in sys.modules if m == "shared" or m.startswith("shared.")]:
@@ -27,11 +28,18 @@ for name in [m for m in sys.modules if m == "shared" or m.startswith("shared.")]
 if importlib.util.find_spec("shared") is not None:
     raise SystemExit("the repo's shared package is still importable")
 import evaluate
-metric = evaluate.load(space)
-result = metric.compute(**inputs)
-print("KEYS=" + json.dumps(sorted(result)))
+for name, (space, inputs) in spaces.items():
+    # each Space from its own files: the previous Space's vendored package is forgotten
+    sys.meta_path = [f for f in sys.meta_path if type(f).__name__ != "_VendoredFinder"]
+    for module in [m for m in sys.modules if m.split(".")[0] == "_judge_shared_vendored"]:
+        del sys.modules[module]
+    try:
+        result = evaluate.load(space).compute(**inputs)
+        outcome = {"keys": sorted(result)}
+    except Exception:
+        outcome = {"error": traceback.format_exc()[-3000:]}
+    print("RESULT=" + json.dumps([name, outcome]), flush=True)
 """
-
 
 def test_metric_script_rewrite_is_exact() -> None:
     source = "import evaluate\nfrom shared import (\n    Input,\n)\n"
@@ -108,25 +116,42 @@ def test_space_demo_reads_the_metric_class(spaces_dir: Path, name: str, tmp_path
     assert completed.stdout.split("SPEC=")[-1].strip() == repr(expected)
 
 
-@pytest.mark.server
-@pytest.mark.parametrize("name", registry.available())
-def test_space_loads_standalone(
-    spaces_dir: Path, name: str, tmp_path: Path, examples_cache_dir: str,
-    request: pytest.FixtureRequest,
-) -> None:
-    inputs = dict(EXAMPLES[name])
-    if registry.METRICS[name].judge:
-        base_url = request.getfixturevalue("llama_server")
-        inputs.update(judge_options(base_url, examples_cache_dir))
-    env = dict(os.environ, HF_MODULES_CACHE=str(tmp_path / "modules"), PYTHONPATH="")
+@pytest.fixture(scope="module")
+def standalone_results(spaces_dir: Path, tmp_path_factory: pytest.TempPathFactory,
+                       examples_cache_dir: str, request: pytest.FixtureRequest
+                       ) -> dict[str, dict[str, Any]]:
+    """Every Space loaded and run on its example in one child process where the repo's
+    ``shared`` cannot be imported (one import of evaluate for all of them, not one each);
+    between two Spaces the child forgets the vendored package, so each runs on its own bundle.
+    Maps a metric to its result's keys or the error it raised."""
+    spaces = {}
+    for name in registry.available():
+        inputs = dict(EXAMPLES[name])
+        if registry.METRICS[name].judge:
+            inputs.update(judge_options(request.getfixturevalue("llama_server"),
+                                        examples_cache_dir))
+        spaces[name] = (str(spaces_dir / name), inputs)
+    folder = tmp_path_factory.mktemp("standalone")
+    env = dict(os.environ, HF_MODULES_CACHE=str(folder / "modules"), PYTHONPATH="")
     completed = subprocess.run(
-        [sys.executable, "-c", STANDALONE, str(REPO), str(spaces_dir / name), json.dumps(inputs)],
-        cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600,
+        [sys.executable, "-c", STANDALONE, str(REPO), json.dumps(spaces)],
+        cwd=folder, env=env, capture_output=True, text=True, timeout=1800,
     )
     assert completed.returncode == 0, completed.stderr[-3000:]
-    keys = json.loads(completed.stdout.split("KEYS=")[-1])
+    results = dict(json.loads(line.removeprefix("RESULT="))
+                   for line in completed.stdout.splitlines() if line.startswith("RESULT="))
+    assert list(results) == list(spaces), completed.stderr[-3000:]
+    return results
+
+
+@pytest.mark.server
+@pytest.mark.parametrize("name", registry.available())
+def test_space_loads_standalone(standalone_results: dict[str, dict[str, Any]],
+                                name: str) -> None:
+    outcome = standalone_results[name]
+    assert "error" not in outcome, outcome.get("error")
     for headline in registry.METRICS[name].headline:
-        assert headline in keys
+        assert headline in outcome["keys"]
 
 
 @pytest.mark.parametrize("name", [n for n in registry.available() if registry.METRICS[n].judge])
