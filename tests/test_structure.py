@@ -234,6 +234,18 @@ def test_no_cli_command_imports_another():
     assert not crossing, "\n".join(crossing)
 
 
+def test_the_user_error_type_is_defined_once_in_base():
+    """``UserInputError`` (bad input from the user) lives in ``base/``; the package's own modules
+    import it from there, the old name ``runs.summary.BatchInputError`` is kept for scripts."""
+    defined = [name for name, path in MODULES.items()
+               for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+               if isinstance(node, ast.ClassDef) and node.name == "UserInputError"]
+    assert defined == ["shared.base.errors"]
+    through_alias = [f"{importer}:{line}" for importer, target, names, line in imports()
+                     if target == "shared.runs.summary" and "BatchInputError" in names]
+    assert not through_alias, through_alias
+
+
 def test_few_long_functions():
     long = []
     for name, path in MODULES.items():
