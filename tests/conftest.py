@@ -19,6 +19,17 @@ REPO = Path(__file__).resolve().parent.parent
 from shared.llama_server import free_port  # noqa: E402, F401  (tests import it from here)
 
 
+def pytest_collection_finish(session: pytest.Session) -> None:
+    """Move what collecting imported (torch, transformers, gradio, evaluate: millions of
+    long-lived objects) out of the collector's reach. Every full collection later in the run
+    would otherwise walk them again; late in the suite that made a 5 s property test take 40 s.
+    Objects the tests create stay collectable as before."""
+    import gc
+
+    gc.collect()
+    gc.freeze()
+
+
 @pytest.fixture(scope="session")
 def llama_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """A real OpenAI-compatible server (llama-cpp-python, through ``shared.llama_server``) with
