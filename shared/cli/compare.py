@@ -77,7 +77,7 @@ def run(args: argparse.Namespace) -> int:
         regressions_html,
         regressions_text,
     )
-    from ..runs.files import check_input_path, check_output_paths, check_writable_file
+    from ..runs.files import check_input_path, check_output_paths, check_writable_file, load_input
 
     common.check_at_least_one(("--resamples", args.resamples), ("--chunk-size", args.chunk_size))
     if args.dry_run:
@@ -102,15 +102,19 @@ def run(args: argparse.Namespace) -> int:
     check_output_paths({"A": args.a, "B": args.b},
                        {"--json": args.json, "--html": args.html, "--junit-xml": args.junit_xml})
     common.quiet_libraries()
+    # each run is read once: the checks below and the comparison take the same datasets
+    run_a, run_b = load_input(Path(args.a), "A"), load_input(Path(args.b), "B")
+    columns = (run_a.column_names, run_b.column_names)
     if args.fail_on_regression and args.metric:
-        _check_shared_scores(args, metric_options)
+        _check_shared_scores(args, columns, metric_options)
     if args.label:
-        _check_label(args)
+        _check_label(args, columns)
     from ..analysis.comparison import compare
     from ..engine.backends.base import LogprobsUnavailable
 
     try:
-        report = compare(args.a, args.b, metrics=args.metric, key=args.key, seed=args.seed,
+        report = compare(run_a, run_b, names=(Path(args.a).name, Path(args.b).name),
+                         metrics=args.metric, key=args.key, seed=args.seed,
                          n_resamples=args.resamples, chunk_size=args.chunk_size,
                          show_progress=not args.quiet, metric_options=metric_options,
                          **options)
@@ -149,13 +153,12 @@ def _metric_options(args: argparse.Namespace) -> dict | None:
     return common.parse_metric_options(args.option, args.metric)
 
 
-def _check_shared_scores(args: argparse.Namespace, metric_options: dict | None) -> None:
+def _check_shared_scores(args: argparse.Namespace, columns: tuple[list[str], list[str]],
+                         metric_options: dict | None) -> None:
     """--fail-on-regression with --metric: A and B must share a metric, known before either is
     scored (without --metric, ``compare`` finds no shared score column before any work)."""
     from ..analysis.regressions import shared_scores
-    from ..runs.files import read_input
 
-    columns = [read_input(Path(path)).column_names for path in (args.a, args.b)]
     if not shared_scores(*columns, args.metric, metric_options):
         raise UserInputError("--fail-on-regression: A and B share no score to compare (no "
                              f"metric of {', '.join(args.metric)} has its columns in both)")
@@ -172,14 +175,10 @@ def _corrected(report: Any, label: str | None) -> list[dict[str, Any]] | None:
     return found
 
 
-def _check_label(args: argparse.Namespace) -> None:
+def _check_label(args: argparse.Namespace, columns: tuple[list[str], list[str]]) -> None:
     """--label: both runs hold the column, and the rows pair by a key column (a hash of the
     task columns would hold the labels, so a row labelled in one run only would not pair);
     known before any scoring."""
-    from ..runs.files import read_input
-
-    columns = [read_input(Path(path), name).column_names
-               for name, path in (("A", args.a), ("B", args.b))]
     for name, names in zip("AB", columns, strict=True):
         if args.label not in names:
             raise UserInputError(f"--label {args.label!r}: run {name} has no such column")
