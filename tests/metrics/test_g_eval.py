@@ -120,7 +120,7 @@ def test_prompt_fences_the_texts_and_shows_the_instructions() -> None:
                                      1, 5, "Read the FAQ.", question="Where is my refund?",
                                      source=None, reference=None, contexts=None)
     text = request.messages[0][1]
-    assert request.prompt_id == "g_eval@1"
+    assert request.prompt_id == "g_eval@2"
     assert f"Criteria:\n{CRITERIA}" in text
     assert "Evaluation steps:\n1. Read the reply." in text and "Scores:\n1: rude\n5: warm" in text
     assert prompts.fence("question", "Where is my refund?") in text

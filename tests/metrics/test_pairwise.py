@@ -56,7 +56,7 @@ def test_prompt_shows_both_answers_fenced_in_order() -> None:
     request = prompts.pairwise_request("Which is correct?", "first answer", "second answer",
                                        question="Q?")
     text = request.messages[0][1]
-    assert request.prompt_id == "pairwise@1"
+    assert request.prompt_id == "pairwise@2"
     a, b = prompts.fence("answer_a", "first answer"), prompts.fence("answer_b", "second answer")
     assert text.index(prompts.fence("question", "Q?")) < text.index(a) < text.index(b)
     assert text.endswith("Answer with one letter: A or B.")
