@@ -69,17 +69,14 @@ class Repair:
 
 
 def repair_request(
-    request: JudgeRequest, answer: str, reason: str, schema: AnswerSchema, constrained: bool
+    request: JudgeRequest, answer: str, reason: str, schema: AnswerSchema
 ) -> JudgeRequest:
-    """The original conversation, the invalid answer, and a request for corrected JSON only.
-
-    The schema's text is shown only when the refused answer was not ``constrained``: a decoder
-    that enforced the schema on the first answer enforces it on the repair too, and its answer
-    was refused for its content (a check), which the reason names. Showing the schema there cost
-    about 130 prompt tokens per repair of a verdict list and told the judge nothing new."""
-    message = f"Your answer is not valid: {reason}\nReply with the corrected JSON only"
-    message += "." if constrained else (
-        f", with no other text. It must match this JSON schema:\n{schema.text}")
+    """The original conversation, the invalid answer, and a request for corrected JSON only."""
+    message = (
+        f"Your answer is not valid: {reason}\n"
+        "Reply with the corrected JSON only, with no other text. It must match this JSON "
+        f"schema:\n{schema.text}"
+    )
     messages = (*request.messages, ("assistant", str(answer)), ("user", message))
     return JudgeRequest(messages=messages, prompt_id=request.prompt_id)
 
@@ -208,7 +205,7 @@ class StructuredCall:
             text = answer.value if isinstance(answer.value, str) else json.dumps(
                 answer.value, ensure_ascii=False)
             request = repair_request(self.batch.first(key), text, verdict.reason,
-                                     self.schema_of[key], bool(answer.constrained))
+                                     self.schema_of[key])
             with self.lock:
                 self.repairs[key] = Repair(request, self.key_of(request, self.schema_of[key]),
                                            verdict.reason, usage, cached)

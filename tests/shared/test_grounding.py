@@ -12,7 +12,6 @@ import pytest
 from judgeserver import JudgeServer
 
 from shared import get_judge, judge_config, prompts, steps
-from shared.engine.answers import AnswerSchema
 from shared.engine.cache import CallCache
 from shared.engine.grounding import (
     CATEGORIES,
@@ -264,22 +263,19 @@ GOOD = json.dumps({"statements": ["Canberra is the capital of Australia."]})
 @pytest.mark.parametrize("constrained", [False, True])
 def test_a_failed_check_is_repaired_with_its_reason_on_every_backend(constrained: bool) -> None:
     """A schema-valid copy gets the repair retry even from a constrained backend (which gets
-    none for a schema error: its decoder already enforced the schema). The schema's text is
-    shown only to a judge whose decoding did not enforce it."""
+    none for a schema error: its decoder already enforced the schema)."""
     request = prompts.STATEMENTS.request(text=SOURCE)
     check = extraction_check("statements", SOURCE, examples=V1_EXAMPLES)
-    schema = steps.STATEMENTS.schema((SOURCE, None))
     with JudgeServer(_script(COPY, GOOD)) as server:
         judge = _judge(server.url, constrained)
         assert judge.backend.constrained == constrained
-        (outcome,) = judge.structured([request], schema, checks=[check])
+        (outcome,) = judge.structured([request], steps.STATEMENTS.schema((SOURCE, None)),
+                                      checks=[check])
         assert outcome.ok and outcome.value == json.loads(GOOD)
-        first, repair = (seen["messages"] for seen in server.seen)
-    assert repair[:-2] == first
+        repair = server.seen[1]["messages"]
     assert repair[-2] == {"role": "assistant", "content": COPY}
     assert "copied the prompt's example" in repair[-1]["content"]
     assert "Paris is the capital of Australia." in repair[-1]["content"]
-    assert (AnswerSchema(schema, None).text in repair[-1]["content"]) == (not constrained)
 
 
 def test_a_check_still_failing_after_repair_is_an_invalid_answer_saying_what_was_copied(
