@@ -11,12 +11,12 @@ The round's requests are one ``.jsonl`` file (``purpose="batch"``) of
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from typing import Any
 
-from .batching import BatchAPI, BatchItemFailed, Status
+from .batching import FIND_LIMIT, BatchAPI, BatchItemFailed, Status
 
 TOKEN_KEY = "judge_metrics_round"  # the metadata key of the token a rerun finds the batch by
-FIND_LIMIT = 1000
 ENDED = frozenset({"completed", "failed", "expired", "cancelled"})
 
 
@@ -62,7 +62,7 @@ class OpenAIBatches(BatchAPI):
         detail = "; ".join(str(getattr(e, "message", e)) for e in errors) or str(batch.status)
         return Status(ended=ended, total=total, done=done, usable=usable, detail=detail)
 
-    async def results(self, batch_id: str) -> dict[str, Any]:
+    async def results(self, batch_id: str, custom_ids: Sequence[str]) -> dict[str, Any]:
         from openai.types.chat import ChatCompletion
 
         batch = await self.client.batches.retrieve(batch_id)
