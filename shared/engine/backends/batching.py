@@ -35,7 +35,7 @@ import sqlite3
 import sys
 import time
 import uuid
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import AsyncIterable, Awaitable, Callable, Sequence
 from concurrent.futures import Future
 from dataclasses import dataclass
 from pathlib import Path
@@ -138,6 +138,19 @@ class BatchStore:
     def forget(self, key: str) -> None:
         with self._connect() as db:
             db.execute("DELETE FROM batches WHERE key = ?", (key,))
+
+
+async def first_listed(batches: AsyncIterable[Any], carries: Callable[[Any], bool]) -> Any:
+    """The first of a provider's listed ``batches`` that ``carries`` a round's token (only the
+    first :data:`FIND_LIMIT` are looked at), or None."""
+    seen = 0
+    async for batch in batches:
+        if carries(batch):
+            return batch
+        seen += 1
+        if seen >= FIND_LIMIT:
+            break
+    return None
 
 
 def round_key(provider: str, endpoint: str, items: Sequence[tuple[str, dict[str, Any]]]) -> str:

@@ -30,7 +30,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from .batching import FIND_LIMIT, BatchAPI, BatchItemFailed, Status
+from .batching import BatchAPI, BatchItemFailed, Status, first_listed
 
 ID_KEY = "judge_metrics_id"  # the metadata key of an item's custom id
 NAME_PREFIX = "judge-metrics "  # the display name: this, then the round's token
@@ -65,16 +65,11 @@ class GeminiBatches(BatchAPI):
         return str(job.name)
 
     async def find(self, token: str) -> str | None:
-        """The batch whose display name carries ``token`` (among the first :data:`FIND_LIMIT`
-        that ``batches.list`` gives)."""
-        seen = 0
-        async for job in await self.client.aio.batches.list(config={"page_size": 100}):
-            if job.display_name == NAME_PREFIX + token:
-                return str(job.name)
-            seen += 1
-            if seen >= FIND_LIMIT:
-                break
-        return None
+        """The batch whose display name carries ``token`` (among the first
+        :data:`.batching.FIND_LIMIT` that ``batches.list`` gives)."""
+        job = await first_listed(await self.client.aio.batches.list(config={"page_size": 100}),
+                                 lambda job: job.display_name == NAME_PREFIX + token)
+        return None if job is None else str(job.name)
 
     async def status(self, batch_id: str) -> Status:
         job = await self.client.aio.batches.get(name=batch_id)
