@@ -15,7 +15,8 @@ Inline requests carry no id, so each answer is matched to its request by the req
 request and reads back with each response (``InlinedRequest.metadata``,
 ``InlinedResponse.metadata``; the API reference: "the metadata associated with the request").
 An answer without it is matched by its position: the reference says the responses come "in the
-same order as the input requests". The metadata comes first because it holds even where the
+same order as the input requests", and the service has been seen to leave the metadata out of
+its responses. The metadata comes first where it is there because it holds even where the
 order would not (an answer left out shifts every position after it).
 
 The round's token is the batch's display name; :meth:`GeminiBatches.find` looks it up with
