@@ -25,6 +25,8 @@ Batches are worked on in a thread; ``fail_once`` names custom ids answered with 
 first time they are seen, ``fail_always`` every time (Gemini's inline requests carry no id:
 there ``r{n}`` names a batch's n-th request); ``keep_metadata=False`` leaves each Gemini
 response without its request's metadata (only its position tells whose it is);
+``expire_first`` ends the first Gemini batch ``BATCH_STATE_EXPIRED`` with no output (the
+reference: a batch still pending or running after 48 hours);
 ``create_pause`` holds the answer to a batch's creation that many
 seconds after the batch exists (the instant a client may die before it learns the id). Direct
 ``/v1/chat/completions``, ``/v1/messages`` and ``:generateContent`` requests are counted in
@@ -57,13 +59,15 @@ class FakeBatches(LocalServer):
 
     def __init__(self, upstream: str, api_key: str = "sk-test", delay: float = 0.0,
                  fail_once: tuple[str, ...] = (), create_pause: float = 0.0,
-                 fail_always: tuple[str, ...] = (), keep_metadata: bool = True) -> None:
+                 fail_always: tuple[str, ...] = (), keep_metadata: bool = True,
+                 expire_first: bool = False) -> None:
         self.upstream = upstream
         self.anthropic = FakeAnthropic(upstream, api_key)
         self.delay = delay
         self.fail_once = set(fail_once)
         self.fail_always = set(fail_always)
         self.keep_metadata = keep_metadata
+        self.expire_first = expire_first
         self.create_pause = create_pause
         self.files: dict[str, bytes] = {}
         self.batches: dict[str, dict[str, Any]] = {}
@@ -162,6 +166,11 @@ class FakeBatches(LocalServer):
             return metadata
 
         time.sleep(self.delay)
+        if self.expire_first:
+            self.expire_first = False
+            self.batches[name] = {"name": name, "done": True,
+                                  "metadata": update(state="BATCH_STATE_EXPIRED", endTime=NOW)}
+            return
         metadata = update(state="BATCH_STATE_RUNNING")
         model = metadata["model"].removeprefix("models/")
         responses, counts = [], {"successfulRequestCount": 0, "failedRequestCount": 0}

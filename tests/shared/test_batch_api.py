@@ -124,6 +124,17 @@ def test_a_failed_item_is_asked_again_once(provider: str, keep_metadata: bool,
     assert scores(ours) == scores(sync)
 
 
+def test_an_expired_gemini_batch_is_asked_again_once(metrics: dict[str, Any],
+                                                     llama_server: str, tmp_path: Path) -> None:
+    sync = synchronous_result("gemini", "l3score", metrics, llama_server, tmp_path / "s")
+    with FakeBatches(llama_server, expire_first=True) as fake:
+        ours = metrics["l3score"].compute(**EXAMPLES["l3score"], **options(
+            "gemini", batch_url("gemini", fake), tmp_path / "b", batch=True))
+        assert len(fake.created) == 2 and fake.direct == 0  # the expired batch, then again
+        assert fake.batches[fake.created[0]]["metadata"]["state"] == "BATCH_STATE_EXPIRED"
+    assert scores(ours) == scores(sync)
+
+
 @pytest.mark.parametrize("provider", ["openai", "gemini"])
 def test_an_item_failing_twice_is_left_unmeasured_with_its_reason(
         provider: str, metrics: dict[str, Any], llama_server: str, tmp_path: Path) -> None:
