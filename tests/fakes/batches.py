@@ -1,4 +1,4 @@
-"""Fakes of the two batch APIs, after their public references, on 127.0.0.1, each item answered
+"""Fakes of the three batch APIs, after their public references, on 127.0.0.1, each item answered
 by the real OpenAI-compatible server (the ``llama_server`` fixture):
 
 - OpenAI Files + Batches: ``POST /v1/files`` (multipart, ``purpose=batch``), ``POST /v1/batches``
@@ -9,17 +9,35 @@ by the real OpenAI-compatible server (the ``llama_server`` fixture):
   items in the error file.
 - Anthropic Message Batches: ``POST /v1/messages/batches``, ``GET /v1/messages/batches/{id}``,
   ``GET /v1/messages/batches/{id}/results`` (JSONL of ``{"custom_id", "result": {"type", ...}}``).
+- Gemini Batch Mode: ``POST /v1beta/models/{model}:batchGenerateContent`` (``{"batch":
+  {"displayName", "inputConfig": {"requests": {"requests": [{"request": GenerateContentRequest,
+  "metadata"}]}}}}``, protobuf's JSON mapping: camelCase or snake_case field names), answered
+  with an ``Operation`` (``name`` ``batches/{id}``, ``metadata`` a ``GenerateContentBatch``:
+  ``model``, ``displayName``, ``state`` ``BATCH_STATE_PENDING/RUNNING/SUCCEEDED``, ``batchStats``
+  with its int64 counts as strings, ``createTime``, ``updateTime``, ``endTime``, and once done
+  ``output.inlinedResponses.inlinedResponses``, each ``{"response": GenerateContentResponse,
+  "metadata"}`` or ``{"error": google.rpc.Status, "metadata"}`` in request order; ``done`` and
+  ``response`` once it has ended); ``GET /v1beta/batches/{id}``; ``GET /v1beta/batches``
+  (``pageSize``, ``pageToken``; ``{"operations", "nextPageToken"}``). Each request is answered
+  through :mod:`.gemini`'s translation.
 
 Batches are worked on in a thread; ``fail_once`` names custom ids answered with an error the
-first time they are seen; ``create_pause`` holds the answer to a batch's creation that many
+first time they are seen, ``fail_always`` every time (Gemini's inline requests carry no id:
+there ``r{n}`` names a batch's n-th request); ``keep_metadata=False`` leaves each Gemini
+response without its request's metadata (only its position tells whose it is);
+``expire_first`` ends the first Gemini batch ``BATCH_STATE_EXPIRED`` with no output (the
+reference: a batch still pending or running after 48 hours);
+``create_pause`` holds the answer to a batch's creation that many
 seconds after the batch exists (the instant a client may die before it learns the id). Direct
-``/v1/chat/completions`` and ``/v1/messages`` requests are counted in ``direct`` (a batch run
+``/v1/chat/completions``, ``/v1/messages`` and ``:generateContent`` requests are counted in
+``direct`` (a batch run
 must send none).
 """
 
 from __future__ import annotations
 
 import json
+import re
 import threading
 import time
 import uuid
@@ -27,18 +45,29 @@ from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
 from .anthropic import FakeAnthropic
+from .gemini import to_chat_completion, to_generate_content_response
 from .translating import GetPostHandler, LocalServer, Reply, chat_completion
+
+GEMINI_BATCH = re.compile(r"^/v1beta/models/([^/:]+):batchGenerateContent$")
+GEMINI_DIRECT = re.compile(r"^/v1beta/models/[^/:]+:generateContent$")
+GEMINI_TYPE = "type.googleapis.com/google.ai.generativelanguage.v1beta."
+NOW = "2026-01-01T00:00:00Z"
 
 
 class FakeBatches(LocalServer):
     handler = GetPostHandler
 
     def __init__(self, upstream: str, api_key: str = "sk-test", delay: float = 0.0,
-                 fail_once: tuple[str, ...] = (), create_pause: float = 0.0) -> None:
+                 fail_once: tuple[str, ...] = (), create_pause: float = 0.0,
+                 fail_always: tuple[str, ...] = (), keep_metadata: bool = True,
+                 expire_first: bool = False) -> None:
         self.upstream = upstream
         self.anthropic = FakeAnthropic(upstream, api_key)
         self.delay = delay
         self.fail_once = set(fail_once)
+        self.fail_always = set(fail_always)
+        self.keep_metadata = keep_metadata
+        self.expire_first = expire_first
         self.create_pause = create_pause
         self.files: dict[str, bytes] = {}
         self.batches: dict[str, dict[str, Any]] = {}
@@ -48,10 +77,16 @@ class FakeBatches(LocalServer):
 
     # -- the work
 
-    def _openai_item(self, line: dict[str, Any]) -> tuple[dict[str, Any], bool]:
-        cid = line["custom_id"]
+    def _fails(self, cid: str) -> bool:
+        """Whether the item ``cid`` is answered with an error this time."""
         if cid in self.fail_once:
             self.fail_once.discard(cid)
+            return True
+        return cid in self.fail_always
+
+    def _openai_item(self, line: dict[str, Any]) -> tuple[dict[str, Any], bool]:
+        cid = line["custom_id"]
+        if self._fails(cid):
             return {"id": f"batch_req_{uuid.uuid4().hex}", "custom_id": cid,
                     "response": {"status_code": 500, "request_id": "req_x",
                                  "body": {"error": {"message": "The server had an error",
@@ -89,8 +124,7 @@ class FakeBatches(LocalServer):
             cid, params = item["custom_id"], item["params"]
             counts = batch["request_counts"]
             counts["processing"] -= 1
-            if cid in self.fail_once:
-                self.fail_once.discard(cid)
+            if self._fails(cid):
                 results.append({"custom_id": cid, "result": {"type": "errored", "error": {
                     "type": "error", "error": {"type": "api_error",
                                                "message": "Internal server error"}}}})
@@ -106,10 +140,87 @@ class FakeBatches(LocalServer):
         batch["ended_at"] = "2026-01-01T00:00:00Z"
         batch["results_url"] = f"{self.url}/v1/messages/batches/{batch_id}/results"
 
+    def _gemini_item(self, position: int, item: dict[str, Any], model: str) -> dict[str, Any]:
+        """One ``InlinedResponse``: the request's answer, or a ``google.rpc.Status``."""
+        entry: dict[str, Any] = {}
+        if self.keep_metadata and item.get("metadata") is not None:
+            entry["metadata"] = item["metadata"]
+        if self._fails(f"r{position}"):
+            entry["error"] = {"code": 13, "message": "Internal error encountered."}
+            return entry
+        try:
+            chat = to_chat_completion(item.get("request") or {}, "smollm2")
+        except ValueError as exc:
+            entry["error"] = {"code": 3, "message": str(exc)}  # INVALID_ARGUMENT
+            return entry
+        entry["response"] = to_generate_content_response(chat_completion(self.upstream, chat),
+                                                         model)
+        return entry
+
+    def _work_gemini(self, name: str, requests: list[dict[str, Any]]) -> None:
+        # each change is a new dict put in place, never one being written out meanwhile
+        def update(**fields: Any) -> dict[str, Any]:
+            operation = self.batches[name]
+            metadata = {**operation["metadata"], "updateTime": NOW, **fields}
+            self.batches[name] = {**operation, "metadata": metadata}
+            return metadata
+
+        time.sleep(self.delay)
+        if self.expire_first:
+            self.expire_first = False
+            self.batches[name] = {"name": name, "done": True,
+                                  "metadata": update(state="BATCH_STATE_EXPIRED", endTime=NOW)}
+            return
+        metadata = update(state="BATCH_STATE_RUNNING")
+        model = metadata["model"].removeprefix("models/")
+        responses, counts = [], {"successfulRequestCount": 0, "failedRequestCount": 0}
+        for position, item in enumerate(requests):
+            responses.append(self._gemini_item(position, item, model))
+            counts["failedRequestCount" if "error" in responses[-1]
+                   else "successfulRequestCount"] += 1
+            update(batchStats={"requestCount": str(len(requests)),
+                               "pendingRequestCount": str(len(requests) - position - 1),
+                               **{k: str(v) for k, v in counts.items()}})
+        output = {"inlinedResponses": {"inlinedResponses": responses}}
+        metadata = update(state="BATCH_STATE_SUCCEEDED", endTime=NOW, output=output)
+        self.batches[name] = {"name": name, "metadata": metadata, "done": True,
+                              "response": {"@type": GEMINI_TYPE + "GenerateContentBatchOutput",
+                                           **output}}
+
+    def _create_gemini(self, model: str, body: dict[str, Any]) -> tuple[int, Any]:
+        batch = body.get("batch") or {}
+        config = batch.get("inputConfig") or batch.get("input_config") or {}
+        requests = (config.get("requests") or {}).get("requests")
+        if not isinstance(requests, list) or not requests:
+            return 400, {"error": {"code": 400, "status": "INVALID_ARGUMENT",
+                                   "message": "batch.input_config.requests is required"}}
+        name = f"batches/{uuid.uuid4().hex[:20]}"
+        self.batches[name] = {"name": name, "done": False, "metadata": {
+            "@type": GEMINI_TYPE + "GenerateContentBatch", "name": name,
+            "model": f"models/{model}",
+            "displayName": batch.get("displayName", batch.get("display_name", "")),
+            "state": "BATCH_STATE_PENDING", "createTime": NOW, "updateTime": NOW,
+            "batchStats": {"requestCount": str(len(requests)),
+                           "pendingRequestCount": str(len(requests))}}}
+        operation = self.batches[name]
+        self.created.append(name)
+        threading.Thread(target=self._work_gemini, args=(name, requests), daemon=True).start()
+        time.sleep(self.create_pause)
+        return 200, operation
+
+    def list_gemini(self, query: dict[str, list[str]]) -> dict[str, Any]:
+        names = [b for b in reversed(self.created) if b.startswith("batches/")]
+        start = int(query.get("pageToken", ["0"])[0] or 0)
+        size = int(query.get("pageSize", ["50"])[0])
+        page = {"operations": [self.batches[b] for b in names[start:start + size]]}
+        if start + size < len(names):
+            page["nextPageToken"] = str(start + size)
+        return page
+
     # -- the routes
 
     def post(self, path: str, headers: dict[str, str], raw: bytes) -> tuple[int, Any]:
-        if path in ("/v1/chat/completions", "/v1/messages"):
+        if path in ("/v1/chat/completions", "/v1/messages") or GEMINI_DIRECT.match(path):
             self.direct += 1
             return 400, {"error": {"message": "this fake only takes batches"}}
         if path == "/v1/files":
@@ -124,6 +235,8 @@ class FakeBatches(LocalServer):
                          "created_at": int(time.time()), "filename": "input.jsonl",
                          "purpose": "batch", "status": "processed"}
         body = json.loads(raw)
+        if route := GEMINI_BATCH.match(path):
+            return self._create_gemini(route.group(1), body)
         if path == "/v1/batches":
             batch_id = f"batch_{uuid.uuid4().hex[:24]}"
             self.batches[batch_id] = {
@@ -166,6 +279,10 @@ class FakeBatches(LocalServer):
         parts = path.strip("/").split("/")
         if parts == ["v1", "batches"]:
             return 200, self.list_openai(query)
+        if parts == ["v1beta", "batches"]:
+            return 200, self.list_gemini(query)
+        if parts[:2] == ["v1beta", "batches"] and f"batches/{parts[-1]}" in self.batches:
+            return 200, self.batches[f"batches/{parts[-1]}"]
         if parts[:2] == ["v1", "batches"] and parts[2] in self.batches:
             return 200, self.batches[parts[2]]
         if parts[:2] == ["v1", "files"] and parts[-1] == "content" and parts[2] in self.files:

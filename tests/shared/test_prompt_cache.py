@@ -53,7 +53,8 @@ def test_bedrock_converse_cache_counts() -> None:
 
 
 @pytest.mark.parametrize(("provider", "model"), [("openai", "gpt-4o-mini"),
-                                                 ("anthropic", "claude-haiku-4-5")])
+                                                 ("anthropic", "claude-haiku-4-5"),
+                                                 ("gemini", "gemini-3.5-flash")])
 def test_cached_tokens_are_priced_at_the_cached_rate(provider: str, model: str) -> None:
     price = model_price(provider, model)
     assert price is not None and price.cached_input is not None

@@ -7,6 +7,7 @@ synchronous request (:meth:`.anthropic_messages.AnthropicBackend.message_params`
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from .batching import BatchAPI, BatchItemFailed, Status
@@ -33,7 +34,7 @@ class AnthropicBatches(BatchAPI):
         return Status(ended=batch.processing_status == "ended", total=total,
                       done=total - parts["processing"], detail=str(batch.processing_status))
 
-    async def results(self, batch_id: str) -> dict[str, Any]:
+    async def results(self, batch_id: str, custom_ids: Sequence[str]) -> dict[str, Any]:
         answers: dict[str, Any] = {}
         async for entry in await self.client.messages.batches.results(batch_id):
             result = entry.result

@@ -12,15 +12,16 @@ cache, its keys and every reading of answers stay those of synchronous judging.
 - The batch id is stored beside the call cache (``judge-batches.sqlite3``), keyed by a hash of
   the round's request bodies: a rerun of an interrupted run re-attaches to its batch and never
   submits the same requests again. Before submitting, the round is stored as "submitting" with
-  a fresh token that goes with the batch (OpenAI's ``metadata``), so a process killed after the
-  provider accepted the batch but before its id was stored is found again by that token.
+  a fresh token that goes with the batch (OpenAI's ``metadata``, Gemini's display name), so a
+  process killed after the provider accepted the batch but before its id was stored is found
+  again by that token.
   Ctrl-C leaves the batch running and says how to resume.
 - Items that fail or expire are asked again once, in one more batch; still failing, each is an
   ``Outcome.error`` with its reason (left unmeasured), never an exception out of the run.
 - Polling backs off from 1 s to ``$JUDGE_METRICS_BATCH_POLL`` seconds (default 30).
 
-A protocol module (:mod:`.openai_batches`, :mod:`.anthropic_batches`) supplies a
-:class:`BatchAPI`: submit, status, results.
+A protocol module (:mod:`.openai_batches`, :mod:`.anthropic_batches`, :mod:`.gemini_batches`)
+supplies a :class:`BatchAPI`: submit, status, results.
 """
 
 from __future__ import annotations
@@ -34,7 +35,7 @@ import sqlite3
 import sys
 import time
 import uuid
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import AsyncIterable, Awaitable, Callable, Sequence
 from concurrent.futures import Future
 from dataclasses import dataclass
 from pathlib import Path
@@ -45,6 +46,7 @@ from .base import ResultCallback
 from .openai_transport import event_loop
 
 POLL_ENV = "JUDGE_METRICS_BATCH_POLL"
+FIND_LIMIT = 1000  # the most recent batches a rerun looks through for its round's token
 STORE_FILE = "judge-batches.sqlite3"
 _DONE = object()
 
@@ -96,8 +98,9 @@ class BatchAPI:
     async def status(self, batch_id: str) -> Status:
         raise NotImplementedError
 
-    async def results(self, batch_id: str) -> dict[str, Any]:
-        """custom_id -> the SDK response object, or a :class:`BatchItemFailed`."""
+    async def results(self, batch_id: str, custom_ids: Sequence[str]) -> dict[str, Any]:
+        """custom_id -> the SDK response object, or a :class:`BatchItemFailed`;
+        ``custom_ids`` are the batch's items in the order they were submitted."""
         raise NotImplementedError
 
 
@@ -135,6 +138,19 @@ class BatchStore:
     def forget(self, key: str) -> None:
         with self._connect() as db:
             db.execute("DELETE FROM batches WHERE key = ?", (key,))
+
+
+async def first_listed(batches: AsyncIterable[Any], carries: Callable[[Any], bool]) -> Any:
+    """The first of a provider's listed ``batches`` that ``carries`` a round's token (only the
+    first :data:`FIND_LIMIT` are looked at), or None."""
+    seen = 0
+    async for batch in batches:
+        if carries(batch):
+            return batch
+        seen += 1
+        if seen >= FIND_LIMIT:
+            break
+    return None
 
 
 def round_key(provider: str, endpoint: str, items: Sequence[tuple[str, dict[str, Any]]]) -> str:
@@ -274,7 +290,7 @@ class Batcher:
             self.store.forget(key)
             why = status.detail or "the batch failed"
             return {cid: BatchItemFailed(f"batch {batch_id}: {why}") for cid, _ in items}
-        answers = await self.api.results(batch_id)
+        answers = await self.api.results(batch_id, [cid for cid, _ in items])
         self.current = None
         return answers
 

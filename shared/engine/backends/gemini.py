@@ -92,6 +92,10 @@ class GeminiBackend(RemoteBackend):
             options["base_url"] = self.base_url
         self._client = genai.Client(api_key=self._api_key,
                                     http_options=self._types.HttpOptions(**options))
+        if config.batch:
+            from .gemini_batches import GeminiBatches
+
+            self.use_batch_api(GeminiBatches(self._client))
 
     def __repr__(self) -> str:
         return f"GeminiBackend(model={self.model!r}, host={self.host!r})"
@@ -164,32 +168,37 @@ class GeminiBackend(RemoteBackend):
 
     # -- plumbing
 
-    def _contents(self, request: JudgeRequest) -> tuple[list[Any], str | None]:
-        """The request's turns as Gemini ``contents`` (assistant turns are ``model``), its
-        system messages as the ``systemInstruction``."""
-        types = self._types
+    def content_request(self, request: JudgeRequest, params: dict[str, Any]) -> dict[str, Any]:
+        """The ``generate_content`` keyword arguments of ``request`` with ``params`` as its
+        ``generationConfig``, as plain JSON (the SDK's field names): ``model``, ``contents``
+        (the turns; assistant turns are ``model``) and ``config`` (the system messages as its
+        ``system_instruction``). A synchronous call sends them as they are; a batch item
+        (:mod:`.gemini_batches`) is its ``contents`` and ``config``, the batch's model its
+        ``model``."""
         system = [text for role, text in request.messages if role == "system"]
-        contents = [types.Content(role="model" if role == "assistant" else "user",
-                                  parts=[types.Part(text=text)])
+        contents = [{"role": "model" if role == "assistant" else "user", "parts": [{"text": text}]}
                     for role, text in request.messages if role != "system"]
-        return contents, "\n\n".join(system) if system else None
+        config: dict[str, Any] = {SDK_FIELDS[name]: value for name, value in params.items()
+                                  if name != "thinkingConfig"}
+        if "thinkingConfig" in params:
+            config["thinking_config"] = {
+                "thinking_level": params["thinkingConfig"]["thinkingLevel"]}
+        if system:
+            config["system_instruction"] = "\n\n".join(system)
+        return {"model": self.model, "contents": contents, "config": config}
 
     async def _request(self, request: JudgeRequest, params: dict[str, Any]) -> Any:
         """One ``generateContent`` call with ``params`` as its ``generationConfig``, asked again
-        on a refusal or fault worth retrying (module docstring)."""
+        on a refusal or fault worth retrying (module docstring); with ``batch=True``, one item
+        of the round's batch."""
         from google.genai import errors
 
-        contents, system = self._contents(request)
-        fields = {SDK_FIELDS[name]: value for name, value in params.items()
-                  if name != "thinkingConfig"}
-        if "thinkingConfig" in params:
-            fields["thinking_config"] = self._types.ThinkingConfig(
-                thinking_level=params["thinkingConfig"]["thinkingLevel"])
-        config = self._types.GenerateContentConfig(system_instruction=system, **fields)
+        call = self.content_request(request, params)
+        if self.batcher is not None:
+            return await self.batcher.ask(call)
         for attempt in itertools.count():
             try:
-                return await self._client.aio.models.generate_content(
-                    model=self.model, contents=contents, config=config)
+                return await self._client.aio.models.generate_content(**call)
             except errors.APIError as exc:
                 if exc.code == 400 and params.get("responseLogprobs") and mentions_logprobs(exc):
                     raise LogprobsUnavailable(

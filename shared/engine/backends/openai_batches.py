@@ -11,12 +11,12 @@ The round's requests are one ``.jsonl`` file (``purpose="batch"``) of
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from typing import Any
 
-from .batching import BatchAPI, BatchItemFailed, Status
+from .batching import BatchAPI, BatchItemFailed, Status, first_listed
 
 TOKEN_KEY = "judge_metrics_round"  # the metadata key of the token a rerun finds the batch by
-FIND_LIMIT = 1000
 ENDED = frozenset({"completed", "failed", "expired", "cancelled"})
 
 
@@ -40,15 +40,11 @@ class OpenAIBatches(BatchAPI):
 
     async def find(self, token: str) -> str | None:
         """The newest batch whose metadata carries ``token`` (``batches.list`` lists newest
-        first; only the most recent :data:`FIND_LIMIT` batches are looked at)."""
-        seen = 0
-        async for batch in self.client.batches.list(limit=100):
-            if (getattr(batch, "metadata", None) or {}).get(TOKEN_KEY) == token:
-                return str(batch.id)
-            seen += 1
-            if seen >= FIND_LIMIT:
-                break
-        return None
+        first; only the most recent :data:`.batching.FIND_LIMIT` batches are looked at)."""
+        batch = await first_listed(
+            self.client.batches.list(limit=100),
+            lambda batch: (getattr(batch, "metadata", None) or {}).get(TOKEN_KEY) == token)
+        return None if batch is None else str(batch.id)
 
     async def status(self, batch_id: str) -> Status:
         batch = await self.client.batches.retrieve(batch_id)
@@ -62,7 +58,7 @@ class OpenAIBatches(BatchAPI):
         detail = "; ".join(str(getattr(e, "message", e)) for e in errors) or str(batch.status)
         return Status(ended=ended, total=total, done=done, usable=usable, detail=detail)
 
-    async def results(self, batch_id: str) -> dict[str, Any]:
+    async def results(self, batch_id: str, custom_ids: Sequence[str]) -> dict[str, Any]:
         from openai.types.chat import ChatCompletion
 
         batch = await self.client.batches.retrieve(batch_id)

@@ -45,7 +45,7 @@ class Capabilities:
     alternatives per token (0 without log-probabilities); ``full_distribution``: the whole
     next-token distribution is available (the local judge). ``seed``: takes a sampling seed.
     ``batch``: its batch API (``"openai"``: Files + Batches, ``"anthropic"``: Message Batches,
-    ``"gemini"``) or ``None``; ``batch_discount``: the batch price as a fraction of the
+    ``"gemini"``: Batch Mode) or ``None``; ``batch_discount``: the batch price as a fraction of the
     synchronous one. ``prompt_caching``: ``"automatic"``, ``"cache_control"`` (explicit
     breakpoints), ``"implicit"`` or ``None``. ``max_tokens_field``: the request field bounding
     the answer length."""
@@ -271,12 +271,14 @@ PROVIDERS: dict[str, Provider] = {
     "vllm": openai_compatible_host(
         "vLLM", "http://localhost:8000/v1", ("VLLM_API_KEY",), needs_key=False),
     # Gemini API generateContent: responseJsonSchema; responseLogprobs with logprobs 0-20;
-    # implicit context caching. The SDK reads GOOGLE_API_KEY too. Prices: Google's list
-    # prices (standard tier, prompts up to 200k tokens) as published in November 2026.
+    # implicit context caching; Batch Mode (batchGenerateContent) at 50% of the standard
+    # price, as Google's pricing page gives it. The SDK reads GOOGLE_API_KEY too. Prices:
+    # Google's list prices (standard tier, prompts up to 200k tokens) as published in November
+    # 2026.
     "gemini": Provider(
         "gemini:GeminiBackend", "Google Gemini",
         Capabilities(structured="response_json_schema", logprobs=True, top_logprobs=20,
-                     seed=True, batch=None, prompt_caching="implicit",
+                     seed=True, batch="gemini", prompt_caching="implicit",
                      max_tokens_field="maxOutputTokens"),
         "https://generativelanguage.googleapis.com", ("GEMINI_API_KEY", "GOOGLE_API_KEY"),
         "gemini-3.5-flash",
