@@ -9,8 +9,9 @@ are the agreement side-by-side's (bench/agreement/side.py: ours through the batc
 ``openai-compatible``, JSON mode; each peer in its own ``.venv-agreement`` process through its
 own code path, completions capped at the section's ``SIDE_MAX_TOKENS``). Rows: the first
 ``BENCH_TOKENS_ROWS`` (default 3) of each labelled set's seeded permutation (seed 0), the
-side-by-side's rows; our judge metrics the side-by-side maps to no peer run on the first rows of
-examples/rag_sample.jsonl.
+side-by-side's rows; our judge metrics the side-by-side does not pair (no labelled set) run on
+the first rows of examples/rag_sample.jsonl, next to the peers' equivalents (:data:`SAMPLE_PEERS`)
+where there are some.
 
 First run, then a rerun of the same rows: ours with the first run's call cache (as a user reruns
 a command), each peer in a fresh process in the same working folder (whatever the peer does by
@@ -54,11 +55,29 @@ HEADER = ["metric", "rows", "side", "scored", "first run: prompt + completion pe
           "rerun requests per row"]
 
 
-def no_peer_pairings(mapped: set[str]) -> list[side.Pairing]:
-    """Our judge metrics the side-by-side maps to no peer, on examples/rag_sample.jsonl."""
+# The peers' equivalents of our RAG metrics (peers.py RAG_METRICS), on examples/rag_sample.jsonl:
+# its rows carry the question, prediction, contexts and reference(s) every side reads (RAGAS and
+# DeepEval take one reference, the first). valor-lite's is compute_<metric>; RAGAS has no bias
+# metric; higher means better but in valor-lite's bias (the share of biased opinions, as ours).
+SAMPLE_PEERS: dict[str, dict[str, tuple[str, str] | str]] = {
+    name: {"valor-lite": (f"compute_{name}", side.WORSE if name == "bias" else side.BETTER),
+           "RAGAS": (ragas, side.BETTER) if ragas else "no bias metric",
+           "DeepEval": (deepeval, side.BETTER)}
+    for name, ragas, deepeval in (
+        ("bias", None, "BiasMetric (4.x: 1 = no bias)"),
+        ("answer_relevance", "ResponseRelevancy (MiniLM embeddings)", "AnswerRelevancyMetric"),
+        ("context_precision", "LLMContextPrecisionWithReference", "ContextualPrecisionMetric"),
+        ("context_recall", "LLMContextRecall", "ContextualRecallMetric"),
+        ("context_relevance", "ContextRelevance", "ContextualRelevancyMetric"))}
+
+
+def sample_pairings(mapped: set[str]) -> list[side.Pairing]:
+    """Our judge metrics the side-by-side does not pair, on examples/rag_sample.jsonl (whose
+    columns are ours), with the peers of :data:`SAMPLE_PEERS`."""
     from shared.kit.registry import METRICS
 
-    return [side.Pairing(SAMPLE, "", name, {}, side.BETTER, {})
+    return [side.Pairing(SAMPLE, "", name, {}, side.WORSE if spec.lower_is_better else
+                         side.BETTER, SAMPLE_PEERS.get(name, {}))
             for name, spec in METRICS.items() if spec.judge and name not in mapped]
 
 
@@ -96,10 +115,10 @@ def total_per_row(run: dict[str, Any] | None) -> float | None:
 
 
 def measure_side(name: str, pairs: list[side.Pairing], rows: dict[str, list[dict[str, Any]]],
-                 embeddings: dict[str, list[float]], tmp: Path) -> dict[str, dict[str, Any]]:
+                 vectors_url: str | None, tmp: Path) -> dict[str, dict[str, Any]]:
     """``{run: {pair id: per_row(...)} or {"problem"}}`` for one side, against a server of its
     own behind a meter of its own (the sides run at once: the server answers one request at a
-    time)."""
+    time); RAGAS gets MiniLM's vectors from ``vectors_url`` (``side.minilm_served``)."""
     from shared.llama_server import serve
 
     out: dict[str, dict[str, Any]] = {}
@@ -113,8 +132,8 @@ def measure_side(name: str, pairs: list[side.Pairing], rows: dict[str, list[dict
                 continue
             mine = [p for p in pairs if isinstance(p.peers.get(name), tuple)]
             some = {k: v[:RERUN_ROWS] if run == "rerun" else v for k, v in rows.items()}
-            report = side.run_peer_side(name, mine, some, base_url, SECONDS[run], embeddings, tmp,
-                                        metered=True, tag=f".{run}")
+            report = side.run_peer_side(name, mine, some, base_url, SECONDS[run], {}, tmp,
+                                        metered=True, tag=f".{run}", vectors_url=vectors_url)
             out[run] = ({"problem": report["problem"]} if report.get("problem") else
                         {c["id"]: per_row(c) for c in report.get("cells", [])})
     return out
@@ -124,16 +143,16 @@ def measure(pairs: list[side.Pairing], rows: dict[str, list[dict[str, Any]]],
             peers: tuple[str, ...]) -> dict[str, dict[str, dict[str, Any]]]:
     """``{side: {run: ...}}`` for ours and each peer (:func:`measure_side`), the sides at once."""
     from concurrent.futures import ThreadPoolExecutor
+    from contextlib import nullcontext
 
-    embeddings = (side.minilm_vectors(rows[side.EVOUNA[0]])
-                  if side.EVOUNA[0] in rows and "RAGAS" in peers else {})
     # our metrics that have peers, and those that have none, as two sides of their own
     sides = {"ours": [p for p in pairs if p.peers], "ours, no peer": [p for p in pairs
                                                                         if not p.peers],
              **dict.fromkeys(peers, pairs)}
     with tempfile.TemporaryDirectory(prefix="bench-tokens-") as tmp, \
+            (side.minilm_served() if "RAGAS" in peers else nullcontext()) as vectors_url, \
             ThreadPoolExecutor(len(sides)) as pool:
-        futures = {name: pool.submit(measure_side, name, mine, rows, embeddings, Path(tmp))
+        futures = {name: pool.submit(measure_side, name, mine, rows, vectors_url, Path(tmp))
                    for name, mine in sides.items() if mine}
         out = {name: future.result() for name, future in futures.items()}
     for run, cells in out.pop("ours, no peer", {}).items():
@@ -181,9 +200,10 @@ def intro() -> str:
             f"usage: llama-cpp-python's server with the embedded SmolLM2-135M, one per side "
             f"(the sides run at once), every request counted by a proxy in front of it. "
             f"{ROWS} rows per metric, the first of each labelled set's seeded permutation (the "
-            f"agreement side-by-side's rows), examples/rag_sample.jsonl for metrics mapped to no "
-            f"peer; a side's first run stops between rows after {SECONDS['first']:.0f} s "
-            f"(`scored` = rows scored / rows reached); a peer's rerun on the first {RERUN_ROWS} "
+            f"agreement side-by-side's rows), the first of examples/rag_sample.jsonl for metrics "
+            f"without a labelled set (a peer that takes one reference gets the first); a side's "
+            f"first run stops between rows after {SECONDS['first']:.0f} s (`scored` = rows "
+            f"scored / rows reached); a peer's rerun on the first {RERUN_ROWS} "
             f"(a fresh process: none of the peers caches by default). Follow-ups are requests "
             f"whose conversation carries an earlier answer of the judge (our repairs). Errors and "
             f"unmeasured rows count in the rows (their tokens were spent). Peers' completions are "
@@ -194,7 +214,7 @@ def intro() -> str:
 
 def main() -> list[dict]:
     mapped = side.pairings()
-    pairs = [p for p in mapped + no_peer_pairings({p.metric for p in mapped})
+    pairs = [p for p in mapped + sample_pairings({p.metric for p in mapped})
              if not ONLY or p.metric in ONLY]
     rows = {data[0]: side.side_rows(data, 0)[:ROWS]
             for data in {p.data for p in pairs} if data != SAMPLE}

@@ -5,7 +5,9 @@ its requests through it, so all sides are counted the same way, whatever their c
 
 ``GET /meter`` on the proxy answers the running totals as JSON (:data:`FIELDS`); a side reads
 them before and after each row (``rounds.score_in_rounds``'s ``meter``). Imports nothing of the
-project: the peers' processes (``peers.py``, under ``.venv-agreement``) read it too."""
+project: the peers' processes (``peers.py``, under ``.venv-agreement``) read it too. Its loopback
+server (:func:`loopback`, :class:`Replying`) also serves MiniLM's vectors
+(``side.minilm_served``)."""
 
 from __future__ import annotations
 
@@ -65,6 +67,38 @@ def add(totals: Totals, body: bytes, request: bytes = b"") -> tuple[int, int] | 
     return counts
 
 
+class Replying(BaseHTTPRequestHandler):
+    """A quiet HTTP/1.1 handler with :meth:`reply`."""
+
+    protocol_version = "HTTP/1.1"
+
+    def log_message(self, *args: Any) -> None:  # quiet
+        pass
+
+    def reply(self, status: int, headers: list[tuple[str, str]], body: bytes) -> None:
+        self.send_response(status)
+        for key, value in headers:
+            if key.lower() not in ("content-length", "transfer-encoding", "connection"):
+                self.send_header(key, value)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+
+@contextmanager
+def loopback(handler: type[BaseHTTPRequestHandler]) -> Iterator[int]:
+    """A threading server of ``handler`` on a free loopback port: yields the port, stops it
+    after."""
+    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    server.daemon_threads = True
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        yield server.server_address[1]
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
 @contextmanager
 def metered(upstream: str, log: list[dict[str, Any]] | None = None
             ) -> Iterator[tuple[str, Callable[[], Totals]]]:
@@ -75,21 +109,7 @@ def metered(upstream: str, log: list[dict[str, Any]] | None = None
     totals: Totals = dict.fromkeys(FIELDS, 0)
     lock = threading.Lock()
 
-    class Forward(BaseHTTPRequestHandler):
-        protocol_version = "HTTP/1.1"
-
-        def log_message(self, *args: Any) -> None:  # quiet
-            pass
-
-        def reply(self, status: int, headers: list[tuple[str, str]], body: bytes) -> None:
-            self.send_response(status)
-            for key, value in headers:
-                if key.lower() not in ("content-length", "transfer-encoding", "connection"):
-                    self.send_header(key, value)
-            self.send_header("Content-Length", str(len(body)))
-            self.end_headers()
-            self.wfile.write(body)
-
+    class Forward(Replying):
         def forward(self) -> None:
             length = int(self.headers.get("Content-Length") or 0)
             sent = self.rfile.read(length) if length else None
@@ -123,20 +143,12 @@ def metered(upstream: str, log: list[dict[str, Any]] | None = None
 
         do_POST = forward  # noqa: N815 - http.server's name
 
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Forward)
-    server.daemon_threads = True
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-
     def read() -> Totals:
         with lock:
             return dict(totals)
 
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}{target.path}", read
-    finally:
-        server.shutdown()
-        server.server_close()
+    with loopback(Forward) as port:
+        yield f"http://127.0.0.1:{port}{target.path}", read
 
 
 def remote(base_url: str) -> Callable[[], Totals]:

@@ -9,7 +9,7 @@ Run by ``bench/agreement/side.py`` under ``.venv-agreement``'s Python (RAGAS and
 ``JOB.json``: ``{"peer", "base_url", "model", "max_tokens", "timeout", "seconds", "cells":
 [{"id", "metric", "kind", "sensitive", "rows": [...]}], "embeddings": {text: vector}}``, and
 ``"meter_url"`` when ``base_url`` is the token meter's proxy (``meter.py``: each row's tokens are
-read from it).
+read from it), ``"vectors_url"`` for MiniLM's vectors of texts ``embeddings`` lacks.
 Every cell is scored row by row, in the given order, through the peer's own code path; the judge
 is the llama.cpp server at ``base_url``. A row the peer raised on, or returned no number for, is
 an error with its (shortened) message; the cells' rows are taken in rounds (row 1 of each cell,
@@ -32,8 +32,10 @@ import os
 import re
 import sys
 import traceback
+import urllib.request
 import warnings
 from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -70,6 +72,18 @@ def error_text(error: BaseException, sensitive: bool) -> str:
     return f"{verb} {name}: {short(message)}"
 
 
+def references(row: dict[str, Any]) -> list[str]:
+    """A row's references: examples/rag_sample.jsonl writes one as a string, several as a list
+    (valor-lite takes them all; RAGAS and DeepEval take one, the first)."""
+    return [row["reference"]] if isinstance(row["reference"], str) else list(row["reference"])
+
+
+#: Our RAG judge metrics the token benchmark runs on examples/rag_sample.jsonl (its rows carry
+#: question, prediction, contexts and reference), next to each peer's equivalent.
+RAG_METRICS = ("bias", "answer_relevance", "context_precision", "context_recall",
+               "context_relevance")
+
+
 # ------------------------------------------------------------------------------------ valor
 
 
@@ -82,6 +96,10 @@ def valor_scorers(job: dict[str, Any]) -> dict[str, Callable[[dict[str, Any]], A
     wrapper.client = openai.OpenAI(base_url=job["base_url"], api_key="not-needed",
                                    http_client=client, max_retries=0)
     evaluator = Evaluator(client=wrapper)
+
+    def rag(r: dict[str, Any]) -> Any:  # each metric reads the fields it needs
+        return QueryResponse(query=r["question"], response=r["prediction"], context=Context(
+            groundtruth=references(r), prediction=list(r["contexts"])))
 
     def run(name: str, make: Callable[[dict[str, Any]], Any]) -> Callable[[dict[str, Any]], Any]:
         compute = getattr(evaluator, f"compute_{name}")
@@ -106,10 +124,19 @@ def valor_scorers(job: dict[str, Any]) -> dict[str, Callable[[dict[str, Any]], A
             query=r["question"], response=r["prediction"],
             context=Context(groundtruth=[r["reference"]]))),
         "toxicity": run("toxicity", lambda r: QueryResponse(query="", response=r["text"])),
+        **{name: run(name, rag) for name in RAG_METRICS},
     }
 
 
 # ------------------------------------------------------------------------------------ RAGAS
+
+
+def served_vectors(url: str, texts: list[str]) -> list[list[float]]:
+    """MiniLM's vectors of ``texts`` from the benchmark's endpoint (``side.minilm_served``)."""
+    asked = urllib.request.Request(url, json.dumps(texts).encode(),
+                                   {"Content-Type": "application/json"})
+    with urllib.request.urlopen(asked, timeout=60) as answer:  # noqa: S310 - loopback
+        return json.loads(answer.read())
 
 
 def ragas_scorers(job: dict[str, Any]) -> dict[str, Callable[[dict[str, Any]], Any]]:
@@ -117,7 +144,14 @@ def ragas_scorers(job: dict[str, Any]) -> dict[str, Callable[[dict[str, Any]], A
     from ragas.dataset_schema import SingleTurnSample
     from ragas.embeddings.base import BaseRagasEmbeddings
     from ragas.llms import LangchainLLMWrapper
-    from ragas.metrics import AnswerCorrectness, Faithfulness
+    from ragas.metrics import (
+        AnswerCorrectness,
+        ContextRelevance,
+        Faithfulness,
+        LLMContextPrecisionWithReference,
+        LLMContextRecall,
+        ResponseRelevancy,
+    )
     from ragas.metrics._aspect_critic import coherence, harmfulness
     from ragas.run_config import RunConfig
 
@@ -129,16 +163,21 @@ def ragas_scorers(job: dict[str, Any]) -> dict[str, Callable[[dict[str, Any]], A
     vectors: dict[str, list[float]] = job.get("embeddings") or {}
 
     class Precomputed(BaseRagasEmbeddings):
-        """The embedded all-MiniLM-L6-v2's vectors of this job's texts, computed in ``.venv``
-        (transformers cannot import next to RAGAS's huggingface-hub pin) and looked up here."""
-
-        def embed_query(self, text: str) -> list[float]:
-            if text not in vectors:
-                raise KeyError("no precomputed embedding for this text")
-            return vectors[text]
+        """The embedded all-MiniLM-L6-v2's vectors, computed in ``.venv`` (transformers cannot
+        import next to RAGAS's huggingface-hub pin): the job's, and any other text's from the
+        job's ``vectors_url`` (``side.minilm_served``)."""
 
         def embed_documents(self, texts: list[str]) -> list[list[float]]:
-            return [self.embed_query(t) for t in texts]
+            missing = [t for t in dict.fromkeys(texts) if t not in vectors]
+            if missing and job.get("vectors_url"):
+                vectors.update(zip(missing, served_vectors(job["vectors_url"], missing),
+                                   strict=True))
+            if any(t not in vectors for t in texts):
+                raise KeyError("no precomputed embedding for this text")
+            return [vectors[t] for t in texts]
+
+        def embed_query(self, text: str) -> list[float]:
+            return self.embed_documents([text])[0]
 
         async def aembed_query(self, text: str) -> list[float]:
             return self.embed_query(text)
@@ -164,6 +203,10 @@ def ragas_scorers(job: dict[str, Any]) -> dict[str, Callable[[dict[str, Any]], A
         return SingleTurnSample(user_input="Summarise the article.", response=r["summary"],
                                 retrieved_contexts=[r["source"]])
 
+    def rag(r: dict[str, Any]) -> Any:  # each metric reads the fields it needs
+        return SingleTurnSample(user_input=r["question"], response=r["prediction"],
+                                reference=references(r)[0], retrieved_contexts=r["contexts"])
+
     return {
         "faithfulness": run(Faithfulness(), summary),
         "summary_coherence": run(coherence, lambda r: SingleTurnSample(
@@ -172,6 +215,10 @@ def ragas_scorers(job: dict[str, Any]) -> dict[str, Callable[[dict[str, Any]], A
             user_input=r["question"], response=r["prediction"], reference=r["reference"])),
         "toxicity": run(harmfulness, lambda r: SingleTurnSample(
             user_input="", response=r["text"])),
+        "answer_relevance": run(ResponseRelevancy(), rag),
+        "context_precision": run(LLMContextPrecisionWithReference(), rag),
+        "context_recall": run(LLMContextRecall(), rag),
+        "context_relevance": run(ContextRelevance(), rag),
     }
 
 
@@ -181,7 +228,17 @@ def ragas_scorers(job: dict[str, Any]) -> dict[str, Callable[[dict[str, Any]], A
 def deepeval_scorers(job: dict[str, Any]) -> dict[str, Callable[[dict[str, Any]], Any]]:
     import criteria  # bench/agreement/criteria.py: G-Eval's SummEval texts
     import openai
-    from deepeval.metrics import FaithfulnessMetric, GEval, HallucinationMetric, ToxicityMetric
+    from deepeval.metrics import (
+        AnswerRelevancyMetric,
+        BiasMetric,
+        ContextualPrecisionMetric,
+        ContextualRecallMetric,
+        ContextualRelevancyMetric,
+        FaithfulnessMetric,
+        GEval,
+        HallucinationMetric,
+        ToxicityMetric,
+    )
     from deepeval.models import DeepEvalBaseLLM
     from deepeval.test_case import LLMTestCase, SingleTurnParams
 
@@ -236,6 +293,13 @@ def deepeval_scorers(job: dict[str, Any]) -> dict[str, Callable[[dict[str, Any]]
         return LLMTestCase(input="Summarise the article.", actual_output=r["summary"],
                            retrieval_context=[r["source"]], context=[r["source"]])
 
+    def rag(r: dict[str, Any]) -> Any:  # each metric reads the fields it needs
+        return LLMTestCase(input=r["question"], actual_output=r["prediction"],
+                           expected_output=references(r)[0], retrieval_context=r["contexts"])
+
+    rag_metrics = dict(zip(RAG_METRICS, (BiasMetric, AnswerRelevancyMetric,
+                                         ContextualPrecisionMetric, ContextualRecallMetric,
+                                         ContextualRelevancyMetric), strict=True))
     geval = {k: v for k, v in common.items() if k != "include_reason"}
     return {
         "faithfulness": run(lambda: FaithfulnessMetric(**common), summary),
@@ -265,6 +329,7 @@ def deepeval_scorers(job: dict[str, Any]) -> dict[str, Callable[[dict[str, Any]]
             evaluation_steps=criteria.GEVAL_COHERENCE["evaluation_steps"],
             evaluation_params=[SingleTurnParams.INPUT, SingleTurnParams.ACTUAL_OUTPUT], **geval),
             lambda r: LLMTestCase(input=r["source"], actual_output=r["summary"])),
+        **{name: run(partial(metric, **common), rag) for name, metric in rag_metrics.items()},
     }
 
 

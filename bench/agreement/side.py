@@ -13,7 +13,8 @@ import subprocess
 import sys
 import time
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -22,6 +23,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import criteria  # noqa: E402  (bench/agreement/criteria.py)
+import meter  # noqa: E402  (bench/agreement/meter.py)
 import rounds  # noqa: E402  (bench/agreement/rounds.py)
 from labelled import DATA, DAVIDSON, EVOUNA, ROOT, SUMMEVAL  # noqa: E402
 
@@ -173,10 +175,12 @@ def short(text: str, limit: int = 90) -> str:
 
 def run_peer_side(peer: str, pairs: list[Pairing], rows: dict[str, list[dict[str, Any]]],
                   base_url: str, seconds: float, embeddings: dict[str, list[float]],
-                  workdir: Path, metered: bool = False, tag: str = "") -> dict[str, Any]:
+                  workdir: Path, metered: bool = False, tag: str = "",
+                  vectors_url: str | None = None) -> dict[str, Any]:
     """One peer's cells in a ``.venv-agreement`` subprocess; its report, or ``{"problem"}``.
     ``metered``: ``base_url`` is the token meter's proxy, read per row; ``tag`` names this
-    run's files in ``workdir`` (a rerun keeps the first run's)."""
+    run's files in ``workdir`` (a rerun keeps the first run's); ``vectors_url``: a
+    :func:`minilm_served` endpoint for the texts ``embeddings`` does not hold."""
     cells = [{"id": p.id, "metric": p.metric, "sensitive": p.data == DAVIDSON,
               "rows": rows[p.data[0]]} for p in pairs if isinstance(p.peers.get(peer), tuple)]
     if not AGREEMENT_VENV_PYTHON.exists():
@@ -185,7 +189,7 @@ def run_peer_side(peer: str, pairs: list[Pairing], rows: dict[str, list[dict[str
     job = {"peer": peer, "base_url": base_url, "model": SIDE_MODEL_ALIAS,
            "max_tokens": SIDE_MAX_TOKENS, "timeout": SIDE_TIMEOUT, "seconds": seconds,
            "cells": cells, "embeddings": embeddings if peer == "RAGAS" else {},
-           "meter_url": base_url if metered else None}
+           "meter_url": base_url if metered else None, "vectors_url": vectors_url}
     job_file, out_file = workdir / f"{peer}{tag}.job.json", workdir / f"{peer}{tag}.out.json"
     log_file = workdir / f"{peer}{tag}.log"
     job_file.write_text(json.dumps(job), encoding="utf-8")
@@ -216,6 +220,29 @@ def minilm_vectors(rows: list[dict[str, Any]]) -> dict[str, list[float]]:
     vectors = load_embedding_model().encode(texts, normalize_embeddings=True,
                                             show_progress_bar=False)
     return {t: [float(x) for x in v] for t, v in zip(texts, vectors, strict=True)}
+
+
+@contextmanager
+def minilm_served() -> Iterator[str]:
+    """The embedded MiniLM's vectors on a loopback endpoint (``POST`` a JSON list of texts, get
+    their vectors), for texts a peer's process only knows as it runs (RAGAS's ResponseRelevancy
+    embeds the questions it generates)."""
+    import threading
+
+    from shared import load_embedding_model
+
+    model, lock = load_embedding_model(), threading.Lock()
+
+    class Vectors(meter.Replying):
+        def do_POST(self) -> None:  # noqa: N802 - http.server's name
+            texts = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+            with lock:
+                vectors = model.encode(texts, normalize_embeddings=True, show_progress_bar=False)
+            self.reply(200, [("Content-Type", "application/json")],
+                       json.dumps(vectors.tolist()).encode())
+
+    with meter.loopback(Vectors) as port:
+        yield f"http://127.0.0.1:{port}/vectors"
 
 
 def side_result(pair: Pairing, side: str, what: str, higher: str, cell: dict[str, Any],

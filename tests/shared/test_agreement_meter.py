@@ -1,14 +1,17 @@
 """The token benchmark's counting (bench/agreement/meter.py, bench/bench_tokens.py): the usage
 reader, the per-row meter readings of a side's rounds, the per-row figures and the leanest
-working peer, and the counting proxy in front of the real llama.cpp server."""
+working peer, the counting proxy in front of the real llama.cpp server, the pairings on
+examples/rag_sample.jsonl and a peer's rows there, and MiniLM's vectors served to the peers."""
 
 from __future__ import annotations
 
 import importlib.util
 import json
+import re
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 REPO = Path(__file__).resolve().parents[2]
@@ -30,6 +33,7 @@ def _load(name: str, path: Path):
 
 bench_tokens = _load("bench_tokens", REPO / "bench" / "bench_tokens.py")
 side = sys.modules["side"]
+peers = _load("agreement_peers", AGREEMENT / "peers.py")
 
 
 def answer(usage) -> bytes:
@@ -122,3 +126,65 @@ def test_the_proxy_counts_what_the_server_reports_to_the_client(llama_server):
                       "completion_tokens": sum(u.completion_tokens for u in usages),
                       "follow_ups": 0, "follow_up_tokens": 0}
     assert totals["prompt_tokens"] > 0 and totals["completion_tokens"] > 0
+
+
+def test_our_unpaired_judge_metrics_run_on_the_sample_next_to_the_peers_equivalents():
+    """Every judge metric the side-by-side does not pair gets a row on examples/rag_sample.jsonl
+    (whose columns are our metrics'); the RAG ones name each peer's equivalent, which that
+    peer's process has a scorer for; the side-by-side (human labels) never gets them."""
+    from shared.kit.registry import METRICS
+
+    mapped = {p.metric for p in side.pairings()}
+    sample = bench_tokens.sample_pairings(mapped)
+    assert {p.metric for p in sample} == {n for n, s in METRICS.items() if s.judge} - mapped
+    assert not mapped & set(bench_tokens.SAMPLE_PEERS)
+    with_peers = {p.metric: p for p in sample if p.peers}
+    assert set(with_peers) == set(bench_tokens.SAMPLE_PEERS) == set(peers.RAG_METRICS)
+    row = bench_tokens.sample_rows(1)[0]
+    for name, pair in with_peers.items():
+        assert pair.data == bench_tokens.SAMPLE and set(METRICS[name].columns.values()) <= set(row)
+        assert pair.ours_higher == (side.WORSE if METRICS[name].lower_is_better else side.BETTER)
+        assert set(pair.peers) == set(side.SIDE_PEERS) and all(pair.peers.values())
+    valor = peers.valor_scorers({"base_url": "http://127.0.0.1:9/v1", "model": "m",
+                                 "max_tokens": 8, "timeout": 5.0})
+    assert set(peers.RAG_METRICS) <= set(valor)
+    assert peers.references({"reference": "a"}) == ["a"]
+    assert peers.references({"reference": ["a", "b"]}) == ["a", "b"]
+
+
+def test_the_peers_get_minilms_vectors_of_any_text_from_the_benchmark():
+    from shared import load_embedding_model
+
+    texts = ["What is the capital of Australia?", "Which city is Australia's capital?"]
+    with side.minilm_served() as url:
+        served = peers.served_vectors(url, texts)
+    expected = load_embedding_model().encode(texts, normalize_embeddings=True,
+                                             show_progress_bar=False)
+    assert np.allclose(served, expected, atol=1e-6)
+
+
+@pytest.mark.server
+@pytest.mark.slow
+def test_valor_lite_reaches_its_row_of_every_rag_metric_through_the_meter(llama_server, tmp_path,
+                                                                          monkeypatch):
+    """valor-lite (this Python has it; the benchmark uses .venv-agreement's) on the sample's
+    first row of each RAG metric, in its own process, through the meter: every row is reached,
+    counted, and scored or an error of valor's own (its parser on SmolLM2's answer), never one
+    of the row's mapping."""
+    pairs = [p for p in bench_tokens.sample_pairings(set()) if p.metric in peers.RAG_METRICS]
+    rows = {bench_tokens.SAMPLE[0]: bench_tokens.sample_rows(1)}
+    monkeypatch.setattr(side, "AGREEMENT_VENV_PYTHON", Path(sys.executable))
+    with meter.metered(llama_server) as (base_url, read):
+        report = side.run_peer_side("valor-lite", pairs, rows, base_url, 600.0, {}, tmp_path,
+                                    metered=True)
+        totals = read()
+    assert "problem" not in report, report
+    cells = {c["id"]: c for c in report["cells"]}
+    assert set(cells) == {p.id for p in pairs}
+    for cell in cells.values():
+        assert cell["reached"] == 1 and cell["requests"] >= 1
+        assert (cell["scores"][0] is None) != (cell["errors"][0] is None)
+        assert not re.match(r"raised (KeyError|TypeError|AttributeError|ValueError)",
+                            cell["errors"][0] or ""), cell["errors"]
+        assert cell["served"][0]["prompt_tokens"] > 0
+    assert totals["requests"] == sum(c["requests"] for c in cells.values())
