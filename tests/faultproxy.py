@@ -53,6 +53,21 @@ SYNTHETIC_DELAY = 0.01  # seconds; lets concurrency build up during stress runs
 Rule = Callable[[int, dict[str, Any]], "str | None"]
 
 
+def canonical(raw: bytes) -> bytes:
+    """A JSON body with its keys sorted, no spaces and whole floats as integers (JSON's ``1.0``
+    and ``1`` are one number), so two clients that write the same request differently share a
+    replay entry; any other body as it is."""
+    try:
+        body = json.loads(raw, parse_float=lambda text: _number(float(text)))
+    except ValueError:
+        return raw
+    return json.dumps(body, sort_keys=True, separators=(",", ":")).encode()
+
+
+def _number(value: float) -> float | int:
+    return int(value) if value.is_integer() else value
+
+
 def messages_key(messages: Any) -> str:
     """The key of a request's ``messages`` (the list of ``{"role", "content"}`` dicts)."""
     text = json.dumps(messages, sort_keys=True)
@@ -182,7 +197,7 @@ class FaultProxy:
     ) -> tuple[int, dict[str, str], bytes]:
         if not self.upstream:
             raise RuntimeError("no upstream configured for a 'pass' fault")
-        memo_key = method.encode() + path.encode() + b"\n" + raw
+        memo_key = method.encode() + path.encode() + b"\n" + canonical(raw)
         if self.replay is not None and memo_key in self.replay:
             return self.replay[memo_key]
         target = urlparse(self.upstream)

@@ -15,6 +15,7 @@ import evaluate
 import pytest
 from backend_cases import STATEMENTS, YES_NO, ask, collect
 from fakes.gemini import RETRY_DELAY_SECONDS, FakeGemini
+from faultproxy import FaultProxy, canonical
 from metric_examples import metric_inputs
 
 from shared.base.types import LabelAnswer, YesNoAnswer
@@ -152,12 +153,21 @@ def test_a_structured_metric_matches_the_openai_compatible_path(
 
 
 def test_g_eval_samples_match_the_openai_compatible_path(
-        gemini: FakeGemini, llama_server: str, tmp_path: Path) -> None:
+        llama_server: str, tmp_path: Path) -> None:
+    """The Gemini path asks the server exactly what the OpenAI-compatible path asks (same
+    prompts, seeds and sampling), and reads the same scores from the same answers. The answers
+    are replayed: the server's samples at temperature 1 depend on what it evaluated before (its
+    reused KV cache), so two runs of identical requests can sample different scores."""
     g_eval = evaluate.load(registry.metric_path("g_eval"))
     inputs = dict(questions=QUESTIONS, predictions=PREDICTIONS, criteria="Is it correct?",
                   samples=3)
-    through_gemini = g_eval.compute(**inputs, **gemini_options(gemini, str(tmp_path / "g")))
-    direct = g_eval.compute(**inputs, **compat_options(llama_server, str(tmp_path / "d")))
+    with FaultProxy(llama_server, replay={}) as proxy, FakeGemini(proxy.url, KEY) as gemini:
+        through_gemini = g_eval.compute(**inputs, **gemini_options(gemini, str(tmp_path / "g")))
+        asked = len(proxy.seen)
+        direct = g_eval.compute(**inputs, **compat_options(proxy.url, str(tmp_path / "d")))
+        bodies = [canonical(json.dumps(seen.body).encode()) for seen in proxy.seen]
+    assert asked == 6 and len(bodies) == 12
+    assert sorted(bodies[:asked]) == sorted(bodies[asked:])  # every direct answer was replayed
     assert through_gemini["details"] == direct["details"]
     assert through_gemini["scores"] == direct["scores"]
     configs = [seen.body["generationConfig"] for seen in gemini.seen]
