@@ -99,12 +99,18 @@ def test_per_row_figures_count_the_rows_reached_and_the_leanest_peer_must_have_s
     lean_but_failing = {"reached": 1, "scores": [None], "served": [served[0]]}
     heavy = {"reached": 1, "scores": [1.0], "served": [
         {**served[0], "prompt_tokens": 900}]}
-    measured = {"ours": {}, "valor-lite": {"first": {pair.id: bench_tokens.per_row(
-        lean_but_failing)}}, "RAGAS": {"first": {pair.id: bench_tokens.per_row(cell)}},
-        "DeepEval": {"first": {pair.id: bench_tokens.per_row(heavy)}}}
-    assert bench_tokens.leanest(pair, measured) == ("RAGAS", 220)
+    ours = {"reached": 2, "scores": [None, None], "served": [
+        {**served[0], "prompt_tokens": 460}, {**served[1], "prompt_tokens": 300}]}
+    measured = {"ours": {"first": {pair.id: bench_tokens.per_row(ours)}},
+                "valor-lite": {"first": {pair.id: bench_tokens.per_row(lean_but_failing)}},
+                "RAGAS": {"first": {pair.id: bench_tokens.per_row(cell)}},
+                "DeepEval": {"first": {pair.id: bench_tokens.per_row(heavy)}}}
+    # (peer, rows both reached, ours per row on them, the peer's per row on them)
+    assert bench_tokens.leanest(pair, measured) == ("RAGAS", 2, 400, 220)
     measured["RAGAS"]["first"][pair.id]["scored"] = 0
-    assert bench_tokens.leanest(pair, measured) == ("DeepEval", 940)
+    # DeepEval reached one row: ours is compared on that row only (500, not its 400 over two)
+    assert bench_tokens.leanest(pair, measured) == ("DeepEval", 1, 500, 940)
+    assert bench_tokens.leanest(pair, {**measured, "ours": {}}) is None
 
 
 @pytest.mark.server
