@@ -221,7 +221,8 @@ def intro() -> str:
     return (f"Prompt and completion tokens per row as the judge reported them in each answer's "
             f"usage: llama-cpp-python's server with the embedded SmolLM2-135M, one per side "
             f"(the sides run at once), every request counted by a proxy in front of it. "
-            f"{ROWS} rows per metric, the first of each labelled set's seeded permutation (the "
+            f"{ROWS} rows per metric (fewer where the side-by-side takes fewer of a set: the rows "
+            f"column), the first of each labelled set's seeded permutation (the "
             f"agreement side-by-side's rows), the first of examples/rag_sample.jsonl for metrics "
             f"without a labelled set (a peer that takes one reference gets the first); a side's "
             f"first run stops between rows after {SECONDS['first']:.0f} s (`scored` = rows "
@@ -258,8 +259,8 @@ def main() -> list[dict]:
                  "no peer mapped" if not pair.peers else "no peer scored a row")
         mine = best[2] if best else total_per_row(first)
         results.append({
-            "workload": f"tokens per row, {pair.metric}, {ROWS} rows of {set_name}, "
-                        f"llama.cpp server", "ours": mine,
+            "workload": f"tokens per row, {pair.metric}, {len(rows[pair.data[0]])} rows of "
+                        f"{set_name}, llama.cpp server", "ours": mine,
             "reference": best[3] if best else None,
             "ratio": best[3] / mine if best and mine else None, "note": note,
             "section": {"title": SECTION_TITLE, "intro": intro(), "header": HEADER,
