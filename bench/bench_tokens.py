@@ -8,7 +8,7 @@ side sends its requests through a loopback proxy that adds up the ``usage`` of e
 are the agreement side-by-side's (bench/agreement/side.py: ours through the batch path, provider
 ``openai-compatible``, JSON mode; each peer in its own ``.venv-agreement`` process through its
 own code path, completions capped at the section's ``SIDE_MAX_TOKENS``). Rows: the first
-``BENCH_TOKENS_ROWS`` (default 3) of each labelled set's seeded permutation (seed 0), the
+``BENCH_TOKENS_ROWS`` (default 6) of each labelled set's seeded permutation (seed 0), the
 side-by-side's rows; our judge metrics the side-by-side does not pair (no labelled set) run on
 the first rows of examples/rag_sample.jsonl, next to the peers' equivalents (:data:`SAMPLE_PEERS`)
 where there are some.
@@ -38,13 +38,13 @@ for path in (str(REPO), str(BENCH_DIR / "agreement")):
 import side  # noqa: E402  (bench/agreement/side.py)
 from meter import FIELDS, metered  # noqa: E402  (bench/agreement/meter.py)
 
-ROWS = int(os.environ.get("BENCH_TOKENS_ROWS", "3"))
+ROWS = int(os.environ.get("BENCH_TOKENS_ROWS", "6"))
 # A peer's rerun sends what its first run sent unless it caches (none of them does by default):
 # measured on the first RERUN_ROWS rows of each metric, which saves the machine that time.
 RERUN_ROWS = int(os.environ.get("BENCH_TOKENS_RERUN_ROWS", "1"))
 # Each side's time for its first run and its rerun: rounds stop between rows (rounds.py), and a
 # side that did not reach every row says so in its row ("scored k/reached").
-SECONDS = {"first": float(os.environ.get("BENCH_TOKENS_SECONDS", "1500")),
+SECONDS = {"first": float(os.environ.get("BENCH_TOKENS_SECONDS", "1800")),
            "rerun": float(os.environ.get("BENCH_TOKENS_RERUN_SECONDS", "600"))}
 ONLY = [m for m in os.environ.get("BENCH_TOKENS_ONLY", "").split(",") if m]
 SAMPLE = ("rag_sample.jsonl", "examples/rag_sample.jsonl")
