@@ -1,8 +1,10 @@
 """G-Eval's ``samples=N``: the paper's own estimate of the score distribution (N answers at
 temperature 1) for judges without log-probabilities, against the real llama.cpp server. Each
-sampled answer is checked against the same request sent here straight to the server with the
-seed the sample must carry, so a sample sent without its seed, with the wrong one, at another
-temperature or read wrongly fails the test."""
+sampled answer is checked against the same request written here with the seed the sample must
+carry, so a sample sent without its seed, with the wrong one, at another temperature or read
+wrongly fails the test. That request must be the metric's request exactly: it is answered from
+the metric's recorded answers (the server's samples at temperature 1 also depend on what it
+evaluated before, its reused KV cache, so asking it again could sample another score)."""
 
 from __future__ import annotations
 
@@ -31,11 +33,11 @@ def g_eval() -> evaluate.Metric:
     return evaluate.load(str(REPO / "metrics" / "g_eval"))
 
 
-def _reference_labels(llama_server: str, prediction: str, question: str, n: int
+def _reference_labels(base_url: str, prediction: str, question: str, n: int
                       ) -> list[str | None]:
-    """The score each of the ``n`` samples must name: the G-Eval request sent straight to the
-    server at temperature 1 with seed ``SEED + s``."""
-    client = openai.OpenAI(base_url=llama_server, api_key="none")
+    """The score each of the ``n`` samples must name: the G-Eval request at temperature 1 with
+    seed ``SEED + s``, sent to ``base_url``."""
+    client = openai.OpenAI(base_url=base_url, api_key="none")
     request = prompts.g_eval_request(CRITERIA, (), {}, 1, 5, prediction, question=question)
     labels = []
     for s in range(n):
@@ -49,7 +51,8 @@ def _reference_labels(llama_server: str, prediction: str, question: str, n: int
 @pytest.mark.server
 def test_samples_give_the_empirical_distribution_of_seeded_answers(
         g_eval: evaluate.Metric, llama_server: str, cache_dir: str) -> None:
-    with FaultProxy(llama_server, default="pass") as proxy:
+    recorded: dict = {}  # the server's answers, by request body
+    with FaultProxy(llama_server, default="pass", replay=recorded) as proxy:
         options = dict(provider="openai-compatible", base_url=proxy.url, model="smollm2",
                        cache_dir=cache_dir, show_progress=False, criteria=CRITERIA)
         inputs = dict(questions=QUESTIONS, predictions=PREDICTIONS)
@@ -69,10 +72,15 @@ def test_samples_give_the_empirical_distribution_of_seeded_answers(
         seeds = sorted(b["seed"] for b in sent if prediction in b["messages"][0]["content"])
         assert seeds == [SEED + s for s in range(N)]
 
+    answered = len(recorded)
+    with FaultProxy(llama_server, default="pass", replay=recorded) as reference:
+        expected_labels = [_reference_labels(reference.url, prediction, question, N)
+                           for question, prediction in zip(QUESTIONS, PREDICTIONS, strict=True)]
+    assert len(recorded) == answered  # every reference request was one the metric sent
+
     differing = 0
-    for question, prediction, detail, score in zip(QUESTIONS, PREDICTIONS, result["details"],
-                                                   result["scores"], strict=True):
-        expected = _reference_labels(llama_server, prediction, question, N)
+    for expected, detail, score in zip(expected_labels, result["details"], result["scores"],
+                                       strict=True):
         assert detail["sampled_scores"] == [None if e is None else int(e) for e in expected]
         assert detail["samples"] == N and detail["score_method"] == "sampled"
         named = [label for label in expected if label is not None]

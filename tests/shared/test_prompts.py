@@ -1,9 +1,9 @@
 """shared.engine.prompts: every template's name, version and text are pinned, because the call
 cache keys on them (through ``JudgeRequest.prompt_id`` and the rendered messages).
 
-The digests were computed from main's prompts.py (``git show main:shared/engine/prompts.py``)
-before the judge steps moved into shared.kit.steps: a change to a prompt's text must come with a
-new version (and a new digest here), never silently."""
+The digests were first computed before the judge steps moved into shared.kit.steps, and pinned
+again with each version bump since (the shorter fence note: every fenced template): a change to
+a prompt's text must come with a new version (and a new digest here), never silently."""
 
 from __future__ import annotations
 
@@ -16,21 +16,21 @@ from shared import prompts
 # sha256 of "name@version\ntext", per template
 PINNED = {
     "L3SCORE": "b2a8c172f57be72281f9511d83e721d70060852b56ccfd929bf80437d72c92ba",
-    "STATEMENTS": "146ae75fd0575e2ca48dafee0bd65a3508b121c344c4d5c8268a0dbbe7d9f33c",
-    "STATEMENTS_WITH_QUESTION": "181650fb35a075c3e958c29a6be195b2f22f0ef72d855621d7b4cc21522cd569",
-    "OPINIONS": "ca2983d8e74d4ce2fa93a1cb42793785efebafabed060eb862f215030be6200c",
-    "ANSWER_RELEVANCE": "c1aac8090a4838b411e16ae8de09b7dd6a4561dddf53b3b5f226f5ec7368d49b",
-    "BIAS": "6fd2742937586d1ac6a486abe075ee92b65d244df73cea08bc942c84b454beb3",
-    "TOXICITY": "1a17bec7cd1d5066cb74a9ad7b1bad2f7a44a3ad8c254bbfc8cbe1dea13fa17f",
-    "CONTEXT_PRECISION": "4baf8e6ba15259fb4138b3a73fbe5f769f043a970819cffc64898c66da991169",
-    "CONTEXT_RECALL": "089a719e000e56444bd4dc13a1cc88c700cbcedd4fa954da03a091eee83370b3",
-    "CONTEXT_RELEVANCE": "d2c2c899e550cf800b15582ea4885c4da6ea0e322a7b407d9db3ae78637e7e8c",
-    "FAITHFULNESS": "79263bc3745ae9697159ca11ced99e09233acbf363d92917ae42f66ccde74c83",
-    "HALLUCINATION": "66a94f7a7305fb8a1ccfa280ceacb1d44246cf51570f8eafe2a420ebfc6ded41",
-    "ANSWER_CORRECTNESS": "5de6f7268b42b56fe31f3de38368b94a28e707fdb8770a57bfae80ebc961f0fb",
+    "STATEMENTS": "da694d43dc7e07da182a8d6346d464a1c93e54044e106d09f37c494b61c7b092",
+    "STATEMENTS_WITH_QUESTION": "f5525e265663947860d9035a9c3efd8b66aefa3925763c0709da14297c24e47a",
+    "OPINIONS": "6c6ea7c350c40590d2018faf09ec569b46b49a62d7f4c5c330e0f94966e0a46e",
+    "ANSWER_RELEVANCE": "f52e308e8962cb12b36b4ae83ebee3b04070ef9ed210f07aa924f9310a8d645d",
+    "BIAS": "400ff475ce71e23db89471f9abde1cf702112956ce64d95588d6044f103bf4ff",
+    "TOXICITY": "9e9655e14d6b86a501327198e42dde20c5299a3ccd18176dfe351a5e9d69a88f",
+    "CONTEXT_PRECISION": "a31e4778f62897b80ba6ae910ecf959bd80bb6588e971317c0a5fcaec5b3ab48",
+    "CONTEXT_RECALL": "b9f738dbb8c7a3291d688c1dcbbdae3db789c2acad32af5d3850b645c140f0ae",
+    "CONTEXT_RELEVANCE": "ec3230b3f09b4858dfcb3e00d86fd69e54729d92aa8fd8d83106dc3cbfcc6021",
+    "FAITHFULNESS": "31896970660e52d515dfd5e01d3bf4173b998fa0a0c87e6b15cefaa2be87969e",
+    "HALLUCINATION": "92f675995179e6126cc483c867436b184ffa7dc28e1f1a49aa81e1672ce5b886",
+    "ANSWER_CORRECTNESS": "b7f326b494b10abbf33309b8d6d430eefc2f5d950784fab57f0e2cc1d03261c7",
     "ANSWER_CORRECTNESS_WITH_QUESTION":
-        "327bd0bea23a62cb8e6553fe0fa51692b491f6712c848f902652a99054bfbeee",
-    "SUMMARY_COHERENCE": "9ae9c18b57ec4c3d14487d93e97cf8435991ad083d854fa8370303821d3236ca",
+        "19c1f960a9d6b29930ede18f03d2976b92f493b6dcb404b71b917c3d491c987f",
+    "SUMMARY_COHERENCE": "aa25490efb2da2340720d13409a28d9e7fb86f8aa7223079de8b8941a376dd6f",
 }
 
 
@@ -54,5 +54,5 @@ def test_text_and_version_are_unchanged(name: str) -> None:
 def test_the_digest_sees_a_one_character_change() -> None:
     template = prompts.STATEMENTS
     changed = prompts.PromptTemplate(template.name, template.version, template.text + " ")
-    bumped = prompts.PromptTemplate(template.name, "3", template.text)
+    bumped = prompts.PromptTemplate(template.name, template.version + ".1", template.text)
     assert len({digest(template), digest(changed), digest(bumped)}) == 3
