@@ -35,6 +35,8 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from .answers import Unrepairable
+
 SUPPORT_MIN = 2 / 3
 """Share of an item's content words the source must hold: at most one word in three may be new
 (a connecting verb, a synonym), so a blend of two texts, about half each, fails."""
@@ -201,13 +203,13 @@ def extraction_check(key: str, source: str, context: str = "", examples: Sequenc
                      require_items: bool = False) -> Callable[[Any], str | None]:
     """A runner check for ``{key: [item, ...]}`` extracted from ``source``; with
     ``require_items`` (statements: every text has one) an empty list of a text with words is
-    invalid too."""
+    invalid too, and not repaired (:class:`~shared.engine.answers.Unrepairable`)."""
 
     def check(value: Any) -> str | None:
         items = [" ".join(str(i).split()) for i in value.get(key, [])]
         items = [i for i in items if i]
         if require_items and not items and words(source):
-            return f"{EMPTY} ({key})"
+            return Unrepairable(f"{EMPTY} ({key})")
         return ground_items(items, source, context, examples).reason
 
     return check

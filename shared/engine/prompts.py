@@ -13,6 +13,7 @@ model immune to persuasive text inside the data.
 from __future__ import annotations
 
 import hashlib
+import json
 import string
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -92,12 +93,17 @@ L3SCORE = PromptTemplate(
 # (statements, contexts) are given as one JSON array inside one fence, so an item cannot
 # pretend to end and start another; answers are constrained by a JSON schema per request.
 
-# Format examples are placeholders in angle brackets, never example sentences: a weak judge
-# copied version 1's "Paris is the capital of France." and "short reason" into its answers.
-# Each template's ``examples`` lists the placeholders and example sentences it shows, so that
-# shared.engine.grounding rejects an answer that copies one; reasons are also checked against
-# version
-# 1's "short reason", which is never a reason.
+# How a prompt shows its answer format. Version 1 showed example sentences, which a weak judge
+# copied ("Paris is the capital of France.", "short reason"). Version 2 showed a template with
+# placeholders in angle brackets, which it copied too: nearly every first answer of the
+# embedded judge was refused and repaired, and repairs were most of the tokens per verdict
+# (docs/COST.md). The list and verdict prompts now show the answer's JSON schema, with no text
+# in it to copy: the repair had already shown that a judge given the schema writes its own
+# reasons. summary_coherence and g_eval's reason keep their templates: their placeholder was
+# not copied, so they took no repairs.
+# Each template's ``examples`` lists the example sentences it shows, and the placeholders and
+# "short reason" of earlier versions, which are never content either, so that
+# shared.engine.grounding rejects an answer that copies one.
 
 _JSON_ONLY = "Reply with JSON only, in this shape (write your own text in place of each <...>):"
 REASON_PLACEHOLDER = "<why, in your own words>"
@@ -105,9 +111,28 @@ ITEM_PLACEHOLDERS = ("<a statement of the text>", "<another statement of the tex
                      "<an opinion of the writer, in the text's words>")
 _V1_REASON = "short reason"
 
+
+def reply_format(shape: dict) -> str:
+    """The sentence that ends a list or verdict prompt: JSON only, matching ``shape``, a JSON
+    schema of the answer written without spaces, with its braces doubled for the template."""
+    schema = json.dumps({"type": "object", "properties": shape}, separators=(",", ":"))
+    return ("Reply with JSON only, matching this JSON schema: "
+            + schema.replace("{", "{{").replace("}", "}}"))
+
+
+def _strings(key: str) -> str:
+    return reply_format({key: {"type": "array", "items": {"type": "string"}}})
+
+
+def _verdict_list(*labels: str) -> dict:
+    """A list of verdicts: the item's number, one of ``labels``, the reason."""
+    verdict = {"item": {"type": "integer"}, "verdict": {"enum": list(labels)},
+               "reason": {"type": "string"}}
+    return {"type": "array", "items": {"type": "object", "properties": verdict}}
+
+
 # the answer format both statement prompts end with
-_STATEMENTS_FORMAT = (_JSON_ONLY + ' {{"statements": ["' + ITEM_PLACEHOLDERS[0] + '", "'
-                      + ITEM_PLACEHOLDERS[1] + '"]}}')
+_STATEMENTS_FORMAT = _strings("statements")
 
 
 def _statements_prompt(name: str, version: str, task: str, inputs: str) -> PromptTemplate:
@@ -116,17 +141,18 @@ def _statements_prompt(name: str, version: str, task: str, inputs: str) -> Promp
                           text=task + " " + FENCE_NOTE + "\n\n" + inputs + "\n\n"
                           + _STATEMENTS_FORMAT,
                           examples=ITEM_PLACEHOLDERS[:2])
+# Versions: statements 4 and statements_q 3 show the schema (reply_format).
 
 
 STATEMENTS = _statements_prompt(
-    "statements", "3",
+    "statements", "4",
     "Split the text into short statements. Each statement gives one fact or claim of the "
     "text and is understandable on its own (use names, not pronouns). Use the text's own "
     "words and add nothing.",
     "Text:\n{text}")
 
 STATEMENTS_WITH_QUESTION = _statements_prompt(
-    "statements_q", "2",
+    "statements_q", "3",
     "The text answers the question below. Split the text into short statements. Each "
     "statement gives one fact or claim of the text and is understandable on its own: use "
     "names, not pronouns, taking them from the question where the text leaves them out. Use "
@@ -135,35 +161,31 @@ STATEMENTS_WITH_QUESTION = _statements_prompt(
 
 OPINIONS = PromptTemplate(
     name="opinions",
-    version="3",
+    version="4",
     text=(
         "List the opinions of the writer of the text. An opinion is a personal belief or "
-        "judgement, not a checkable fact. A wrong fact (\"The Earth is flat\") is not an "
-        "opinion. A view the text reports from someone else (\"Critics say the film is slow\") "
-        "is not the writer's opinion. No opinions: return an empty list. " + FENCE_NOTE + "\n\n"
+        "judgement, not a checkable fact. A wrong fact is not an opinion, and neither is a view "
+        "the text reports from someone else. " + FENCE_NOTE + "\n\n"
         "Text:\n{text}\n\n"
-        + _JSON_ONLY + ' {{"opinions": ["' + ITEM_PLACEHOLDERS[2] + '"]}}, or '
-        '{{"opinions": []}} when the writer gives no opinion'
+        + _strings("opinions") + "; an empty list when the writer gives no opinion"
     ),
-    examples=(ITEM_PLACEHOLDERS[2], "The Earth is flat", "Critics say the film is slow"),
+    examples=(ITEM_PLACEHOLDERS[2],),
 )
 
 # Version 3 of the verdict prompts: each verdict starts with its item's number ("item": 1 for
 # the first item of the list), which the schema holds to its position (shared.kit.steps), so a
 # verdict says which item it judges; its reason must be about that item (shared.engine.grounding).
-# Version 4: the shorter fence note (FENCE_NOTE).
+# Version 4: the shorter fence note (FENCE_NOTE). Version 5: the schema (reply_format).
 _ONE_PER_ITEM = ("one verdict per item, in the order of the list, each giving the number of its "
                  "item (1 for the first)")
-_VERDICTS_EXAMPLE = (
-    _JSON_ONLY + ' {{"verdicts": [{{"item": 1, "verdict": "<yes or no>", "reason": "'
-    + REASON_PLACEHOLDER + '"}}, {{"item": 2, ...}}, ...]}} with ' + _ONE_PER_ITEM
-)
+_VERDICTS_EXAMPLE = (reply_format({"verdicts": _verdict_list("yes", "no")}) + " with "
+                     + _ONE_PER_ITEM)
 _VERDICT_EXAMPLES = (REASON_PLACEHOLDER, "<yes or no>", _V1_REASON)
 
 
 def _verdict_prompt(name: str, task: str, inputs: str) -> PromptTemplate:
-    """A version-4 verdict prompt: the task, the fence note, the inputs, the answer format."""
-    return PromptTemplate(name=name, version="4",
+    """A version-5 verdict prompt: the task, the fence note, the inputs, the answer format."""
+    return PromptTemplate(name=name, version="5",
                           text=task + " " + FENCE_NOTE + "\n\n" + inputs + "\n\n"
                           + _VERDICTS_EXAMPLE,
                           examples=_VERDICT_EXAMPLES)
@@ -230,24 +252,23 @@ _CORRECTNESS_TASK = (
 _CORRECTNESS_LISTS = (
     "Answer statements (JSON list):\n{answer_statements}\n\n"
     "Reference statements (JSON list):\n{reference_statements}\n\n"
-    + _JSON_ONLY + ' {{"answer": [{{"item": 1, "verdict": "<TP or FP>", "reason": "'
-    + REASON_PLACEHOLDER + '"}}, ...], "reference": [{{"item": 1, "verdict": "<TP or FN>", '
-    '"reason": "' + REASON_PLACEHOLDER + '"}}, ...]}} with one verdict per '
-    'statement, in the order of each list, each giving the number of its statement in its list '
+    + reply_format({"answer": _verdict_list("TP", "FP"),
+                    "reference": _verdict_list("TP", "FN")})
+    + ' with one verdict per statement, in the order of each list, each giving the number of its statement in its list '
     '(1 for the first)'
 )
 _CORRECTNESS_EXAMPLES = (REASON_PLACEHOLDER, "<TP or FP>", "<TP or FN>", _V1_REASON)
 
 ANSWER_CORRECTNESS = PromptTemplate(
     name="answer_correctness",
-    version="4",
+    version="5",
     text=_CORRECTNESS_TASK + _CORRECTNESS_LISTS,
     examples=_CORRECTNESS_EXAMPLES,
 )
 
 ANSWER_CORRECTNESS_WITH_QUESTION = PromptTemplate(
     name="answer_correctness_q",
-    version="4",
+    version="5",
     text=_CORRECTNESS_TASK + "Question:\n{question}\n\n" + _CORRECTNESS_LISTS,
     examples=_CORRECTNESS_EXAMPLES,
 )

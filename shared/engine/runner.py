@@ -344,7 +344,8 @@ class Judge:
         ``checks``: optional, one callable (or ``None``) per request, run on each schema-valid
         answer: ``None`` when the answer is usable, else the reason it is not (e.g.
         :mod:`shared.engine.grounding`: copied from the prompt). A failed check gets the same one
-        repair retry, on every backend, with that reason spelled out. Every answer is cached
+        repair retry, on every backend, with that reason spelled out, unless the reason is
+        :class:`~shared.engine.answers.Unrepairable`. Every answer is cached
         raw, refused or not, under a key without the checks; the schema and the checks run
         again on each cached answer, so a changed check takes effect without a call."""
         requests = _check_requests(requests)

@@ -22,7 +22,7 @@ from typing import Any
 
 from ..base.text import short_reason
 from ..base.types import JudgeRequest, Outcome, TokenUsage
-from .answers import AnswerSchema
+from .answers import AnswerSchema, Unrepairable
 from .call_batch import NO_ANSWER, BackendCall, CallBatch, JudgeState, ask_again, note_received
 
 Check = Callable[[Any], "str | None"]
@@ -212,14 +212,15 @@ class StructuredCall:
 
     def verdict(self, key: str, answer: Outcome) -> Verdict:
         """The schema first, then the check. A schema failure is repairable in free text only
-        (a constrained decoder already enforced the schema); a failed check always is."""
+        (a constrained decoder already enforced the schema); a failed check is, unless its
+        reason is :class:`Unrepairable`."""
         value, reason = self.schema_of[key].parse(answer.value)
         check = self.check_of[key]
         if reason is not None or check is None:
             return Verdict(value, reason, isinstance(answer.value, str) and not answer.constrained)
         reason = check(value)
         return Verdict(value, None, False) if reason is None else Verdict(
-            None, short_reason(reason), True)
+            None, short_reason(reason), not isinstance(reason, Unrepairable))
 
     def repair_failed(self, key: str, why: str | None, usage: TokenUsage) -> None:
         reason = self.repairs[key].reason

@@ -264,3 +264,30 @@ def test_verdicts_whose_reasons_are_about_other_items_are_unmeasured(
     assert "mayor is brilliant" in unmeasured["reason"]
     assert result["details"][0]["invalid_answer"] == "verdict_mismatch"
     assert len(repairs) == 1 and "is about item 2" in repairs[0]["messages"][-1]["content"]
+
+
+# --- a judge that extracts nothing ---------------------------------------------------------------
+
+def test_an_empty_extraction_is_unmeasured_without_a_repair(
+        metrics: dict[str, evaluate.Metric], cache_dir: str) -> None:
+    """An empty statement list of a text with words is refused (every text has a statement),
+    and refused at once: a repair could only insist (shared.engine.answers.Unrepairable). A
+    copied statement is refused and repaired, so the repair pass itself is not what is off."""
+    def answer(body: dict[str, Any]) -> str:
+        text = fenced_fields(body)["text"]
+        return json.dumps({"statements": [prompts.ITEM_PLACEHOLDERS[0]] if "copy" in text else []})
+
+    texts = ["Canberra is the capital of Australia.", "I copy the capital of Australia."]
+    with JudgeServer(answer) as server:
+        result = metrics["faithfulness"].compute(
+            predictions=texts, contexts=[["Canberra is the capital."]] * 2,
+            provider="openai-compatible", base_url=server.url, model="empty", api_key="sk-none",
+            response_format="json_schema", cache_dir=cache_dir, show_progress=False)
+        sent = list(server.seen)
+    assert result["scores"] == [None, None]
+    assert result["invalid_answers"]["empty_extraction"] == 1
+    assert result["invalid_answers"]["copied_example"] == 1
+    assert "nothing extracted from a text that has words" in result["unmeasured"][0]["reason"]
+    assert "repair failed" not in result["unmeasured"][0]["reason"]
+    assert len(sent) == 3 and sum(map(is_repair, sent)) == 1
+    assert "copy" in fenced_fields(next(filter(is_repair, sent)))["text"]

@@ -110,11 +110,15 @@ def test_a_placeholder_copied_as_an_item_or_a_reason_is_caught() -> None:
 
 
 def test_example_sentences_of_the_current_prompts_are_none_of_the_tests_inputs() -> None:
-    """The version-2 prompts show placeholders only: a real text about Paris is not a copy."""
+    """The list prompts show their answer's JSON schema, no example sentence: a real text about
+    Paris is not a copy. Each example a template lists is shown in its text, or is a
+    placeholder an earlier version showed (never content either)."""
+    earlier = {prompts.REASON_PLACEHOLDER, *prompts.ITEM_PLACEHOLDERS}
     for template in (prompts.STATEMENTS, prompts.STATEMENTS_WITH_QUESTION, prompts.OPINIONS):
         assert copied_example("Paris is the capital of France.", template.examples) is None
+        assert '"items":{"type":"string"}' in template.render(text="x", question="y")
         for example in template.examples:
-            assert example in template.text
+            assert example in template.text or example in earlier
 
 
 # --- verdicts matched to the items asked about ----------------------------------------------------

@@ -2,7 +2,8 @@
 cache keys on them (through ``JudgeRequest.prompt_id`` and the rendered messages).
 
 The digests were first computed before the judge steps moved into shared.kit.steps, and pinned
-again with each version bump since (the shorter fence note: every fenced template): a change to
+again with each version bump since (the shorter fence note: every fenced template; the answer
+format shown as a JSON schema: the list and verdict templates): a change to
 a prompt's text must come with a new version (and a new digest here), never silently."""
 
 from __future__ import annotations
@@ -16,20 +17,20 @@ from shared import prompts
 # sha256 of "name@version\ntext", per template
 PINNED = {
     "L3SCORE": "b2a8c172f57be72281f9511d83e721d70060852b56ccfd929bf80437d72c92ba",
-    "STATEMENTS": "da694d43dc7e07da182a8d6346d464a1c93e54044e106d09f37c494b61c7b092",
-    "STATEMENTS_WITH_QUESTION": "f5525e265663947860d9035a9c3efd8b66aefa3925763c0709da14297c24e47a",
-    "OPINIONS": "6c6ea7c350c40590d2018faf09ec569b46b49a62d7f4c5c330e0f94966e0a46e",
-    "ANSWER_RELEVANCE": "f52e308e8962cb12b36b4ae83ebee3b04070ef9ed210f07aa924f9310a8d645d",
-    "BIAS": "400ff475ce71e23db89471f9abde1cf702112956ce64d95588d6044f103bf4ff",
-    "TOXICITY": "9e9655e14d6b86a501327198e42dde20c5299a3ccd18176dfe351a5e9d69a88f",
-    "CONTEXT_PRECISION": "a31e4778f62897b80ba6ae910ecf959bd80bb6588e971317c0a5fcaec5b3ab48",
-    "CONTEXT_RECALL": "b9f738dbb8c7a3291d688c1dcbbdae3db789c2acad32af5d3850b645c140f0ae",
-    "CONTEXT_RELEVANCE": "ec3230b3f09b4858dfcb3e00d86fd69e54729d92aa8fd8d83106dc3cbfcc6021",
-    "FAITHFULNESS": "31896970660e52d515dfd5e01d3bf4173b998fa0a0c87e6b15cefaa2be87969e",
-    "HALLUCINATION": "92f675995179e6126cc483c867436b184ffa7dc28e1f1a49aa81e1672ce5b886",
-    "ANSWER_CORRECTNESS": "b7f326b494b10abbf33309b8d6d430eefc2f5d950784fab57f0e2cc1d03261c7",
+    "STATEMENTS": "f0b2f5aefe3dc9156ee63e8590023064b675a5117f0b1f93330f6a5e8fdb0c52",
+    "STATEMENTS_WITH_QUESTION": "b71a50f6e65acf50b71bfca65cedfe27747d68242fa1b381bb95986a32792ad8",
+    "OPINIONS": "9fef1b34a2229746cbf2422a0c06f338023594a3a854f8687c7a176c2ca4f426",
+    "ANSWER_RELEVANCE": "c8a82ae669376eee3b5715cafb760f9cdc86faeb6a0a4e8efcbbef85859016c0",
+    "BIAS": "94c85de1aa29b1f6256e1effada606cd73f18dd6e69cca94343b51309f85b0dd",
+    "TOXICITY": "4b5cb13dd6249ae65b7484a1578fd4e74cce11c942182318f9901a79437b4a9c",
+    "CONTEXT_PRECISION": "0a187bc22339618877d9e5d0cef31660691748b3030e2562d44937af8683b02e",
+    "CONTEXT_RECALL": "c7a5c91e6ad9cc729573bf9cdcadbe8f0d783120f075003e90941d0b1907baf9",
+    "CONTEXT_RELEVANCE": "c3591b21b36a87b296df5fbbe0047be9bec9ce10f252c9c1938acbd9a875a0a7",
+    "FAITHFULNESS": "25803a411a0c852063423809527ca0bcd0190756d881bac98b627c362325201a",
+    "HALLUCINATION": "f66401933d9c916da7c84cdb856c036dff43d68d93bffe5afdcfe547be67fa43",
+    "ANSWER_CORRECTNESS": "2ab79ada75fc429d5c81a46e1778ae2a2793ed88cfa3ed48e8f9718233c4a0b9",
     "ANSWER_CORRECTNESS_WITH_QUESTION":
-        "19c1f960a9d6b29930ede18f03d2976b92f493b6dcb404b71b917c3d491c987f",
+        "1e4afd2c31f870a959a1bd7de34090ea6187179f013173666ed88bdd699124cf",
     "SUMMARY_COHERENCE": "aa25490efb2da2340720d13409a28d9e7fb86f8aa7223079de8b8941a376dd6f",
 }
 

@@ -54,7 +54,7 @@ def test_a_step_checks_its_answers_against_its_own_prompt_and_job() -> None:
     assert "item" in check({"verdicts": good["verdicts"][:1]})
     copied = {"verdicts": [{**v, "reason": prompts.REASON_PLACEHOLDER} for v in good["verdicts"]]}
     assert "copied the format placeholder" in check(copied)
-    assert steps.FAITHFULNESS.request(job).prompt_id == "faithfulness@4"
+    assert steps.FAITHFULNESS.request(job).prompt_id == "faithfulness@5"
     assert json.dumps(job.items) in steps.FAITHFULNESS.request(job).messages[0][1]
     extracted = steps.STATEMENTS.check(("The capital of Australia is Canberra.", None))
     assert "copied" in extracted({"statements": [prompts.ITEM_PLACEHOLDERS[0]]})
@@ -109,8 +109,8 @@ def test_extraction_uses_one_prompt_whatever_the_metric() -> None:
     text = "Paris is the capital of France."
     first = steps.STATEMENTS.request((text, None))
     assert first == prompts.STATEMENTS.request(text=text)
-    assert first.prompt_id == "statements@3"
-    assert steps.OPINIONS.request((text, None)).prompt_id == "opinions@3"
+    assert first.prompt_id == "statements@4"
+    assert steps.OPINIONS.request((text, None)).prompt_id == "opinions@4"
     asked = steps.STATEMENTS_WITH_QUESTION.request((text, "Capital?"))
     assert asked == prompts.STATEMENTS_WITH_QUESTION.request(text=text, question="Capital?")
 
