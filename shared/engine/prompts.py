@@ -254,8 +254,8 @@ _CORRECTNESS_LISTS = (
     "Reference statements (JSON list):\n{reference_statements}\n\n"
     + reply_format({"answer": _verdict_list("TP", "FP"),
                     "reference": _verdict_list("TP", "FN")})
-    + ' with one verdict per statement, in the order of each list, each giving the number of its statement in its list '
-    '(1 for the first)'
+    + " with one verdict per statement, in the order of each list, each giving the number of "
+    "its statement in its list (1 for the first)"
 )
 _CORRECTNESS_EXAMPLES = (REASON_PLACEHOLDER, "<TP or FP>", "<TP or FN>", _V1_REASON)
 

@@ -36,6 +36,7 @@ must send none).
 
 from __future__ import annotations
 
+import collections
 import json
 import re
 import threading
@@ -74,6 +75,8 @@ class FakeBatches(LocalServer):
         self.results: dict[str, list[dict[str, Any]]] = {}
         self.created: list[str] = []
         self.direct = 0
+        self.ended_reads: collections.Counter[str] = collections.Counter()
+        """GETs of each batch object after it ended (its results endpoint not counted)."""
 
     # -- the work
 
@@ -275,6 +278,14 @@ class FakeBatches(LocalServer):
         return {"object": "list", "data": page, "first_id": page[0]["id"] if page else None,
                 "last_id": page[-1]["id"] if page else None, "has_more": len(ids) > limit}
 
+    def read(self, batch_id: str) -> dict[str, Any]:
+        """A batch object as a GET returns it, counting the reads of an ended one."""
+        batch = self.batches[batch_id]
+        if batch.get("done") or batch.get("status") == "completed" or \
+                batch.get("processing_status") == "ended":
+            self.ended_reads[batch_id] += 1
+        return batch
+
     def get(self, path: str, query: dict[str, list[str]]) -> tuple[int, Any]:
         parts = path.strip("/").split("/")
         if parts == ["v1", "batches"]:
@@ -282,16 +293,16 @@ class FakeBatches(LocalServer):
         if parts == ["v1beta", "batches"]:
             return 200, self.list_gemini(query)
         if parts[:2] == ["v1beta", "batches"] and f"batches/{parts[-1]}" in self.batches:
-            return 200, self.batches[f"batches/{parts[-1]}"]
+            return 200, self.read(f"batches/{parts[-1]}")
         if parts[:2] == ["v1", "batches"] and parts[2] in self.batches:
-            return 200, self.batches[parts[2]]
+            return 200, self.read(parts[2])
         if parts[:2] == ["v1", "files"] and parts[-1] == "content" and parts[2] in self.files:
             return 200, self.files[parts[2]]
         if parts[:3] == ["v1", "messages", "batches"] and parts[3] in self.batches:
             if len(parts) == 5 and parts[4] == "results":
                 lines = "".join(json.dumps(r) + "\n" for r in self.results[parts[3]])
                 return 200, lines.encode()
-            return 200, self.batches[parts[3]]
+            return 200, self.read(parts[3])
         return 404, {"error": {"message": f"not found: {path}"}}
 
     # -- the server

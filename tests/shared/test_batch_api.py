@@ -101,6 +101,9 @@ def test_batch_gives_the_synchronous_scores_at_half_the_cost(
     assert scores(ours) == scores(sync)
     assert fake.direct == 0 and fake.created
     assert all(b.startswith(BATCH_IDS[provider]) for b in fake.created)
+    # an ended batch is read once: its answers come from the status read that saw it end
+    # (Anthropic's SDK reads it again in messages.batches.results, for its results_url)
+    assert fake.ended_reads == dict.fromkeys(fake.created, 2 if provider == "anthropic" else 1)
     assert ours["usage"]["prompt_tokens"] == sync["usage"]["prompt_tokens"]
     assert ours["Cost"] == pytest.approx(
         sync["Cost"] * PROVIDERS[provider].capabilities.batch_discount)

@@ -34,7 +34,8 @@ class AnthropicBatches(BatchAPI):
         return Status(ended=batch.processing_status == "ended", total=total,
                       done=total - parts["processing"], detail=str(batch.processing_status))
 
-    async def results(self, batch_id: str, custom_ids: Sequence[str]) -> dict[str, Any]:
+    async def results(self, ended: Status, batch_id: str,
+                      custom_ids: Sequence[str]) -> dict[str, Any]:
         answers: dict[str, Any] = {}
         async for entry in await self.client.messages.batches.results(batch_id):
             result = entry.result

@@ -37,7 +37,7 @@ import time
 import uuid
 from collections.abc import AsyncIterable, Awaitable, Callable, Sequence
 from concurrent.futures import Future
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -81,6 +81,9 @@ class Status:
     done: int
     usable: bool = True  # False: the batch failed as a whole (its results cannot be read)
     detail: str = ""
+    job: Any = field(default=None, repr=False)
+    """The provider's batch object this status was read from, where its answers are read from
+    it too (OpenAI's output file ids, Gemini's inline responses): no second fetch."""
 
 
 class BatchAPI:
@@ -98,9 +101,11 @@ class BatchAPI:
     async def status(self, batch_id: str) -> Status:
         raise NotImplementedError
 
-    async def results(self, batch_id: str, custom_ids: Sequence[str]) -> dict[str, Any]:
-        """custom_id -> the SDK response object, or a :class:`BatchItemFailed`;
-        ``custom_ids`` are the batch's items in the order they were submitted."""
+    async def results(self, ended: Status, batch_id: str,
+                      custom_ids: Sequence[str]) -> dict[str, Any]:
+        """custom_id -> the SDK response object, or a :class:`BatchItemFailed`, of the batch
+        whose last status was ``ended``; ``custom_ids`` are the batch's items in the order they
+        were submitted."""
         raise NotImplementedError
 
 
@@ -290,7 +295,7 @@ class Batcher:
             self.store.forget(key)
             why = status.detail or "the batch failed"
             return {cid: BatchItemFailed(f"batch {batch_id}: {why}") for cid, _ in items}
-        answers = await self.api.results(batch_id, [cid for cid, _ in items])
+        answers = await self.api.results(status, batch_id, [cid for cid, _ in items])
         self.current = None
         return answers
 

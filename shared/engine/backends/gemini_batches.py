@@ -81,10 +81,11 @@ class GeminiBatches(BatchAPI):
         detail = str(getattr(error, "message", None) or state)
         # a batch that failed, or ended (cancelled, expired) without answers, has none to read
         usable = state != "JOB_STATE_FAILED" and not (ended and not answered)
-        return Status(ended=ended, total=0, done=answered, usable=usable, detail=detail)
+        return Status(ended=ended, total=0, done=answered, usable=usable, detail=detail, job=job)
 
-    async def results(self, batch_id: str, custom_ids: Sequence[str]) -> dict[str, Any]:
-        job = await self.client.aio.batches.get(name=batch_id)
+    async def results(self, ended: Status, batch_id: str,
+                      custom_ids: Sequence[str]) -> dict[str, Any]:
+        job = ended.job
         wanted = set(custom_ids)
         answers: dict[str, Any] = {}
         for position, entry in enumerate(_responses(job)):

@@ -56,12 +56,14 @@ class OpenAIBatches(BatchAPI):
             ended and not batch.output_file_id and not batch.error_file_id)
         errors = getattr(getattr(batch, "errors", None), "data", None) or []
         detail = "; ".join(str(getattr(e, "message", e)) for e in errors) or str(batch.status)
-        return Status(ended=ended, total=total, done=done, usable=usable, detail=detail)
+        return Status(ended=ended, total=total, done=done, usable=usable, detail=detail,
+                      job=batch)
 
-    async def results(self, batch_id: str, custom_ids: Sequence[str]) -> dict[str, Any]:
+    async def results(self, ended: Status, batch_id: str,
+                      custom_ids: Sequence[str]) -> dict[str, Any]:
         from openai.types.chat import ChatCompletion
 
-        batch = await self.client.batches.retrieve(batch_id)
+        batch = ended.job
         answers: dict[str, Any] = {}
         for file_id in (batch.output_file_id, batch.error_file_id):
             if not file_id:
