@@ -78,7 +78,7 @@ def main() -> list[dict]:
                                                    cache_dir=first_cache)
         pairing = next(p for p in runner.pairings() if p.metric == "g_eval")
         deepeval = runner.run_peer_side("DeepEval", [pairing], {runner.SUMMEVAL[0]: rows},
-                                        base_url, 1800.0, {}, Path(tmp))
+                                        base_url, 1800.0, Path(tmp))
     n, m = len(rows), len(pairs)
     g_row: dict[str, Any] = {
         "workload": f"g_eval (G-Eval's coherence criteria and steps), {n} SummEval summaries, "

@@ -134,7 +134,7 @@ def measure_side(name: str, pairs: list[side.Pairing], rows: dict[str, list[dict
                 continue
             mine = [p for p in pairs if isinstance(p.peers.get(name), tuple)]
             some = {k: v[:RERUN_ROWS] if run == "rerun" else v for k, v in rows.items()}
-            report = side.run_peer_side(name, mine, some, base_url, SECONDS[run], {}, tmp,
+            report = side.run_peer_side(name, mine, some, base_url, SECONDS[run], tmp,
                                         metered=True, tag=f".{run}", vectors_url=vectors_url)
             out[run] = ({"problem": report["problem"]} if report.get("problem") else
                         {c["id"]: per_row(c) for c in report.get("cells", [])})

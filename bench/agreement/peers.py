@@ -7,9 +7,9 @@ Run by ``bench/agreement/side.py`` under ``.venv-agreement``'s Python (RAGAS and
     .venv-agreement/bin/python bench/agreement/peers.py JOB.json OUT.json
 
 ``JOB.json``: ``{"peer", "base_url", "model", "max_tokens", "timeout", "seconds", "cells":
-[{"id", "metric", "kind", "sensitive", "rows": [...]}], "embeddings": {text: vector}}``, and
-``"meter_url"`` when ``base_url`` is the token meter's proxy (``meter.py``: each row's tokens are
-read from it), ``"vectors_url"`` for MiniLM's vectors of texts ``embeddings`` lacks.
+[{"id", "metric", "kind", "sensitive", "rows": [...]}]}``, ``"meter_url"`` when ``base_url``
+is the token meter's proxy (``meter.py``: each row's tokens are read from it), and
+``"vectors_url"``: where RAGAS gets MiniLM's vectors (``side.minilm_served``).
 Every cell is scored row by row, in the given order, through the peer's own code path; the judge
 is the llama.cpp server at ``base_url``. A row the peer raised on, or returned no number for, is
 an error with its (shortened) message; the cells' rows are taken in rounds (row 1 of each cell,
@@ -160,12 +160,12 @@ def ragas_scorers(job: dict[str, Any]) -> dict[str, Callable[[dict[str, Any]], A
                       temperature=0, max_tokens=job["max_tokens"], timeout=job["timeout"],
                       max_retries=0, http_client=client, http_async_client=async_client)
     llm = LangchainLLMWrapper(chat)
-    vectors: dict[str, list[float]] = job.get("embeddings") or {}
+    vectors: dict[str, list[float]] = {}
 
-    class Precomputed(BaseRagasEmbeddings):
+    class Served(BaseRagasEmbeddings):
         """The embedded all-MiniLM-L6-v2's vectors, computed in ``.venv`` (transformers cannot
-        import next to RAGAS's huggingface-hub pin): the job's, and any other text's from the
-        job's ``vectors_url`` (``side.minilm_served``)."""
+        import next to RAGAS's huggingface-hub pin) and served at the job's ``vectors_url``
+        (``side.minilm_served``); each text is asked for once."""
 
         def embed_documents(self, texts: list[str]) -> list[list[float]]:
             missing = [t for t in dict.fromkeys(texts) if t not in vectors]
@@ -173,7 +173,7 @@ def ragas_scorers(job: dict[str, Any]) -> dict[str, Callable[[dict[str, Any]], A
                 vectors.update(zip(missing, served_vectors(job["vectors_url"], missing),
                                    strict=True))
             if any(t not in vectors for t in texts):
-                raise KeyError("no precomputed embedding for this text")
+                raise KeyError("no MiniLM vector for this text: the job has no vectors_url")
             return [vectors[t] for t in texts]
 
         def embed_query(self, text: str) -> list[float]:
@@ -191,7 +191,7 @@ def ragas_scorers(job: dict[str, Any]) -> dict[str, Callable[[dict[str, Any]], A
     def run(metric: Any, make: Callable[[dict[str, Any]], Any]) -> Callable[[dict[str, Any]], Any]:
         metric.llm = llm
         if hasattr(metric, "embeddings"):
-            metric.embeddings = Precomputed()
+            metric.embeddings = Served()
         metric.init(config)
 
         def score(row: dict[str, Any]) -> Any:

@@ -14,7 +14,7 @@ import sys
 import time
 from collections import Counter
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -174,13 +174,12 @@ def short(text: str, limit: int = 90) -> str:
 
 
 def run_peer_side(peer: str, pairs: list[Pairing], rows: dict[str, list[dict[str, Any]]],
-                  base_url: str, seconds: float, embeddings: dict[str, list[float]],
-                  workdir: Path, metered: bool = False, tag: str = "",
-                  vectors_url: str | None = None) -> dict[str, Any]:
+                  base_url: str, seconds: float, workdir: Path, metered: bool = False,
+                  tag: str = "", vectors_url: str | None = None) -> dict[str, Any]:
     """One peer's cells in a ``.venv-agreement`` subprocess; its report, or ``{"problem"}``.
     ``metered``: ``base_url`` is the token meter's proxy, read per row; ``tag`` names this
-    run's files in ``workdir`` (a rerun keeps the first run's); ``vectors_url``: a
-    :func:`minilm_served` endpoint for the texts ``embeddings`` does not hold."""
+    run's files in ``workdir`` (a rerun keeps the first run's); ``vectors_url``: the
+    :func:`minilm_served` endpoint RAGAS's embeddings come from."""
     cells = [{"id": p.id, "metric": p.metric, "sensitive": p.data == DAVIDSON,
               "rows": rows[p.data[0]]} for p in pairs if isinstance(p.peers.get(peer), tuple)]
     if not AGREEMENT_VENV_PYTHON.exists():
@@ -188,8 +187,7 @@ def run_peer_side(peer: str, pairs: list[Pairing], rows: dict[str, list[dict[str
                            "from bench/requirements-venv-agreement.txt)"}
     job = {"peer": peer, "base_url": base_url, "model": SIDE_MODEL_ALIAS,
            "max_tokens": SIDE_MAX_TOKENS, "timeout": SIDE_TIMEOUT, "seconds": seconds,
-           "cells": cells, "embeddings": embeddings if peer == "RAGAS" else {},
-           "meter_url": base_url if metered else None, "vectors_url": vectors_url}
+           "cells": cells, "meter_url": base_url if metered else None, "vectors_url": vectors_url}
     job_file, out_file = workdir / f"{peer}{tag}.job.json", workdir / f"{peer}{tag}.out.json"
     log_file = workdir / f"{peer}{tag}.log"
     job_file.write_text(json.dumps(job), encoding="utf-8")
@@ -211,22 +209,12 @@ def run_peer_side(peer: str, pairs: list[Pairing], rows: dict[str, list[dict[str
     return json.loads(out_file.read_text(encoding="utf-8"))
 
 
-def minilm_vectors(rows: list[dict[str, Any]]) -> dict[str, list[float]]:
-    """The embedded MiniLM's vectors of the EVOUNA rows' predictions and references, for RAGAS's
-    answer similarity (its process cannot import transformers next to its own pins)."""
-    from shared import load_embedding_model
-
-    texts = sorted({r[k] for r in rows for k in ("prediction", "reference")})
-    vectors = load_embedding_model().encode(texts, normalize_embeddings=True,
-                                            show_progress_bar=False)
-    return {t: [float(x) for x in v] for t, v in zip(texts, vectors, strict=True)}
-
-
 @contextmanager
 def minilm_served() -> Iterator[str]:
     """The embedded MiniLM's vectors on a loopback endpoint (``POST`` a JSON list of texts, get
-    their vectors), for texts a peer's process only knows as it runs (RAGAS's ResponseRelevancy
-    embeds the questions it generates)."""
+    their vectors), for RAGAS's embeddings: its process cannot import transformers next to its
+    own pins, and some texts it only knows as it runs (ResponseRelevancy embeds the questions
+    it generates)."""
     import threading
 
     from shared import load_embedding_model
@@ -282,13 +270,13 @@ def run_side_by_side(seed: int, seconds: float = SIDE_SECONDS,
 
     pairs = [p for p in pairings() if not only or p.metric in only]
     rows = {data[0]: side_rows(data, seed) for data in {p.data for p in pairs}}
-    embeddings = minilm_vectors(rows[EVOUNA[0]]) if EVOUNA[0] in rows and "RAGAS" in peers else {}
     results: list[dict[str, Any]] = []
     problems: dict[str, str] = {}
     outbound: dict[str, list[str]] = {}
     versions: dict[str, str] = {}
     started = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="agreement-side-") as tmp, \
+            (minilm_served() if "RAGAS" in peers else nullcontext()) as vectors_url, \
             serve(n_ctx=4096) as base_url:
         server_ready = time.perf_counter()
         sides = ["ours", *peers]
@@ -301,7 +289,8 @@ def run_side_by_side(seed: int, seconds: float = SIDE_SECONDS,
                 cells_by_side[side] = run_ours_side(pairs, rows, base_url, share,
                                                     os.path.join(tmp, "cache"))
                 continue
-            report = run_peer_side(side, pairs, rows, base_url, share, embeddings, Path(tmp))
+            report = run_peer_side(side, pairs, rows, base_url, share, Path(tmp),
+                                   vectors_url=vectors_url)
             if report.get("problem"):
                 problems[side] = report["problem"]
                 continue

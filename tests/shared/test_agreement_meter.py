@@ -181,7 +181,7 @@ def test_valor_lite_reaches_its_row_of_every_rag_metric_through_the_meter(llama_
     rows = {bench_tokens.SAMPLE[0]: bench_tokens.sample_rows(1)}
     monkeypatch.setattr(side, "AGREEMENT_VENV_PYTHON", Path(sys.executable))
     with meter.metered(llama_server) as (base_url, read):
-        report = side.run_peer_side("valor-lite", pairs, rows, base_url, 600.0, {}, tmp_path,
+        report = side.run_peer_side("valor-lite", pairs, rows, base_url, 600.0, tmp_path,
                                     metered=True)
         totals = read()
     assert "problem" not in report, report

@@ -132,7 +132,7 @@ def test_row_builder_counts_errors_and_leaves_out_unreached_rows():
 def test_a_peer_without_an_equivalent_or_an_install_gets_a_row_saying_why(tmp_path, monkeypatch):
     monkeypatch.setattr(side, "AGREEMENT_VENV_PYTHON", tmp_path / "missing" / "python")
     report = side.run_peer_side("RAGAS", [pair("faithfulness")], {side.SUMMEVAL[0]: []},
-                               "http://127.0.0.1:9/v1", 5.0, {}, tmp_path)
+                               "http://127.0.0.1:9/v1", 5.0, tmp_path)
     assert report["problem"].startswith("not installed: .venv-agreement is missing")
     rows = [{"pair": pair("hallucination"), "side": "RAGAS",
              "none": pair("hallucination").peers["RAGAS"]},
@@ -197,7 +197,7 @@ def test_ours_and_valor_lite_on_the_same_rows_against_the_real_server(llama_serv
                                                            strict=True))
 
     monkeypatch.setattr(side, "AGREEMENT_VENV_PYTHON", Path(sys.executable))
-    report = side.run_peer_side("valor-lite", pairs, rows, llama_server, 300.0, {}, tmp_path)
+    report = side.run_peer_side("valor-lite", pairs, rows, llama_server, 300.0, tmp_path)
     assert "problem" not in report, report
     assert report["peer"] == "valor-lite" and report["version"] == "0.39.0"
     assert report["outbound"] == []
