@@ -17,6 +17,7 @@ import json
 import string
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from ..base.types import JudgeRequest
 
@@ -112,7 +113,7 @@ ITEM_PLACEHOLDERS = ("<a statement of the text>", "<another statement of the tex
 _V1_REASON = "short reason"
 
 
-def reply_format(shape: dict) -> str:
+def reply_format(shape: dict[str, Any]) -> str:
     """The sentence that ends a list or verdict prompt: JSON only, matching ``shape``, a JSON
     schema of the answer written without spaces, with its braces doubled for the template."""
     schema = json.dumps({"type": "object", "properties": shape}, separators=(",", ":"))
@@ -124,7 +125,7 @@ def _strings(key: str) -> str:
     return reply_format({key: {"type": "array", "items": {"type": "string"}}})
 
 
-def _verdict_list(*labels: str) -> dict:
+def _verdict_list(*labels: str) -> dict[str, Any]:
     """A list of verdicts: the item's number, one of ``labels``, the reason."""
     verdict = {"item": {"type": "integer"}, "verdict": {"enum": list(labels)},
                "reason": {"type": "string"}}
@@ -141,9 +142,9 @@ def _statements_prompt(name: str, version: str, task: str, inputs: str) -> Promp
                           text=task + " " + FENCE_NOTE + "\n\n" + inputs + "\n\n"
                           + _STATEMENTS_FORMAT,
                           examples=ITEM_PLACEHOLDERS[:2])
-# Versions: statements 4 and statements_q 3 show the schema (reply_format).
 
 
+# statements 4 and statements_q 3: the schema (reply_format); opinions 4 too
 STATEMENTS = _statements_prompt(
     "statements", "4",
     "Split the text into short statements. Each statement gives one fact or claim of the "
