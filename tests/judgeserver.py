@@ -9,6 +9,8 @@ the test controls is only what the "model" says. Bodies are recorded in ``seen``
 ``JudgeServer(answer, top_logprobs=fn)`` also answers requests asking for log-probabilities:
 ``fn(body)`` gives the first token's top list as ``[(token, logprob), ...]`` (any JSON values:
 a test may send malformed ones), returned in the OpenAI ``logprobs.content`` shape.
+``JudgeServer(answer, usage=fn)``: ``fn(body)`` gives the answer's ``usage`` object (None: the
+answer carries none).
 """
 
 from __future__ import annotations
@@ -38,8 +40,10 @@ def is_repair(body: dict[str, Any]) -> bool:
 
 
 class JudgeServer(LocalServer):
-    def __init__(self, answer: Answer, top_logprobs: TopLogprobs | None = None) -> None:
+    def __init__(self, answer: Answer, top_logprobs: TopLogprobs | None = None,
+                 usage: Callable[[dict[str, Any]], Any] | None = None) -> None:
         self.answer = answer
+        self.usage = usage
         self.top_logprobs = top_logprobs
         self.seen: list[dict[str, Any]] = []
         self._lock = threading.Lock()
@@ -50,8 +54,11 @@ class JudgeServer(LocalServer):
             self.seen.append(body)
         try:
             content = self.answer(body)
-            return Reply(200, chat_envelope(body, {"role": "assistant", "content": content},
-                                            self.logprobs_of(body, content)))
+            envelope = chat_envelope(body, {"role": "assistant", "content": content},
+                                     self.logprobs_of(body, content))
+            if self.usage is not None:
+                envelope["usage"] = self.usage(body)
+            return Reply(200, envelope)
         except Exception as exc:  # a bug in the test's answer: a visible 500
             return Reply(500, {"error": {"message": repr(exc)}})
 

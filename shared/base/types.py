@@ -32,6 +32,29 @@ class TokenUsage:
     completion_tokens: int = 0
     cached_tokens: int = 0
     cache_write_tokens: int = 0  # prompt tokens written to the cache (billed above input)
+    known: bool = True  # False: the answer reported no usable counts (its cost is unknown)
+
+    @classmethod
+    def reported(cls, prompt: Any, completion: Any, cached: Any = None,
+                 cache_write: Any = None) -> TokenUsage:
+        """The usage an answer reported: each count a whole number of at least 0. A prompt or
+        answer count that is missing, and any count that is no such number (text, negative,
+        a fraction, a boolean), makes the usage unknown (``known=False``, that count read as
+        0) instead of failing the answer; a missing cache count is 0."""
+        counts = [token_count(prompt), token_count(completion),
+                  0 if cached is None else token_count(cached),
+                  0 if cache_write is None else token_count(cache_write)]
+        return cls(*(c or 0 for c in counts), known=None not in counts)  # type: ignore[misc]
+
+
+def token_count(value: Any) -> int | None:
+    """``value`` as a token count (an int, or a float holding a whole number, at least 0);
+    None when it is no count."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, float) and value.is_integer():
+        value = int(value)
+    return value if isinstance(value, int) and value >= 0 else None
 
 
 @dataclass

@@ -141,6 +141,7 @@ class CallBatch:
         ``handle`` each result as it arrives. Returns the error that stopped the backend, if
         any."""
         from .backends.base import LogprobsUnavailable
+        from .backends.batching import STORE_OF_CALL
 
         answered: set[int] = set()
         answered_lock = threading.Lock()
@@ -161,12 +162,16 @@ class CallBatch:
             except Exception as exc:  # bookkeeping must not lose the rest of the batch
                 self.deliver(key, Outcome(error=short_reason(f"{type(exc).__name__}: {exc}")))
 
+        config = self.judge.config
+        store = STORE_OF_CALL.set((bool(config.use_cache), config.cache_dir))
         try:
             call([request for _, request in batch], on_result)
         except LogprobsUnavailable:
             raise
         except Exception as exc:
             return short_reason(f"judge backend failed: {type(exc).__name__}: {exc}")
+        finally:
+            STORE_OF_CALL.reset(store)
         return None
 
     def fail_unanswered(self, keys: list[str], error: str | None) -> None:

@@ -59,6 +59,7 @@ class Usage:
     completion_tokens: int = 0
     cached_prompt_tokens: int = 0  # of the prompt tokens, read from the provider's prompt cache
     cache_write_tokens: int = 0  # of the prompt tokens, written to it (billed above input)
+    unknown_calls: int = 0  # answers that reported no usable token counts: the cost is unknown
 
     def as_dict(self) -> dict[str, int]:
         return {
@@ -138,6 +139,7 @@ class Judge:
             self.usage.completion_tokens += int(usage.completion_tokens or 0)
             self.usage.cached_prompt_tokens += int(usage.cached_tokens or 0)
             self.usage.cache_write_tokens += int(usage.cache_write_tokens or 0)
+            self.usage.unknown_calls += not usage.known
 
     def count_cache_hit(self) -> None:
         """Count one request answered from the cache or this run's memory."""
@@ -186,7 +188,10 @@ class Judge:
 
     @property
     def cost(self) -> float | None:
-        """USD spent on the calls this judge sent; ``None`` when the model's price is unknown."""
+        """USD spent on the calls this judge sent; ``None`` when the model's price is unknown
+        or an answer reported no usable token counts (never a guessed $0)."""
+        if self.usage.unknown_calls and self.config.provider != "local":
+            return None
         return cost_of(
             self.config.provider, self._model(), self.usage.prompt_tokens,
             self.usage.completion_tokens, batch=self.config.batch,

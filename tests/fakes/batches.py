@@ -27,6 +27,13 @@ there ``r{n}`` names a batch's n-th request); ``keep_metadata=False`` leaves eac
 response without its request's metadata (only its position tells whose it is);
 ``expire_first`` ends the first Gemini batch ``BATCH_STATE_EXPIRED`` with no output (the
 reference: a batch still pending or running after 48 hours);
+``fail_batches`` answers every item of that many first batches with an error (a provider
+that is down, then recovers); ``garble_first`` writes the first OpenAI batch's output file as
+text that is no JSON; ``duplicate`` names custom ids whose output line comes twice the first time;
+``never_end`` keeps every batch ``in_progress``; ``no_usage`` leaves the ``usage`` out of
+every OpenAI answer; ``memo`` (a dict, shared by a test module's
+fakes) keeps each OpenAI item's real answer by its body, so a body asked again (the
+deterministic judge answers it the same) costs no second completion;
 ``create_pause`` holds the answer to a batch's creation that many
 seconds after the batch exists (the instant a client may die before it learns the id). Direct
 ``/v1/chat/completions``, ``/v1/messages`` and ``:generateContent`` requests are counted in
@@ -61,7 +68,9 @@ class FakeBatches(LocalServer):
     def __init__(self, upstream: str, api_key: str = "sk-test", delay: float = 0.0,
                  fail_once: tuple[str, ...] = (), create_pause: float = 0.0,
                  fail_always: tuple[str, ...] = (), keep_metadata: bool = True,
-                 expire_first: bool = False) -> None:
+                 expire_first: bool = False, fail_batches: int = 0, garble_first: bool = False,
+                 duplicate: tuple[str, ...] = (), never_end: bool = False,
+                 memo: dict[str, Any] | None = None, no_usage: bool = False) -> None:
         self.upstream = upstream
         self.anthropic = FakeAnthropic(upstream, api_key)
         self.delay = delay
@@ -69,6 +78,13 @@ class FakeBatches(LocalServer):
         self.fail_always = set(fail_always)
         self.keep_metadata = keep_metadata
         self.expire_first = expire_first
+        self.fail_batches = fail_batches
+        self.garble_first = garble_first
+        self.duplicate = set(duplicate)
+        self.never_end = never_end
+        self.memo = memo
+        self.no_usage = no_usage
+        self._down = False  # the batch being worked on is one of the fail_batches
         self.create_pause = create_pause
         self.files: dict[str, bytes] = {}
         self.batches: dict[str, dict[str, Any]] = {}
@@ -82,6 +98,8 @@ class FakeBatches(LocalServer):
 
     def _fails(self, cid: str) -> bool:
         """Whether the item ``cid`` is answered with an error this time."""
+        if self._down:
+            return True
         if cid in self.fail_once:
             self.fail_once.discard(cid)
             return True
@@ -95,7 +113,15 @@ class FakeBatches(LocalServer):
                                  "body": {"error": {"message": "The server had an error",
                                                     "type": "server_error"}}},
                     "error": None}, False
-        body = chat_completion(self.upstream, line["body"])
+        if self.memo is None:
+            body = chat_completion(self.upstream, line["body"])
+        else:
+            known = json.dumps(line["body"], sort_keys=True)
+            if known not in self.memo:
+                self.memo[known] = chat_completion(self.upstream, line["body"])
+            body = self.memo[known]
+        if self.no_usage:
+            body = {k: v for k, v in body.items() if k != "usage"}
         return {"id": f"batch_req_{uuid.uuid4().hex}", "custom_id": cid,
                 "response": {"status_code": 200, "request_id": "req_x", "body": body},
                 "error": None}, True
@@ -107,14 +133,25 @@ class FakeBatches(LocalServer):
         batch["request_counts"]["total"] = len(lines)
         out, err = [], []
         time.sleep(self.delay)
+        if self.never_end:
+            return
+        self._down = self.fail_batches > 0
+        self.fail_batches -= self._down
         for line in lines:
             entry, ok = self._openai_item(line)
             (out if ok else err).append(entry)
+            if line["custom_id"] in self.duplicate:  # the first time it is seen
+                self.duplicate.discard(line["custom_id"])
+                (out if ok else err).append(entry)
             batch["request_counts"]["completed" if ok else "failed"] += 1
+        self._down = False
         for name, entries in (("output_file_id", out), ("error_file_id", err)):
             if entries:
                 file_id = f"file-{uuid.uuid4().hex[:24]}"
                 self.files[file_id] = "".join(json.dumps(e) + "\n" for e in entries).encode()
+                if name == "output_file_id" and self.garble_first:
+                    self.garble_first = False
+                    self.files[file_id] = b"<html><body>502 Bad Gateway</body></html>\n"
                 batch[name] = file_id
         batch["status"] = "completed"
         batch["completed_at"] = int(time.time())

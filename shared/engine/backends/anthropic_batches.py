@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from .batching import BatchAPI, BatchItemFailed, Status
+from .batching import BatchAPI, BatchItemFailed, Status, collect
 
 
 class AnthropicBatches(BatchAPI):
@@ -36,15 +36,15 @@ class AnthropicBatches(BatchAPI):
 
     async def results(self, ended: Status, batch_id: str,
                       custom_ids: Sequence[str]) -> dict[str, Any]:
-        answers: dict[str, Any] = {}
+        entries: list[tuple[str, Any]] = []
         async for entry in await self.client.messages.batches.results(batch_id):
             result = entry.result
             if result.type == "succeeded":
-                answers[entry.custom_id] = result.message
+                entries.append((entry.custom_id, result.message))
             else:
                 error = getattr(result, "error", None)
                 inner = getattr(error, "error", None)
                 message = getattr(inner, "message", None) or getattr(error, "message", None)
-                answers[entry.custom_id] = BatchItemFailed(
-                    f"batch item {result.type}{f': {message}' if message else ''}")
-        return answers
+                entries.append((entry.custom_id, BatchItemFailed(
+                    f"batch item {result.type}{f': {message}' if message else ''}")))
+        return collect(entries, batch_id)

@@ -45,7 +45,7 @@ def usage_of(message: Any) -> TokenUsage:
     """A Messages API reply's token usage; cache reads and writes count as prompt tokens (the
     API reports them apart from ``input_tokens``)."""
     usage = getattr(message, "usage", None)
-    return usage_with_cache(lambda name: getattr(usage, name, 0), "input_tokens",
+    return usage_with_cache(lambda name: getattr(usage, name, None), "input_tokens",
                             "output_tokens", "cache_read_input_tokens",
                             "cache_creation_input_tokens")
 

@@ -18,7 +18,16 @@ cache, its keys and every reading of answers stay those of synchronous judging.
   Ctrl-C leaves the batch running and says how to resume.
 - Items that fail or expire are asked again once, in one more batch; still failing, each is an
   ``Outcome.error`` with its reason (left unmeasured), never an exception out of the run.
-- Polling backs off from 1 s to ``$JUDGE_METRICS_BATCH_POLL`` seconds (default 30).
+- A batch that ended without one usable answer (every item failed or expired, the batch failed
+  as a whole, or its results could not be read) is forgotten at once: it never pins its
+  requests, so the retry round and any later rerun submit them again.
+- An item answered more than once in a results file is not trusted (both answers dropped, the
+  item asked again like a failed one).
+- Polling backs off from 1 s to ``$JUDGE_METRICS_BATCH_POLL`` seconds (default 30) and stops
+  at ``$JUDGE_METRICS_BATCH_DEADLINE`` seconds (default :data:`DEADLINE`): the rows are then
+  unmeasured with a reason naming the batch, which keeps running and a rerun re-attaches to.
+- The store lives in the calling judge's own ``cache_dir`` (the backend is shared by configs
+  that differ only in it); with ``use_cache=False`` nothing is stored or re-attached.
 
 A protocol module (:mod:`.openai_batches`, :mod:`.anthropic_batches`, :mod:`.gemini_batches`)
 supplies a :class:`BatchAPI`: submit, status, results.
@@ -27,6 +36,7 @@ supplies a :class:`BatchAPI`: submit, status, results.
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import hashlib
 import json
 import os
@@ -46,6 +56,11 @@ from .base import ResultCallback
 from .openai_transport import event_loop
 
 POLL_ENV = "JUDGE_METRICS_BATCH_POLL"
+DEADLINE_ENV = "JUDGE_METRICS_BATCH_DEADLINE"
+#: The longest a round waits for its batch by default: the longest window a provider gives a
+#: batch (Gemini: 48 hours, then it expires; OpenAI and Anthropic: 24 hours) and one hour more,
+#: so a batch the provider will still end is not given up on.
+DEADLINE = 49 * 3600.0
 FIND_LIMIT = 1000  # the most recent batches a rerun looks through for its round's token
 STORE_FILE = "judge-batches.sqlite3"
 _DONE = object()
@@ -70,6 +85,33 @@ def deliver(future: Future[Any], results: queue.SimpleQueue[Any], on_result: Res
 
 class BatchItemFailed(RuntimeError):
     """One batch item came back without an answer (its reason is the message)."""
+
+
+class BatchStillRunning(BatchItemFailed):
+    """The batch did not end before the deadline: not asked again (the batch may still end,
+    and a rerun re-attaches to it)."""
+
+
+#: Where the calling judge keeps its batch store: ``(use_cache, cache_dir)`` of the judge whose
+#: call is being sent (set by :meth:`shared.engine.call_batch.CallBatch.send`), since one
+#: backend serves every config that differs only in its runner options.
+STORE_OF_CALL: contextvars.ContextVar[tuple[bool, str | None] | None] = contextvars.ContextVar(
+    "judge_metrics_batch_store", default=None)
+
+
+def collect(entries: Sequence[tuple[str, Any]], batch_id: str) -> dict[str, Any]:
+    """``custom_id -> answer`` of a results file's ``(custom_id, answer)`` entries; an id that
+    comes more than once is not trusted: it becomes a :class:`BatchItemFailed` saying so."""
+    answers: dict[str, Any] = {}
+    seen: dict[str, int] = {}
+    for cid, answer in entries:
+        seen[cid] = seen.get(cid, 0) + 1
+        answers[cid] = answer
+    for cid, times in seen.items():
+        if times > 1:
+            answers[cid] = BatchItemFailed(
+                f"batch {batch_id} answered request {cid} {times} times; none is trusted")
+    return answers
 
 
 @dataclass
@@ -163,11 +205,26 @@ def round_key(provider: str, endpoint: str, items: Sequence[tuple[str, dict[str,
     return hashlib.sha256(payload.encode("utf-8", "surrogatepass")).hexdigest()
 
 
-def poll_ceiling() -> float:
+def _seconds(name: str, default: float, least: float) -> float:
     try:
-        return max(float(os.environ.get(POLL_ENV, "30")), 0.01)
+        value = float(os.environ.get(name, default))
     except ValueError:
-        return 30.0
+        return default
+    return max(value, least) if value == value else default  # NaN: the default
+
+
+def poll_ceiling() -> float:
+    return _seconds(POLL_ENV, 30.0, 0.01)
+
+
+def deadline() -> float:
+    """Seconds a round waits for its batch (``$JUDGE_METRICS_BATCH_DEADLINE``)."""
+    return _seconds(DEADLINE_ENV, DEADLINE, 0.01)
+
+
+def usable(answers: dict[str, Any]) -> bool:
+    """Whether a batch's answers hold one that is no failure."""
+    return any(not isinstance(a, BaseException) for a in answers.values())
 
 
 class Batcher:
@@ -178,7 +235,8 @@ class Batcher:
         self.api = api
         self.provider = provider
         self.endpoint = endpoint
-        self.store = BatchStore(cache_dir)
+        self.cache_dir = cache_dir
+        self.store: BatchStore | None = BatchStore(cache_dir)
         self.show_progress = show_progress
         self.current: str | None = None
         self._asks: list[tuple[dict[str, Any], asyncio.Future[Any]]] = []
@@ -198,6 +256,8 @@ class Batcher:
         requests = list(requests)
         if not requests:
             return
+        use_cache, cache_dir = STORE_OF_CALL.get() or (True, self.cache_dir)
+        self.store = BatchStore(cache_dir) if use_cache else None
         results: queue.SimpleQueue[Any] = queue.SimpleQueue()
         future = event_loop().submit(self._rounds(requests, one, results.put))
 
@@ -246,7 +306,8 @@ class Batcher:
             again = {}
             for cid, (body, future) in pending.items():
                 answer = answers.get(cid, BatchItemFailed("no result for this request"))
-                if isinstance(answer, BatchItemFailed) and attempt == 1:
+                if isinstance(answer, BatchItemFailed) and attempt == 1 and \
+                        not isinstance(answer, BatchStillRunning):
                     again[cid] = (body, future)
                 elif not future.done():
                     if isinstance(answer, BaseException):
@@ -259,9 +320,51 @@ class Batcher:
 
     async def _batch(self, items: list[tuple[str, dict[str, Any]]]) -> dict[str, Any]:
         """Submit ``items`` as one batch (or re-attach to the one already submitted), wait for
-        it to end and return its answers by custom id."""
+        it to end and return its answers by custom id. A batch that gives no usable answer is
+        forgotten, so it never pins these requests."""
         key = round_key(self.provider, self.endpoint, items)
-        batch_id, token = self.store.get(key) or (None, None)
+        batch_id = await self._attach(key, len(items))
+        if batch_id is None:
+            token = uuid.uuid4().hex
+            self._put(key, None, token)  # "submitting", before the provider has it
+            batch_id = await self.api.submit(items, token)
+            self._put(key, batch_id, token)
+            resume = "a rerun picks it up" if self.store is not None else \
+                "without the call cache a rerun cannot pick it up"
+            self._say(f"submitted batch {batch_id} to {self.provider} ({len(items)} requests); "
+                      f"Ctrl-C leaves it running, {resume}")
+        self.current = batch_id
+        status = await self._wait(batch_id, len(items))
+        if status is None:  # the deadline: the batch keeps running, its id stays stored
+            why = (f"batch {batch_id} at {self.provider} had not ended after {deadline():g} s "
+                   f"(${DEADLINE_ENV}); it keeps running: rerun the same command to pick up "
+                   "its answers")
+            self._say(why)
+            return {cid: BatchStillRunning(why) for cid, _ in items}
+        answers: dict[str, Any] = {}
+        if status.usable:
+            try:
+                answers = await self.api.results(status, batch_id, [cid for cid, _ in items])
+            except Exception as exc:
+                why = f"the results of batch {batch_id} cannot be read ({type(exc).__name__}: " \
+                      f"{exc})"
+                answers = {cid: BatchItemFailed(why) for cid, _ in items}
+        else:
+            why = status.detail or "the batch failed"
+            answers = {cid: BatchItemFailed(f"batch {batch_id}: {why}") for cid, _ in items}
+        if not usable(answers) and self.store is not None:
+            self.store.forget(key)
+        self.current = None
+        return answers
+
+    def _put(self, key: str, batch_id: str | None, token: str) -> None:
+        if self.store is not None:
+            self.store.put(key, self.provider, batch_id, token)
+
+    async def _attach(self, key: str, count: int) -> str | None:
+        """The id of the batch already submitted for round ``key`` and still of use, or None."""
+        stored = self.store.get(key) if self.store is not None else None
+        batch_id, token = stored or (None, None)
         if batch_id is None and token:  # killed while submitting: did the provider take it?
             try:
                 batch_id = await self.api.find(token)
@@ -269,43 +372,29 @@ class Batcher:
                 self._say(f"cannot look up the batch being submitted ({type(exc).__name__}: "
                           f"{exc}); submitting its requests again")
             if batch_id is not None:
-                self.store.put(key, self.provider, batch_id, token)
-        if batch_id is not None:
-            try:
-                status = await self.api.status(batch_id)
-            except Exception as exc:
-                self._say(f"cannot re-attach to batch {batch_id} ({type(exc).__name__}: {exc})"
-                          "; submitting its requests again")
-                status = Status(ended=True, total=0, done=0, usable=False)
-            if status.usable:
-                self._say(f"re-attached to batch {batch_id} ({self.provider}, "
-                          f"{len(items)} requests)")
-            else:
-                batch_id = None
+                self._put(key, batch_id, token)
         if batch_id is None:
-            token = uuid.uuid4().hex
-            self.store.put(key, self.provider, None, token)  # "submitting", before the provider
-            batch_id = await self.api.submit(items, token)
-            self.store.put(key, self.provider, batch_id, token)
-            self._say(f"submitted batch {batch_id} to {self.provider} ({len(items)} requests); "
-                      "Ctrl-C leaves it running, a rerun picks it up")
-        self.current = batch_id
-        status = await self._wait(batch_id, len(items))
+            return None
+        try:
+            status = await self.api.status(batch_id)
+        except Exception as exc:
+            self._say(f"cannot re-attach to batch {batch_id} ({type(exc).__name__}: {exc})"
+                      "; submitting its requests again")
+            return None
         if not status.usable:
-            self.store.forget(key)
-            why = status.detail or "the batch failed"
-            return {cid: BatchItemFailed(f"batch {batch_id}: {why}") for cid, _ in items}
-        answers = await self.api.results(status, batch_id, [cid for cid, _ in items])
-        self.current = None
-        return answers
+            return None
+        self._say(f"re-attached to batch {batch_id} ({self.provider}, {count} requests)")
+        return batch_id
 
-    async def _wait(self, batch_id: str, total: int) -> Status:
+    async def _wait(self, batch_id: str, total: int) -> Status | None:
+        """The batch's status once it has ended; None when it has not by the deadline."""
         bar = None
         if self.show_progress:
             from tqdm.auto import tqdm
 
             bar = tqdm(total=total, desc=f"batch {batch_id}", unit="req", leave=False)
         delay, ceiling = min(1.0, poll_ceiling()), poll_ceiling()
+        give_up = time.monotonic() + deadline()
         try:
             while True:
                 status = await self.api.status(batch_id)
@@ -315,7 +404,9 @@ class Batcher:
                     bar.refresh()
                 if status.ended:
                     return status
-                await asyncio.sleep(delay)
+                if time.monotonic() >= give_up:
+                    return None
+                await asyncio.sleep(min(delay, max(give_up - time.monotonic(), 0.0)))
                 delay = min(delay * 2, ceiling)
         finally:
             if bar is not None:

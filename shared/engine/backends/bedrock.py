@@ -54,7 +54,7 @@ def usage_of(response: Any) -> TokenUsage:
     reports them apart from ``inputTokens``)."""
     usage = response.get("usage") if isinstance(response, dict) else None
     usage = usage if isinstance(usage, dict) else {}
-    return usage_with_cache(lambda name: usage.get(name, 0), "inputTokens", "outputTokens",
+    return usage_with_cache(lambda name: usage.get(name), "inputTokens", "outputTokens",
                             "cacheReadInputTokens", "cacheWriteInputTokens")
 
 

@@ -31,7 +31,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from .batching import BatchAPI, BatchItemFailed, Status, first_listed
+from .batching import BatchAPI, BatchItemFailed, Status, collect, first_listed
 
 ID_KEY = "judge_metrics_id"  # the metadata key of an item's custom id
 NAME_PREFIX = "judge-metrics "  # the display name: this, then the round's token
@@ -87,7 +87,7 @@ class GeminiBatches(BatchAPI):
                       custom_ids: Sequence[str]) -> dict[str, Any]:
         job = ended.job
         wanted = set(custom_ids)
-        answers: dict[str, Any] = {}
+        entries: list[tuple[str, Any]] = []
         for position, entry in enumerate(_responses(job)):
             cid = (entry.metadata or {}).get(ID_KEY)
             if cid is None and position < len(custom_ids):
@@ -97,9 +97,9 @@ class GeminiBatches(BatchAPI):
             if entry.error is not None or entry.response is None:
                 code = getattr(entry.error, "code", None)
                 message = getattr(entry.error, "message", None)
-                answers[cid] = BatchItemFailed(
+                entries.append((cid, BatchItemFailed(
                     f"batch item failed{f' (code {code})' if code is not None else ''}: "
-                    f"{message or 'no answer'}")
+                    f"{message or 'no answer'}")))
             else:
-                answers[cid] = entry.response
-        return answers
+                entries.append((cid, entry.response))
+        return collect(entries, batch_id)

@@ -59,16 +59,21 @@ def enforces(schema: Any) -> bool:
 def usage_of(response: Any) -> TokenUsage:
     """``usageMetadata``: prompt tokens (the cached ones included, and counted apart in
     ``cached_tokens``) and answer tokens (thinking tokens included: they are billed as
-    output)."""
+    output); none, or a count that is no count, makes the usage unknown."""
     usage = getattr(response, "usage_metadata", None)
+    if usage is None:
+        return TokenUsage(known=False)
 
-    def count(name: str) -> int:
-        return int(getattr(usage, name, 0) or 0)
+    def count(name: str) -> Any:  # the API's JSON leaves a count of 0 out
+        value = getattr(usage, name, None)
+        return 0 if value is None else value
 
-    return TokenUsage(prompt_tokens=count("prompt_token_count"),
-                      completion_tokens=count("candidates_token_count")
-                      + count("thoughts_token_count"),
-                      cached_tokens=count("cached_content_token_count"))
+    answer = TokenUsage.reported(count("candidates_token_count"), count("thoughts_token_count"))
+    read = TokenUsage.reported(count("prompt_token_count"), 0,
+                               count("cached_content_token_count"))
+    return TokenUsage(prompt_tokens=read.prompt_tokens,
+                      completion_tokens=answer.prompt_tokens + answer.completion_tokens,
+                      cached_tokens=read.cached_tokens, known=answer.known and read.known)
 
 
 def _candidate(response: Any) -> Any:

@@ -14,7 +14,7 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
-from .batching import BatchAPI, BatchItemFailed, Status, first_listed
+from .batching import BatchAPI, BatchItemFailed, Status, collect, first_listed
 
 TOKEN_KEY = "judge_metrics_round"  # the metadata key of the token a rerun finds the batch by
 ENDED = frozenset({"completed", "failed", "expired", "cancelled"})
@@ -61,10 +61,12 @@ class OpenAIBatches(BatchAPI):
 
     async def results(self, ended: Status, batch_id: str,
                       custom_ids: Sequence[str]) -> dict[str, Any]:
-        from openai.types.chat import ChatCompletion
-
+        """The answers of the output and error files; a line that is no JSON object with a
+        ``custom_id`` is skipped (its item then has no result and is asked again), an item
+        answered twice is trusted in neither answer (:func:`.batching.collect`)."""
         batch = ended.job
-        answers: dict[str, Any] = {}
+        entries: list[tuple[str, Any]] = []
+        unreadable = 0
         for file_id in (batch.output_file_id, batch.error_file_id):
             if not file_id:
                 continue
@@ -72,20 +74,37 @@ class OpenAIBatches(BatchAPI):
             for line in content.text.splitlines():
                 if not line.strip():
                     continue
-                entry = json.loads(line)
-                cid = str(entry.get("custom_id"))
-                response = entry.get("response") or {}
-                body = response.get("body")
-                if entry.get("error") or response.get("status_code") != 200 or not body:
-                    error = entry.get("error") or (body or {}).get("error") or {}
-                    message = error.get("message") if isinstance(error, dict) else str(error)
-                    status = response.get("status_code")
-                    answers[cid] = BatchItemFailed(
-                        f"batch item failed{f' (HTTP {status})' if status else ''}: "
-                        f"{message or 'no answer'}")
-                    continue
                 try:
-                    answers[cid] = ChatCompletion.model_validate(body)
-                except Exception as exc:
-                    answers[cid] = BatchItemFailed(f"unreadable batch answer: {exc}")
+                    entry = json.loads(line)
+                    cid = entry["custom_id"]
+                except (ValueError, TypeError, KeyError):
+                    unreadable += 1
+                    continue
+                entries.append((str(cid), _answer(entry)))
+        answers = collect(entries, batch_id)
+        if unreadable:
+            for cid in custom_ids:
+                answers.setdefault(cid, BatchItemFailed(
+                    f"no readable result in batch {batch_id} ({unreadable} unreadable "
+                    "line(s) in its results)"))
         return answers
+
+
+def _answer(entry: Any) -> Any:
+    """One results line's answer: a ``ChatCompletion`` or a :class:`.batching.BatchItemFailed`."""
+    from openai.types.chat import ChatCompletion
+
+    response = entry.get("response") or {}
+    if not isinstance(response, dict):
+        return BatchItemFailed("unreadable batch answer: its response is no object")
+    body = response.get("body")
+    if entry.get("error") or response.get("status_code") != 200 or not body:
+        error = entry.get("error") or (body if isinstance(body, dict) else {}).get("error") or {}
+        message = error.get("message") if isinstance(error, dict) else str(error)
+        status = response.get("status_code")
+        return BatchItemFailed(f"batch item failed{f' (HTTP {status})' if status else ''}: "
+                               f"{message or 'no answer'}")
+    try:
+        return ChatCompletion.model_validate(body)
+    except Exception as exc:
+        return BatchItemFailed(f"unreadable batch answer: {exc}")

@@ -13,15 +13,16 @@ from .remote import MalformedResponse, top_pairs
 
 
 def usage_of(response: Any) -> TokenUsage:
+    """A chat completion's ``usage`` (:meth:`TokenUsage.reported`: missing or unreadable
+    counts make it unknown, never an error)."""
     usage = getattr(response, "usage", None)
+    if usage is None:
+        return TokenUsage(known=False)
     details = getattr(usage, "prompt_tokens_details", None)
     cached = details.get("cached_tokens") if isinstance(details, dict) else getattr(
-        details, "cached_tokens", 0)
-    return TokenUsage(
-        prompt_tokens=int(getattr(usage, "prompt_tokens", 0) or 0),
-        completion_tokens=int(getattr(usage, "completion_tokens", 0) or 0),
-        cached_tokens=int(cached or 0) if isinstance(cached, int) else 0,
-    )
+        details, "cached_tokens", None)
+    return TokenUsage.reported(getattr(usage, "prompt_tokens", None),
+                               getattr(usage, "completion_tokens", None), cached)
 
 
 def no_logprobs_message(model: str, host: str = "") -> str:

@@ -16,16 +16,14 @@ from .remote import RemoteBackend
 
 def usage_with_cache(field: Callable[[str], Any], prompt: str, answer: str, cache_read: str,
                      cache_write: str) -> TokenUsage:
-    """A reply's token usage from its count fields (``field(name)``, a count that is no int
-    read as 0), for a protocol that reports prompt-cache reads and writes apart from its
-    prompt tokens: they count as prompt tokens, and apart as cached and cache-write tokens."""
-    def count(name: str) -> int:
-        value = field(name)
-        return int(value) if isinstance(value, int) and not isinstance(value, bool) else 0
-
-    return TokenUsage(prompt_tokens=count(prompt) + count(cache_read) + count(cache_write),
-                      completion_tokens=count(answer), cached_tokens=count(cache_read),
-                      cache_write_tokens=count(cache_write))
+    """A reply's token usage from its count fields (``field(name)``, None when absent), for a
+    protocol that reports prompt-cache reads and writes apart from its prompt tokens: they
+    count as prompt tokens, and apart as cached and cache-write tokens. A count that is no
+    count makes the usage unknown (:meth:`TokenUsage.reported`)."""
+    usage = TokenUsage.reported(field(prompt), field(answer), field(cache_read),
+                                field(cache_write))
+    usage.prompt_tokens += usage.cached_tokens + usage.cache_write_tokens
+    return usage
 
 
 class WrittenAnswerBackend(RemoteBackend):
