@@ -46,6 +46,10 @@ def add_arguments(compare: argparse.ArgumentParser) -> None:
                          "labelled in A and B): also the prediction-powered difference of the "
                          "mean label B - A with its interval, beside the judge-only delta "
                          "(docs/CALIBRATION.md)")
+    compare.add_argument("--label-range", metavar="LOW:HIGH",
+                         help="with --label: the rating scale's ends (e.g. 1:5), mapped onto "
+                         "0..1; needed for labels outside 0..1 (never guessed from the labels "
+                         "present); a label outside LOW:HIGH is refused")
     common.add_seed_argument(compare, "the paired bootstrap")
     common.add_resamples_argument(compare, 2000)
     common.add_scoring_arguments(
@@ -121,7 +125,7 @@ def run(args: argparse.Namespace) -> int:
     except LogprobsUnavailable as error:
         raise UserInputError(f"the judge model returns no log-probabilities: {error}") from None
     print(report.table())
-    corrected = _corrected(report, args.label)
+    corrected = _corrected(report, args.label, args.label_range)
     checks = regression_checks(report, alpha=args.alpha, min_delta=args.min_delta,
                                max_unmeasured=args.max_unmeasured)
     print(regressions_text(checks))
@@ -164,13 +168,19 @@ def _check_shared_scores(args: argparse.Namespace, columns: tuple[list[str], lis
                              f"metric of {', '.join(args.metric)} has its columns in both)")
 
 
-def _corrected(report: Any, label: str | None) -> list[dict[str, Any]] | None:
+def _corrected(report: Any, label: str | None,
+               label_range: str | None) -> list[dict[str, Any]] | None:
     """With --label: the corrected differences, printed under the comparison."""
     if label is None:
         return None
-    from ..analysis.corrected import corrected_differences, differences_table
+    from ..analysis.corrected import (
+        corrected_differences,
+        differences_table,
+        parse_label_range,
+    )
     with common.scoring_errors():
-        found = corrected_differences(report, label)
+        found = corrected_differences(report, label,
+                                      label_range=parse_label_range(label_range))
     print(differences_table(found, label))
     return found
 
@@ -179,6 +189,9 @@ def _check_label(args: argparse.Namespace, columns: tuple[list[str], list[str]])
     """--label: both runs hold the column, and the rows pair by a key column (a hash of the
     task columns would hold the labels, so a row labelled in one run only would not pair);
     known before any scoring."""
+    from ..analysis.corrected import parse_label_range
+
+    parse_label_range(args.label_range)
     for name, names in zip("AB", columns, strict=True):
         if args.label not in names:
             raise UserInputError(f"--label {args.label!r}: run {name} has no such column")

@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from ..analysis.corrected import parse_label_range
 from ..analysis.gates import (
     GATE_HEADER,
     GATE_ON,
@@ -90,6 +91,10 @@ def add_arguments(score: argparse.ArgumentParser) -> None:
     gates.add_argument("--label", metavar="COLUMN",
                        help="with --gate-on corrected: the human labels, blank on the "
                        "unlabelled rows (a uniformly random sample labelled)")
+    gates.add_argument("--label-range", metavar="LOW:HIGH",
+                       help="with --label: the rating scale's ends (e.g. 1:5), mapped onto the "
+                       "metric's score range; needed for labels outside it (never guessed from "
+                       "the labels present); a label outside LOW:HIGH is refused")
     gates.add_argument("--max-unmeasured", type=float, metavar="FRACTION",
                        help="a gate also fails when its metric left more than this share of "
                        "the rows unmeasured (default: no limit; the share is always shown)")
@@ -129,6 +134,8 @@ def run(args: argparse.Namespace) -> int:
     if gates:
         check_computed(gates, *select_metrics(args.metric, engine.columns(dataset),
                                               metric_options))
+    if args.label:
+        _check_labels(args, gates, dataset)
     _note_local_judge(args)
     from ..engine.backends.base import LogprobsUnavailable
 
@@ -204,6 +211,9 @@ def _parse_gates(args: argparse.Namespace) -> list[Gate]:
     check_max_unmeasured(args.max_unmeasured)
     if (args.gate_on == "corrected") != bool(args.label):
         raise UserInputError("--gate-on corrected and --label COLUMN go together")
+    if args.label_range is not None and not args.label:
+        raise UserInputError("--label-range applies to --label COLUMN")
+    parse_label_range(args.label_range)
     if not gates:
         for flag, value in (("--gate-on", args.gate_on), ("--max-unmeasured",
                             args.max_unmeasured), ("--junit-xml", args.junit_xml)):
@@ -225,13 +235,30 @@ def _evaluate_gates(args: argparse.Namespace, gates: list[Gate], scored: Any,
         from ..analysis.corrected import corrected_gates
 
         outcomes = corrected_gates((scored, summary), gates, args.label,
-                                   max_unmeasured=args.max_unmeasured)
+                                   max_unmeasured=args.max_unmeasured,
+                                   label_range=parse_label_range(args.label_range))
         print(checks_table(GATE_HEADER, outcomes))
         return outcomes
     outcomes = evaluate_gates((scored, summary), gates, gate_on=args.gate_on or "estimate",
                               max_unmeasured=args.max_unmeasured)
     print(checks_table(GATE_HEADER, outcomes))
     return outcomes
+
+
+def _check_labels(args: argparse.Namespace, gates: list[Gate], dataset: Any) -> None:
+    """The --label column before any scoring: on each gated metric's scale (--label-range),
+    and enough labels, varied enough, to support a corrected gate (one line, exit 2)."""
+    from ..analysis.corrected import check_gate_labels, label_values, scale_labels
+    from ..kit.registry import METRICS
+
+    raw = label_values(dataset, args.label)
+    for gate in gates:
+        labels, mapping = scale_labels(raw, args.label, parse_label_range(args.label_range),
+                                       METRICS[gate.metric].score_range)
+        why = check_gate_labels(labels, args.label)
+        if why:
+            raise UserInputError(f"gate {gate.text!r} --gate-on corrected: {why}")
+        print(f"gate {gate.text!r} --gate-on corrected: {mapping}", file=sys.stderr)
 
 
 def _gates_status(args: argparse.Namespace, outcomes: list[GateOutcome]) -> int:
