@@ -65,14 +65,18 @@ def parse_judge_spec(text: str) -> dict[str, Any]:
     for pair in re.split(r",(?=\s*[A-Za-z_]+=)", text.strip()):
         name, sep, value = pair.partition("=")
         name = name.strip()
-        if not sep or name not in names:
+        if not sep or name not in names:  # never the spec itself: it may hold the key
+            what = f"{redact(name)!r} is no judge option" if sep else \
+                f"pair {len(judge) + 1} has no '='"
             raise argparse.ArgumentTypeError(
-                f"{text!r}: expected NAME=VALUE pairs separated by commas, NAME one of "
+                f"{what}: expected NAME=VALUE pairs separated by commas, NAME one of "
                 f"{', '.join(names)}")
         try:
             judge[name] = names[name].parse(value.strip())
         except (TypeError, ValueError) as error:
-            raise argparse.ArgumentTypeError(f"{redact(text)}: {error}") from None
+            secrets = [value.strip()] if name == "api_key" else []
+            raise argparse.ArgumentTypeError(
+                f"{name}: {redact(str(error), secrets)}") from None
     return judge
 
 
