@@ -277,11 +277,21 @@ def _validate(config: JudgeConfig) -> None:
     if provider.needs_base_url and not config.resolved_base_url():
         also = f" or set {provider.base_url_env}" if provider.base_url_env else ""
         raise ValueError(f"provider={name!r} needs base_url (e.g. {_BASE_URL_EXAMPLE}){also}")
-    if provider.needs_key and not config.resolved_api_key():
-        raise ValueError(f"provider={name!r} needs an API key: pass api_key=... or set "
+    if not config.base_url and config.resolved_base_url():  # from the environment or registry
+        try:
+            check_base_url(config.resolved_base_url() or "")
+        except ValueError as error:
+            source = provider.base_url_env or "the provider's default"
+            raise ValueError(f"{source}: {error}") from None
+    if provider.needs_key and not (config.resolved_api_key() or "").strip():
+        blank = " (the key given is blank)" if config.resolved_api_key() else ""
+        raise ValueError(f"provider={name!r} needs an API key{blank}: pass api_key=... or set "
                          f"{provider.key_env[0]}")
     if not config.resolved_model():
         raise ValueError(f"provider={name!r} needs model=... (the judge model's name)")
+    from .backends.pool import backend_class
+
+    backend_class(name).check_config(config)
 
 
 def check_sdk(name: str) -> None:

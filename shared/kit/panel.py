@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from ..base.errors import UserInputError
 from ..engine.config import JudgeConfig, endpoint_of, judge_configs
 from ..engine.grounding import count_invalid
 from ..engine.runner import get_judge
@@ -54,6 +55,10 @@ def score_panel(metric: Any, config: JudgeConfig, inputs: Mapping[str, Any],
     panel: each judge scores every sample."""
     configs = judge_configs(config)
     judges = [get_judge(judge_config) for judge_config in configs]
+    for judge in judges:  # every judge checked before any judge is asked anything
+        for capability, minimum in metric.REQUIRES:
+            judge.require(capability, f"{metric.metric_name} ({judge_label(judge.config)})",
+                          minimum)
     per_judge = [list(metric.score(judge, **inputs, **options)) for judge in judges]
     how = config.panel_aggregate
     if how == "majority":
@@ -129,7 +134,7 @@ def _check_binary(metric: Any, per_judge: Sequence[Sequence[SampleResult]]) -> N
         scores = [r.score for r in judged if r.is_measured]
         if not is_binary(scores):
             other = next(s for s in scores if s not in (0, 1))
-            raise ValueError(
+            raise UserInputError(
                 f"panel_aggregate='majority' takes 0/1 scores; {metric.name} gave {other!r} "
                 f"(judge {index + 1}): use 'mean' or 'median' (the judges' answers are cached, "
                 "so running again costs no request)")

@@ -45,6 +45,13 @@ class Backend(ABC):
         constructor takes something other than the config."""
         return cls(config)  # type: ignore[call-arg]
 
+    @classmethod
+    def check_config(cls, config: JudgeConfig) -> None:
+        """Refuse (``ValueError``, one line, before any request) what only this backend can
+        tell is missing from ``config`` or its environment (Bedrock: an AWS region, partial AWS
+        credentials). What :mod:`shared.engine.config` checks for every judge."""
+        return None
+
     @abstractmethod
     def sampling_params(self, operation: str) -> dict[str, Any]:
         """Every sampling parameter sent for ``operation`` ("yes_no", "labels" or

@@ -33,6 +33,7 @@ from concurrent.futures import ThreadPoolExecutor
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
+from ...base.redaction import redact
 from ...base.types import JudgeRequest, Outcome, TokenUsage
 from .base import ResultCallback
 from .openai_transport import event_loop
@@ -95,6 +96,10 @@ def converse_messages(request: JudgeRequest) -> tuple[list[dict[str, str]],
     return system, turns
 
 
+def _region() -> str | None:
+    return os.environ.get("AWS_REGION") or os.environ.get("AWS_DEFAULT_REGION") or None
+
+
 class BedrockBackend(WrittenAnswerBackend):
     """A model behind Amazon Bedrock's Converse API."""
 
@@ -102,6 +107,26 @@ class BedrockBackend(WrittenAnswerBackend):
     constrained = False
     read_text = staticmethod(message_text)
     read_usage = staticmethod(usage_of)
+
+    @classmethod
+    def check_config(cls, config: JudgeConfig) -> None:
+        """An AWS region (``AWS_REGION``, ``AWS_DEFAULT_REGION`` or the AWS config file) and,
+        without an ``api_key``, AWS credentials that are not partial (an access key id without
+        its secret), before any request."""
+        boto3 = require_sdk(config.provider)
+        import botocore.exceptions
+
+        session = boto3.session.Session()
+        if not (_region() or session.region_name):
+            raise ValueError(f"provider={config.provider!r} needs an AWS region: set AWS_REGION "
+                             "(or AWS_DEFAULT_REGION, or region in the AWS config file)")
+        if config.api_key:
+            return
+        try:
+            session.get_credentials()
+        except botocore.exceptions.BotoCoreError as error:  # partial credentials, a bad profile
+            raise ValueError(f"provider={config.provider!r}: the AWS credentials cannot be used "
+                             f"({type(error).__name__}: {redact(str(error))})") from None
 
     def __init__(self, config: JudgeConfig) -> None:
         boto3 = require_sdk(config.provider)
@@ -116,7 +141,7 @@ class BedrockBackend(WrittenAnswerBackend):
             max_pool_connections=self.max_concurrency,
             **({"signature_version": botocore.UNSIGNED} if self._api_key else {}))
         self._session = boto3.session.Session()
-        region = os.environ.get("AWS_REGION") or os.environ.get("AWS_DEFAULT_REGION") or None
+        region = _region()
         try:
             self._client = self._session.client("bedrock-runtime", region_name=region,
                                                 endpoint_url=self.base_url, config=settings)

@@ -20,6 +20,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
 
+from ...base.errors import UserInputError
+
 
 @dataclass(frozen=True)
 class ModelPrice:
@@ -337,5 +339,5 @@ def require(provider: str, capability: str, purpose: str, minimum: bool | int = 
         return
     words = _CAPABILITY_WORDS.get(capability, capability).format(n=minimum)
     others = ", ".join(providers_with(capability, minimum))
-    raise ValueError(f"{purpose} needs the judge's {words} (capability {capability}), which "
+    raise UserInputError(f"{purpose} needs the judge's {words} (capability {capability}), which "
                      f"provider={provider!r} does not return; providers that do: {others}")
