@@ -15,6 +15,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import stat
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -176,24 +177,95 @@ def save_map(path: str | os.PathLike[str], calibration: Mapping[str, Any], *, me
 
 
 def load_map(path: str | os.PathLike[str]) -> dict[str, Any]:
-    """A map written by :func:`save_map`; anything else is a one-line ``UserInputError``."""
+    """A map written by :func:`save_map`, checked completely (:func:`_checked_map`); anything
+    else is a one-line ``UserInputError``. Only a regular file is read (a named pipe would
+    never end)."""
+    where = f"--calibration {path}"
     try:
+        if not stat.S_ISREG(os.stat(path).st_mode):
+            raise UserInputError(f"{where}: not a regular file")
         data = json.loads(Path(path).read_text(encoding="utf-8"))
-    except (OSError, ValueError) as error:
-        raise UserInputError(f"--calibration {path}: cannot read it: {error}") from None
+    except (OSError, ValueError, RecursionError) as error:
+        if isinstance(error, UserInputError):
+            raise
+        why = "nested too deeply" if isinstance(error, RecursionError) else error
+        raise UserInputError(f"{where}: cannot read it: {why}") from None
+    return _checked_map(data, where)
+
+
+_METHOD_KEYS = {"isotonic": ("x", "y"), "sigmoid": ("slope", "intercept"),
+                "linear": ("slope", "intercept")}
+
+
+def _checked_map(data: Any, where: str) -> dict[str, Any]:
+    """Every part of a map that :func:`apply_map` and ``score --calibration`` read: the format,
+    the metric, its score key and the column (the metric's score column of that key), the
+    method and the numbers it needs (isotonic: ``x`` strictly increasing, ``y`` in [0, 1], of
+    one length, at least one point; sigmoid and linear: a finite ``slope`` and ``intercept``)."""
+    from ..kit.registry import METRICS
+    from ..runs.chunks import score_column_names
+
     if not isinstance(data, dict) or data.get("format") != MAP_FORMAT:
-        raise UserInputError(f"--calibration {path}: not a calibration map (write one with "
-                              "`calibrate --save-calibration FILE`)")
-    numbers = [*data.get("x", []), *data.get("y", []), data.get("slope", 0.0),
-               data.get("intercept", 0.0)]
-    if not all(isinstance(v, (int, float)) and math.isfinite(v) for v in numbers):
-        raise UserInputError(f"--calibration {path}: the map holds a non-finite number")
-    apply_map(data, np.zeros(1))  # an unknown method fails here
-    return data
+        raise UserInputError(f"{where}: not a calibration map (write one with "
+                             "`calibrate --save-calibration FILE`)")
+    metric, key, column = data.get("metric"), data.get("score_key"), data.get("column")
+    if not isinstance(metric, str) or metric not in METRICS:
+        raise UserInputError(f"{where}: 'metric' is {_shown(metric)}, not a metric's name")
+    columns = score_column_names(metric, METRICS[metric])
+    if key not in columns:
+        raise UserInputError(f"{where}: 'score_key' is {_shown(key)}; {metric}'s keys: "
+                             f"{', '.join(columns)}")
+    if column != columns[key]:
+        raise UserInputError(f"{where}: 'column' is {_shown(column)}, not {metric}'s score "
+                             f"column {columns[key]!r}")
+    method = data.get("method")
+    if method not in _METHOD_KEYS:
+        raise UserInputError(f"{where}: 'method' is {_shown(method)}; one of "
+                             f"{', '.join(_METHOD_KEYS)}")
+    for name in _METHOD_KEYS[method]:
+        if name not in data:
+            raise UserInputError(f"{where}: a {method} map needs {name!r}")
+    if method == "isotonic":
+        x, y = _numbers(data["x"], "x", where), _numbers(data["y"], "y", where)
+        if x.size != y.size or x.size == 0:
+            raise UserInputError(f"{where}: 'x' and 'y' must be non-empty lists of one length "
+                                 f"(got {x.size} and {y.size})")
+        if np.any(np.diff(x) <= 0):
+            raise UserInputError(f"{where}: 'x' must be strictly increasing")
+        if np.any((y < 0) | (y > 1)):
+            raise UserInputError(f"{where}: 'y' holds a P(label) outside [0, 1]")
+        return {**data, "x": x.tolist(), "y": y.tolist()}
+    slope = _numbers([data["slope"]], "slope", where)[0]
+    intercept = _numbers([data["intercept"]], "intercept", where)[0]
+    return {**data, "slope": float(slope), "intercept": float(intercept)}
+
+
+def _numbers(values: Any, name: str, where: str) -> np.ndarray:
+    """``values`` (a list of JSON numbers) as finite floats, or a one-line error."""
+    if not isinstance(values, list):
+        raise UserInputError(f"{where}: {name!r} must be a list of numbers")
+    out = []
+    for value in values:
+        number = math.nan
+        if isinstance(value, (int, float)) and not isinstance(value, bool):
+            try:
+                number = float(value)
+            except OverflowError:
+                pass
+        if not math.isfinite(number):
+            raise UserInputError(f"{where}: {name!r} holds {_shown(value)}, not a finite number")
+        out.append(number)
+    return np.asarray(out, dtype=np.float64)
+
+
+def _shown(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 40 else text[:37] + "..."
 
 
 def check_map(path: str | os.PathLike[str], metrics: Sequence[str]) -> None:
-    """``score --calibration``, before any work: a readable map for a metric of the run."""
+    """``score --calibration``, before any work: a readable, complete map for a metric of the
+    run."""
     data = load_map(path)
     if "all" not in metrics and data.get("metric") not in metrics:
         raise UserInputError(f"--calibration {path}: fitted on {data.get('metric')!r}, which "

@@ -13,6 +13,7 @@ import argparse
 import sys
 from pathlib import Path
 
+from ..analysis.corrected import parse_label_range
 from ..base.errors import UserInputError
 from ..runs import files
 from . import common
@@ -78,7 +79,7 @@ def run(args: argparse.Namespace) -> int:
     common.check_at_least_one(("--chunk-size", args.chunk_size))
     if args.dry_run:
         raise UserInputError("calibrate cannot dry-run: use `score --dry-run`")
-    label_range = _label_range(args.label_range)
+    label_range = parse_label_range(args.label_range)
     columns = common.parse_columns(args.column)
     outputs = {"--out": args.out, "--json": args.json, "--html": args.html,
                "--save-calibration": args.save_calibration}
@@ -104,13 +105,6 @@ def run(args: argparse.Namespace) -> int:
     if args.out:
         files.write_output(scored, Path(args.out), csv_raw=args.csv_raw)
         print(f"wrote {args.out} ({len(scored):,} rows)", file=sys.stderr)
-    if args.save_calibration:
-        from ..analysis.calibration import save_map
-
-        save_map(args.save_calibration, report["calibration"], metric=args.metric,
-                 score_key=report["score_key"], column=report["column"], label=args.label,
-                 label_range=report["label_range"])
-        print(f"wrote {args.save_calibration}", file=sys.stderr)
     if args.json:
         common.write_json(report, Path(args.json))
         print(f"wrote {args.json}", file=sys.stderr)
@@ -119,18 +113,11 @@ def run(args: argparse.Namespace) -> int:
 
         write_calibration_html(report, args.html)
         print(f"wrote {args.html}", file=sys.stderr)
+    if args.save_calibration:  # last: a map that cannot be saved loses no other output
+        from ..analysis.calibration import save_map
+
+        save_map(args.save_calibration, report["calibration"], metric=args.metric,
+                 score_key=report["score_key"], column=report["column"], label=args.label,
+                 label_range=report["label_range"])
+        print(f"wrote {args.save_calibration}", file=sys.stderr)
     return 0
-
-
-def _label_range(text: str | None) -> tuple[float, float] | None:
-    if text is None:
-        return None
-    low, sep, high = text.partition(":")
-    try:
-        bounds = (float(low), float(high))
-    except ValueError:
-        bounds = None
-    if not sep or bounds is None or not bounds[0] < bounds[1]:
-        raise UserInputError(f"--label-range {text!r}: expected LOW:HIGH with LOW < HIGH, "
-                              "e.g. 1:5")
-    return bounds

@@ -123,7 +123,8 @@ def run(args: argparse.Namespace) -> int:
 
         check_map(args.calibration, args.metric)
     engine.check_input(Path(args.input))
-    check_output_paths({"INPUT": args.input},
+    inputs = {"INPUT": args.input, "--calibration": args.calibration}
+    check_output_paths({k: v for k, v in inputs.items() if v},
                        {"--out": out, "--html": args.html, "--junit-xml": args.junit_xml},
                        overwrite_input=args.overwrite_input)
     options = judge_options(args)

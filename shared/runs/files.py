@@ -51,15 +51,16 @@ def check_output_paths(
     option -> path, or ``None`` when not given (``{"--out": ..., "--html": ...}``). A
     :class:`UserInputError` when an output is an input, links to one or lies inside an input
     folder, or when two outputs are one file. ``overwrite_input``: the command's
-    ``--overwrite-input`` flag (``None``: it has none); when set, ``--out`` may be the input.
+    ``--overwrite-input`` flag (``None``: it has none); when set, ``--out`` may be the input
+    labelled ``INPUT`` (never another input).
     """
     given = {option: Path(path) for option, path in outputs.items() if path is not None}
     for option, out in given.items():
         for label, source in inputs.items():
             source = Path(source)
             if same_file(out, source):
-                if option == "--out" and overwrite_input:
-                    continue
+                if option == "--out" and overwrite_input and label == "INPUT":
+                    continue  # the data file only: never another input (a calibration map)
                 hint = (", or pass --overwrite-input to replace it with the scored rows"
                         if option == "--out" and overwrite_input is False else "")
                 raise UserInputError(f"{option} {out} is the {label} file; write elsewhere"
