@@ -28,27 +28,36 @@ __all__ = ["calibrate", "calibration_report", "report_from_split", "report_table
 
 def calibration_report(scores: Sequence[Any], labels: Sequence[Any], *, alpha: float = 0.05,
                        seed: int | None = stats.DEFAULT_SEED, label: str = "label",
-                       label_range: tuple[float, float] | None = None) -> dict[str, Any]:
+                       label_range: tuple[float, float] | None = None,
+                       score_range: tuple[float, float] = (0.0, 1.0)) -> dict[str, Any]:
     """The report of per-row ``scores`` (``None``: unmeasured) against ``labels`` (blank or
     ``None`` on the unlabelled rows): ``estimate``, ``classical`` (``value``, ``low``,
     ``high``), ``judge_only`` (``value``), ``calibration``, ``n_labelled``,
     ``n_unlabelled``, ``unmeasured``, ``effective_sample_size``, ``sample_size_gain``,
-    ``lam``, ``alpha``, ``label_kind``, ``label_range``."""
+    ``lam``, ``alpha``, ``label_kind``, ``label_range``. ``score_range``: the metric's; when
+    the labels are mapped onto 0..1 and the scores are on another range, ``judge_only`` is
+    put on 0..1 the same way (its ``on_score_scale`` keeps the plain mean)."""
     return report_from_split(split_rows(scores, labels, label, label_range), alpha=alpha,
-                             seed=seed)
+                             seed=seed, score_range=score_range)
 
 
 def report_from_split(split: Split, *, alpha: float = 0.05,
-                      seed: int | None = stats.DEFAULT_SEED) -> dict[str, Any]:
+                      seed: int | None = stats.DEFAULT_SEED,
+                      score_range: tuple[float, float] = (0.0, 1.0)) -> dict[str, Any]:
     found = ppi_mean(split.scores, split.labels, split.unlabelled, alpha)
     every = np.concatenate([split.scores, split.unlabelled])
+    judge_only: dict[str, Any] = {"value": float(every.mean())}
+    low, high = (float(x) for x in score_range)
+    if split.label_range is not None and (low, high) != (0.0, 1.0):  # one scale with the rest
+        judge_only = {"value": (judge_only["value"] - low) / (high - low),
+                      "on_score_scale": judge_only["value"], "score_range": [low, high]}
     classical = found["classical"]
     calibration = fit_calibration(split.scores, split.labels,
                                   binary=split.label_kind == BOOLEAN, seed=seed)
     return {
         "estimate": {"value": found["value"], "low": found["low"], "high": found["high"]},
         "classical": {k: classical[k] for k in ("value", "low", "high")},
-        "judge_only": {"value": float(every.mean())},
+        "judge_only": judge_only,
         "calibration": calibration,
         "n_labelled": found["n"], "n_unlabelled": found["N"], "unmeasured": split.unmeasured,
         "effective_sample_size": found["effective_sample_size"],
@@ -69,8 +78,11 @@ def calibrate(dataset: Any, metric: str, label: str, *, alpha: float = 0.05,
     (:func:`calibration_report`, with ``metric``, ``score_key``, ``column``, ``label`` and
     ``judge``). Returns the scored rows and the report."""
     run = score_labelled(dataset, metric, label, allow_constant=True, seed=seed, **options)
+    from ..kit.registry import METRICS
+
     report = calibration_report(run.scored[run.column], run.scored[label], alpha=alpha,
-                                seed=seed, label=label, label_range=label_range)
+                                seed=seed, label=label, label_range=label_range,
+                                score_range=METRICS[metric].score_range)
     return run.scored, {"metric": metric, "score_key": run.key, "column": run.column,
                         "label": label, "judge": run.judge, "judge_calls": run.judge_calls,
                         "cache_hits": run.cache_hits, **report}
@@ -102,6 +114,14 @@ def suggest_rows(dataset: Any, n: int, *, seed: int | None = stats.DEFAULT_SEED,
     return [int(i) for i in picked]
 
 
+def _judge_only_words(judge_only: Mapping[str, Any]) -> str:
+    scale = judge_only.get("score_range")
+    if not scale:
+        return "judge only (plain mean score)"
+    return (f"judge only (plain mean score {judge_only['on_score_scale']:.4f}, "
+            f"{scale[0]:g}..{scale[1]:g} mapped onto 0..1)")
+
+
 def report_table(report: Mapping[str, Any]) -> str:
     """The report as the CLI prints it."""
     from ..runs.summary import format_table
@@ -109,7 +129,8 @@ def report_table(report: Mapping[str, Any]) -> str:
     level = f"{report['confidence']:.0%}"
     rows = [["estimate (prediction-powered)", *_three(report["estimate"])],
             ["classical (labels alone)", *_three(report["classical"])],
-            ["judge only (plain mean score)", f"{report['judge_only']['value']:.4f}", "-"]]
+            [_judge_only_words(report["judge_only"]), f"{report['judge_only']['value']:.4f}",
+             "-"]]
     scale = report.get("label_range")
     lines = [
         f"metric {report.get('metric') or '-'} (score key {report.get('score_key') or '-'}) "

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from numbers import Real
 from typing import Any
 
 import numpy as np
@@ -103,7 +104,8 @@ def label_scale(labels: np.ndarray, label_range: tuple[float, float] | None = No
 def _checked(labelled_scores: Sequence[float], labels: Sequence[float],
              unlabelled_scores: Sequence[float], alpha: float
              ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    if isinstance(alpha, bool) or not isinstance(alpha, (int, float)) or not 0 < alpha < 1:
+    if isinstance(alpha, (bool, np.bool_)) or not isinstance(alpha, Real) or \
+            not 0 < float(alpha) < 1:  # any real number: numpy's float32 too
         raise UserInputError(f"alpha must be a number in (0, 1), got {alpha!r}")
     f = _floats(labelled_scores, "labelled_scores")
     y = _floats(labels, "labels")
@@ -121,17 +123,25 @@ def _checked(labelled_scores: Sequence[float], labels: Sequence[float],
 
 
 def _floats(values: Sequence[float], name: str) -> np.ndarray:
-    try:
-        array = np.asarray(values, dtype=np.float64)
-    except (TypeError, ValueError):
-        raise UserInputError(f"{name}: expected numbers (a score or label per row)") from None
-    if array.ndim != 1:
+    """``values`` as finite float64s: numbers only (booleans count as 0/1); ``None``, text
+    (``"1"`` is no number here) or a non-finite value is one line naming the first."""
+    if isinstance(values, (str, bytes)):
+        raise UserInputError(f"{name}: expected numbers (a score or label per row), got text")
+    raw = values if isinstance(values, np.ndarray) else np.asarray(values, dtype=object)
+    if raw.ndim != 1:
         raise UserInputError(f"{name}: expected a flat sequence of numbers, got shape "
-                              f"{array.shape}")
+                              f"{raw.shape}")
+    if raw.dtype.kind not in "biuf":
+        for i, value in enumerate(raw):
+            if not isinstance(value, (Real, np.bool_)):
+                what = "None" if value is None else f"{type(value).__name__} {value!r}"
+                raise UserInputError(f"{name}[{i}] is {what}: every score and label must be "
+                                      "a number (leave unmeasured or unlabelled rows out)")
+    array = raw.astype(np.float64)
     bad = np.flatnonzero(~np.isfinite(array))
     if bad.size:
-        raise UserInputError(f"{name}[{bad[0]}] is {array[bad[0]]!r}: every score and label "
-                              "must be a finite number (leave unmeasured rows out)")
+        raise UserInputError(f"{name}[{bad[0]}] is {float(array[bad[0]])!r}: every score and "
+                              "label must be a finite number (leave unmeasured rows out)")
     return array
 
 

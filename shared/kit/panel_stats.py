@@ -64,6 +64,11 @@ def _unit_terms(matrix: np.ndarray, level: str) -> tuple[np.ndarray, ...]:
     m = present.sum(axis=1)
     keep = m >= 2
     matrix, present, m = matrix[keep], present[keep], m[keep].astype(np.float64)
+    if level == "interval" and present.any():
+        # alpha does not move when every rating moves by one constant: centring them first
+        # keeps the sums of squares below from cancelling (ratings near 1e8 differ by 1e-8
+        # of themselves, and their squares by 1e-16, float64's resolution)
+        matrix = matrix - np.median(matrix[present])
     values = np.where(present, matrix, 0.0)
     if level == "interval":
         s1 = values.sum(axis=1)
@@ -92,13 +97,28 @@ def _alpha_from_sums(n: np.ndarray, observed: np.ndarray, level: str,
     return np.where((n >= 2) & (expected_pairs > 1e-12 * np.maximum(n, 1) ** 2), alpha, np.nan)
 
 
+LEVELS = ("nominal", "interval")
+
+
+def _level(level: str | None, data: np.ndarray) -> str:
+    """``level``, or :func:`agreement_level`'s; any other level (``"ordinal"``, ``"ratio"``,
+    a typo) is refused rather than computed as another."""
+    if level is None:
+        return agreement_level(data)
+    if level not in LEVELS:
+        raise ValueError(f"level={level!r}: Krippendorff's alpha is computed here at the "
+                         f"{' or '.join(LEVELS)} level only")
+    return level
+
+
 def krippendorff_alpha(matrix: np.ndarray | Sequence[Sequence[float | None]],
                        level: str | None = None) -> float | None:
     """Krippendorff's alpha of ``matrix`` (samples x judges; ``None``/NaN: not rated) at
-    ``level`` (``"interval"`` or ``"nominal"``; default :func:`agreement_level`). ``None`` when
-    undefined: fewer than two ratings of any sample, or no variation among the ratings."""
+    ``level`` (``"interval"`` or ``"nominal"``; default :func:`agreement_level`; another level
+    is a ``ValueError``). ``None`` when undefined: fewer than two ratings of any sample, or no
+    variation among the ratings."""
     data = _as_matrix(matrix)
-    level = level or agreement_level(data)
+    level = _level(level, data)
     terms = _unit_terms(data, level)
     if terms[0].size == 0:
         return None
@@ -116,7 +136,7 @@ def alpha_interval(matrix: np.ndarray | Sequence[Sequence[float | None]],
     samples with replacement (seeded); resamples where alpha is undefined are left out.
     ``None`` when alpha is undefined or fewer than half the resamples define it."""
     data = _as_matrix(matrix)
-    level = level or agreement_level(data)
+    level = _level(level, data)
     m, observed, *rest = _unit_terms(data, level)
     units = m.size
     if units == 0 or krippendorff_alpha(data, level) is None:

@@ -98,7 +98,6 @@ class TestConverseAPI(NativeProtocolChecks):
     def test_no_region_is_a_one_line_error(self, monkeypatch: pytest.MonkeyPatch) -> None:
         monkeypatch.delenv("AWS_REGION")
         monkeypatch.delenv("AWS_DEFAULT_REGION")
-        config = judge_config(provider="bedrock", model=MODEL, max_concurrency=3)
-        with pytest.raises(ValueError, match="AWS_REGION") as raised:
-            make_backend(config)
+        with pytest.raises(ValueError, match="AWS_REGION") as raised:  # with the options
+            judge_config(provider="bedrock", model=MODEL, max_concurrency=3)
         assert "\n" not in str(raised.value)
