@@ -212,6 +212,8 @@ def _checked_map(data: Any, where: str) -> dict[str, Any]:
     if not isinstance(metric, str) or metric not in METRICS:
         raise UserInputError(f"{where}: 'metric' is {_shown(metric)}, not a metric's name")
     columns = score_column_names(metric, METRICS[metric])
+    if key is None and len(columns) == 1:  # a metric with one score: its key goes unsaid
+        key = next(iter(columns))
     if key not in columns:
         raise UserInputError(f"{where}: 'score_key' is {_shown(key)}; {metric}'s keys: "
                              f"{', '.join(columns)}")

@@ -22,6 +22,7 @@ from ..base.errors import UserInputError
 from ..kit.registry import METRICS
 from ..runs.chunks import score_column_names
 from ..runs.summary import BatchSummary, format_table
+from .agreement_gate import AGREEMENT, AGREEMENT_RANGE, agreement_outcome
 
 if TYPE_CHECKING:  # numpy is imported when gates are evaluated: the CLI starts without it
     import numpy as np
@@ -53,6 +54,8 @@ class Gate:
 
     def output_key(self) -> str:
         headline = METRICS[self.metric].headline
+        if self.key == AGREEMENT and METRICS[self.metric].judge:  # a panel's, run-level
+            return headline[0]
         if self.key is None:
             if len(headline) > 1:
                 raise UserInputError(
@@ -84,7 +87,7 @@ def parse_gate(text: str) -> Gate:
     if not math.isfinite(threshold):
         raise UserInputError(f"gate {text!r}: X must be a finite number written as a plain "
                              f"decimal (e.g. 0.8), got {number!r}")
-    low, high = METRICS[metric].score_range
+    low, high = AGREEMENT_RANGE if key == AGREEMENT else METRICS[metric].score_range
     if not low <= threshold <= high:
         raise UserInputError(f"gate {text!r}: X={number} is outside {metric}'s score range "
                              f"[{low:g}, {high:g}], so the gate could never fail or never hold")
@@ -252,6 +255,11 @@ def evaluate_gates(
     outcomes = []
     for gate in parsed:
         scores = values[gate.text]
+        if gate.key == AGREEMENT:
+            outcomes.append(agreement_outcome(source, gate, scores, GateOutcome, gate_on=gate_on,
+                                              max_unmeasured=max_unmeasured,
+                                              confidence=confidence))
+            continue
         measured = scores[np.isfinite(scores)]
         mean = low = high = None
         if measured.size:

@@ -135,8 +135,8 @@ def _floats(values: Sequence[float], name: str) -> np.ndarray:
         for i, value in enumerate(raw):
             if not isinstance(value, (Real, np.bool_)):
                 what = "None" if value is None else f"{type(value).__name__} {value!r}"
-                raise UserInputError(f"{name}[{i}] is {what}: every score and label must be "
-                                      "a number (leave unmeasured or unlabelled rows out)")
+                raise UserInputError(f"{name}[{i}] is {what}: expected numbers (a score or "
+                                      "label per row; leave unmeasured or unlabelled rows out)")
     array = raw.astype(np.float64)
     bad = np.flatnonzero(~np.isfinite(array))
     if bad.size:

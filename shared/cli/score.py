@@ -212,6 +212,11 @@ def _parse_gates(args: argparse.Namespace) -> list[Gate]:
     check_max_unmeasured(args.max_unmeasured)
     if (args.gate_on == "corrected") != bool(args.label):
         raise UserInputError("--gate-on corrected and --label COLUMN go together")
+    for gate in gates:
+        panel = bool(getattr(args, "judges", None))
+        if gate.key == "judge_agreement" and (args.gate_on == "corrected" or not panel):
+            raise UserInputError(f"gate {gate.text!r}: judge_agreement is a panel's agreement: "
+                                 "give two or more --judge (and no --gate-on corrected)")
     if args.label_range is not None and not args.label:
         raise UserInputError("--label-range applies to --label COLUMN")
     parse_label_range(args.label_range)

@@ -134,3 +134,42 @@ def test_a_blank_key_is_a_missing_key(key: str, monkeypatch: pytest.MonkeyPatch)
     monkeypatch.setenv("OPENAI_API_KEY", key)
     with pytest.raises(ValueError, match="needs an API key"):
         judge_config(provider="openai", model="gpt-4o-mini")
+
+
+def graded(body: dict) -> list[tuple[str, float]]:
+    """Top log-probabilities that differ by judge (model) and question: some agreement."""
+    import hashlib
+
+    digest = hashlib.sha256(json.dumps([body.get("model"), body["messages"]]).encode()).digest()
+    return [("Yes", -0.05 - digest[0] / 64.0), ("No", -0.05 - digest[1] / 64.0)]
+
+
+def test_a_gate_on_judge_agreement_reads_the_panels_alpha(tmp_path: Path,
+                                                          capsys: pytest.CaptureFixture) -> None:
+    from shared.analysis.gates import evaluate_gates
+
+    with JudgeServer(lambda body: "Yes", top_logprobs=graded) as server:
+        judges = [f"provider=openai-compatible,base_url={server.url},model={m}"
+                  for m in ("a", "b")]
+        base = ["score", str(rows(tmp_path / "in.jsonl", 8)), "-m", "l3score", "-q",
+                "--out", str(tmp_path / "o.jsonl"), "--cache-dir", str(tmp_path / "c"),
+                *(x for j in judges for x in ("--judge", j))]
+        assert main([*base, "--gate", "l3score.judge_agreement>=-1"]) == 0
+        printed = capsys.readouterr().out
+        assert main([*base, "--gate", "l3score.judge_agreement>=1"]) == 1
+        scored = [json.loads(line) for line in (tmp_path / "o.jsonl").read_text().splitlines()]
+        import krippendorff
+
+        alpha = krippendorff.alpha(reliability_data=[[r["l3score_judge_1"] for r in scored],
+                                                     [r["l3score_judge_2"] for r in scored]],
+                                   level_of_measurement="interval")
+        assert f"{alpha:.4f}" in printed
+        output = {"L3Score": 0.5, "judge_agreement": alpha,
+                  "judge_agreement_ci": [alpha - 0.1, alpha + 0.1],
+                  "scores": [r["l3score"] for r in scored]}
+        (outcome,) = evaluate_gates(output, "l3score.judge_agreement>=0.5", gate_on="lower")
+        assert outcome.gated == pytest.approx(alpha - 0.1)
+        assert outcome.passed == (alpha - 0.1 >= 0.5)
+    capsys.readouterr()
+    line = one_line_exit_2(base[:9] + ["--gate", "l3score.judge_agreement>=0.5"], capsys)
+    assert "two or more --judge" in line
