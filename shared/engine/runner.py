@@ -59,7 +59,7 @@ class Usage:
     completion_tokens: int = 0
     cached_prompt_tokens: int = 0  # of the prompt tokens, read from the provider's prompt cache
     cache_write_tokens: int = 0  # of the prompt tokens, written to it (billed above input)
-    unknown_calls: int = 0  # answers that reported no usable token counts: the cost is unknown
+    unknown_calls: int = 0  # answers without usable token counts: the cost is unknown
 
     def as_dict(self) -> dict[str, int]:
         return {
@@ -189,15 +189,13 @@ class Judge:
     @property
     def cost(self) -> float | None:
         """USD spent on the calls this judge sent; ``None`` when the model's price is unknown
-        or an answer reported no usable token counts (never a guessed $0)."""
-        if self.usage.unknown_calls and self.config.provider != "local":
+        or an answer reported no usable token counts."""
+        if self.usage.unknown_calls:
             return None
-        return cost_of(
-            self.config.provider, self._model(), self.usage.prompt_tokens,
-            self.usage.completion_tokens, batch=self.config.batch,
-            cached_tokens=self.usage.cached_prompt_tokens,
-            cache_write_tokens=self.usage.cache_write_tokens,
-        )
+        return cost_of(self.config.provider, self._model(), self.usage.prompt_tokens,
+                       self.usage.completion_tokens, batch=self.config.batch,
+                       cached_tokens=self.usage.cached_prompt_tokens,
+                       cache_write_tokens=self.usage.cache_write_tokens)
 
     @property
     def cache_saving(self) -> float | None:

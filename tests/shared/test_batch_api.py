@@ -23,7 +23,7 @@ from fakes.batches import FakeBatches
 from fakes.gemini import FakeGemini
 from metric_examples import EXAMPLES
 
-from shared.engine.backends.batching import STORE_FILE, BatchStore
+from shared.engine.backends.batch_store import STORE_FILE, BatchStore
 from shared.engine.backends.registry import PROVIDERS
 from shared.engine.config import judge_config
 

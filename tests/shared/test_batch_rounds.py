@@ -14,7 +14,7 @@ from fakes.batches import FakeBatches
 from metric_examples import EXAMPLES
 from test_batch_api import options, scores, synchronous_result
 
-from shared.engine.backends.batching import STORE_FILE, BatchStore
+from shared.engine.backends.batch_store import STORE_FILE, BatchStore
 
 pytestmark = pytest.mark.server
 

@@ -41,18 +41,17 @@ import hashlib
 import json
 import os
 import queue
-import sqlite3
 import sys
 import time
 import uuid
 from collections.abc import AsyncIterable, Awaitable, Callable, Sequence
 from concurrent.futures import Future
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 from ...base.types import JudgeRequest, Outcome
 from .base import ResultCallback
+from .batch_store import BatchStore
 from .openai_transport import event_loop
 
 POLL_ENV = "JUDGE_METRICS_BATCH_POLL"
@@ -62,7 +61,6 @@ DEADLINE_ENV = "JUDGE_METRICS_BATCH_DEADLINE"
 #: so a batch the provider will still end is not given up on.
 DEADLINE = 49 * 3600.0
 FIND_LIMIT = 1000  # the most recent batches a rerun looks through for its round's token
-STORE_FILE = "judge-batches.sqlite3"
 _DONE = object()
 
 
@@ -149,42 +147,6 @@ class BatchAPI:
         whose last status was ``ended``; ``custom_ids`` are the batch's items in the order they
         were submitted."""
         raise NotImplementedError
-
-
-class BatchStore:
-    """Batch ids by the hash of their requests, in a small SQLite file beside the call cache."""
-
-    def __init__(self, directory: str | os.PathLike[str] | None) -> None:
-        from ..cache import default_cache_dir
-
-        self.path = Path(directory) if directory else default_cache_dir()
-
-    def _connect(self) -> sqlite3.Connection:
-        self.path.mkdir(parents=True, exist_ok=True)
-        db = sqlite3.connect(self.path / STORE_FILE, timeout=30)
-        db.execute("CREATE TABLE IF NOT EXISTS batches (key TEXT PRIMARY KEY, provider TEXT, "
-                   "batch_id TEXT, created REAL, token TEXT)")
-        columns = {row[1] for row in db.execute("PRAGMA table_info(batches)")}
-        if "token" not in columns:  # a store written before submissions carried a token
-            db.execute("ALTER TABLE batches ADD COLUMN token TEXT")
-        return db
-
-    def get(self, key: str) -> tuple[str | None, str | None] | None:
-        """``(batch_id, token)`` of the round ``key``; batch_id None while it is submitting."""
-        with self._connect() as db:
-            row = db.execute("SELECT batch_id, token FROM batches WHERE key = ?",
-                             (key,)).fetchone()
-        return (row[0], row[1]) if row else None
-
-    def put(self, key: str, provider: str, batch_id: str | None, token: str | None) -> None:
-        """Store the round ``key``: its batch id, or None while it is being submitted."""
-        with self._connect() as db:
-            db.execute("INSERT OR REPLACE INTO batches (key, provider, batch_id, created, token) "
-                       "VALUES (?, ?, ?, ?, ?)", (key, provider, batch_id, time.time(), token))
-
-    def forget(self, key: str) -> None:
-        with self._connect() as db:
-            db.execute("DELETE FROM batches WHERE key = ?", (key,))
 
 
 async def first_listed(batches: AsyncIterable[Any], carries: Callable[[Any], bool]) -> Any:

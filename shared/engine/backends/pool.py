@@ -18,13 +18,12 @@ from __future__ import annotations
 import atexit
 import hashlib
 import hmac
-import importlib
 import secrets
 import threading
 from typing import TYPE_CHECKING
 
 from .base import Backend
-from .registry import PROVIDERS
+from .registry import backend_class
 
 if TYPE_CHECKING:
     from ..config import JudgeConfig
@@ -76,12 +75,6 @@ def live_backends() -> list[Backend]:
     """The backends this process holds now (the demo's tests check none keeps a typed key)."""
     with _LOCK:
         return list(_BACKENDS.values())
-
-
-def backend_class(provider: str) -> type[Backend]:
-    """The backend class of ``provider`` (its registry entry's ``module:Class``), imported now."""
-    module, name = PROVIDERS[provider].backend.split(":")
-    return getattr(importlib.import_module(f"{__package__}.{module}"), name)
 
 
 def _create(config: JudgeConfig) -> Backend:

@@ -340,4 +340,13 @@ def require(provider: str, capability: str, purpose: str, minimum: bool | int = 
     words = _CAPABILITY_WORDS.get(capability, capability).format(n=minimum)
     others = ", ".join(providers_with(capability, minimum))
     raise UserInputError(f"{purpose} needs the judge's {words} (capability {capability}), which "
-                     f"provider={provider!r} does not return; providers that do: {others}")
+                         f"provider={provider!r} does not return; providers that do: {others}")
+
+
+def backend_class(provider: str) -> type:
+    """The backend class of ``provider`` (its entry's ``module:Class``, a
+    :class:`~.base.Backend`), imported now."""
+    import importlib
+
+    module, name = PROVIDERS[provider].backend.split(":")
+    return getattr(importlib.import_module(f"{__package__}.{module}"), name)
