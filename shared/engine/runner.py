@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..base.types import JudgeRequest, LabelAnswer, Outcome, TokenUsage, YesNoAnswer
 from .answers import AnswerSchema, answer_schemas
+from .backends.base import SAMPLED_MAX_TOKENS
 from .cache import CallCache, call_key, open_cache
 from .cached_answers import (
     decode_labels,
@@ -44,8 +45,6 @@ if TYPE_CHECKING:
     from .backends.base import Backend
 
 DRY_RUN_ERROR = "dry run: not sent"
-#: Answer tokens of a sampled label ("Score: 4").
-SAMPLED_MAX_TOKENS = 16
 
 
 @dataclass

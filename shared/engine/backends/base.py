@@ -13,6 +13,13 @@ if TYPE_CHECKING:
 
 ResultCallback = Callable[[int, Outcome], None]
 
+#: Answer tokens of a label written instead of read as log-probabilities ("Score: 4"): a
+#: model without log-probabilities, or a sampled label. Every backend and the runner's
+#: estimate of a dry run use this one bound.
+SAMPLED_MAX_TOKENS = 16
+#: The sampling seed sent to a provider that takes one (sampled answer ``s``: ``SEED + s``).
+SEED = 1234
+
 
 class Backend(ABC):
     """A judge model behind three operations: :meth:`yes_no` (the first answer token's

@@ -225,7 +225,7 @@ PROVIDERS: dict[str, Provider] = {
     "bedrock": Provider(
         "bedrock:BedrockBackend", "Amazon Bedrock",
         Capabilities(structured="tool", logprobs=False, top_logprobs=0, seed=False,
-                     batch=None, prompt_caching=None),
+                     batch=None, prompt_caching=None, max_tokens_field="maxTokens"),
         None, ("AWS_BEARER_TOKEN_BEDROCK", "AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY",
                "AWS_SESSION_TOKEN"),
         "global.anthropic.claude-haiku-4-5-20251001-v1:0",
