@@ -359,3 +359,33 @@ def test_provider_names_are_written_only_in_the_registry():
               '    print("pip install \'judge-metrics[gemini]\'")\n')
     assert sorted(provider_literals(helper, names)) == [(3, "gemini"), (4, "gemini")]
     assert provider_literals("kind = 'openai-compatible'", {"openai"}) == []
+
+
+# Every module of shared/ is named where docs/ARCHITECTURE.md draws the roles.
+ARCHITECTURE = ROOT / "docs" / "ARCHITECTURE.md"
+
+
+def layout_section(text: str) -> str:
+    """The part of docs/ARCHITECTURE.md that draws ``shared/`` by role."""
+    start = text.index("### shared/, by role")
+    return text[start:text.index("\n### ", start + 1)]
+
+
+def unnamed_modules(section: str, modules: Collection[str]) -> list[str]:
+    """The modules (``shared.x.y``) whose name, or the name of a folder they sit in, is not a
+    word of ``section``: a new module must be given its line in the picture."""
+    def named(word: str) -> bool:
+        return re.search(rf"(?<![\w.]){re.escape(word)}(?!\w)", section) is not None
+
+    return sorted(m for m in modules if m != "shared"
+                  if not all(named(part) for part in m.split(".")[1:]))
+
+
+def test_every_module_is_named_in_the_architecture():
+    section = layout_section(ARCHITECTURE.read_text(encoding="utf-8"))
+    missing = unnamed_modules(section, MODULES)
+    assert not missing, ("docs/ARCHITECTURE.md (\"shared/, by role\") names no "
+                         f"{', '.join(missing)}: say where each sits and what it is")
+    # the check can fail: a module the picture does not name is found
+    assert unnamed_modules(section, ["shared.engine.backends.made_up_batches"]) == [
+        "shared.engine.backends.made_up_batches"]
