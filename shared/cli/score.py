@@ -33,6 +33,7 @@ from .common import (
     add_out_arguments,
     add_scoring_arguments,
     check_at_least_one,
+    check_judge_capabilities,
     check_judge_options,
     judge_options,
     parse_metric_options,
@@ -123,12 +124,13 @@ def run(args: argparse.Namespace) -> int:
                        overwrite_input=args.overwrite_input)
     options = judge_options(args)
     metric_options = parse_metric_options(args.option, args.metric)
-    check_judge_options(options)
+    judge = check_judge_options(options)
     quiet_libraries()
     dataset = engine.read_input(Path(args.input))
+    selected, skipped = select_metrics(args.metric, engine.columns(dataset), metric_options)
+    check_judge_capabilities(judge, selected)
     if gates:
-        check_computed(gates, *select_metrics(args.metric, engine.columns(dataset),
-                                              metric_options))
+        check_computed(gates, selected, skipped)
     _note_local_judge(args)
     from ..engine.backends.base import LogprobsUnavailable
 
