@@ -230,6 +230,12 @@ class JudgeConfig:
                 if f.name not in RUN_OPTION_NAMES | PANEL_OPTION_NAMES and f.name != "api_key"}
 
 
+def provider_of(provider: str | None, api_key: str | None = None) -> str:
+    """The provider a judge's options select, decided here once: ``provider``; without one, as
+    in the L3Score card, ``"openai"`` when an ``api_key`` is given, else the embedded judge."""
+    return provider or (KEY_ONLY_DEFAULT if api_key else LOCAL)
+
+
 def judge_config(**options: Any) -> JudgeConfig:
     """Build a :class:`JudgeConfig` (checked as it is made) from a metric's keyword arguments.
 
@@ -241,8 +247,7 @@ def judge_config(**options: Any) -> JudgeConfig:
     if unknown:
         raise TypeError(f"unknown judge option(s): {', '.join(sorted(unknown))}")
     options = {k: v for k, v in options.items() if v is not None}
-    if "provider" not in options:
-        options["provider"] = KEY_ONLY_DEFAULT if options.get("api_key") else LOCAL
+    options["provider"] = provider_of(options.get("provider"), options.get("api_key"))
     return JudgeConfig(**options)
 
 
