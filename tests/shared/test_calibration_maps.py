@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from shared.analysis.calibration import MAP_FORMAT, load_map
+from shared.analysis.calibration_maps import MAP_FORMAT, load_map
 from shared.cli.main import main
 
 GOOD = {"format": MAP_FORMAT, "metric": "accuracy", "score_key": "accuracy",

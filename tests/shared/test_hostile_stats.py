@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from shared import prediction_powered_mean
-from shared.analysis.calibrate import calibration_report, report_table
+from shared.analysis.calibration_figures import calibration_report, report_table
 from shared.base.errors import UserInputError
 from shared.kit.panel_stats import alpha_interval, krippendorff_alpha
 
