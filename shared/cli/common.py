@@ -275,18 +275,18 @@ def check_judge_options(options: dict[str, Any]) -> JudgeConfig:
 def check_judge_capabilities(config: JudgeConfig, metrics: Iterable[str]) -> None:
     """Refuse, before any request, a judge that lacks what one of ``metrics`` needs (its
     ``REQUIRES``: l3score's top-5 log-probabilities), its provider's or its model's: the one
-    line the metric itself would raise, as a usage error (exit 2). A panel's judges are checked
-    by the panel."""
+    line the metric itself would raise, as a usage error (exit 2). Every judge of a panel is
+    checked, whatever their order, before any judge is asked anything."""
+    from ..engine.config import judge_configs
     from ..kit.registry import METRICS
 
-    if config.judges:
-        return
-    for name in metrics:
-        for capability, minimum in METRICS[name].requires:
-            try:
-                config.require(capability, name, minimum)
-            except ValueError as error:
-                raise UserInputError(str(error)) from None
+    for judge in judge_configs(config):
+        for name in metrics:
+            for capability, minimum in METRICS[name].requires:
+                try:
+                    judge.require(capability, name, minimum)
+                except ValueError as error:
+                    raise UserInputError(str(error)) from None
 
 
 def quiet_libraries() -> None:

@@ -304,7 +304,9 @@ def _validate(config: JudgeConfig) -> None:
                          f"{provider.key_env[0]}")
     if not config.resolved_model():
         raise ValueError(f"provider={name!r} needs model=... (the judge model's name)")
-    registry.backend_class(name).check_config(config)
+    from .backends.classes import backend_class
+
+    backend_class(name).check_config(config)
 
 
 def check_sdk(name: str) -> None:

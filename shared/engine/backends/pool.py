@@ -23,7 +23,7 @@ import threading
 from typing import TYPE_CHECKING
 
 from .base import Backend
-from .registry import backend_class
+from .classes import backend_class
 
 if TYPE_CHECKING:
     from ..config import JudgeConfig

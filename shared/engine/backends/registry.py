@@ -22,8 +22,6 @@ from dataclasses import dataclass, field, replace
 from types import MappingProxyType
 from typing import Any
 
-from ...base.errors import UserInputError
-
 
 @dataclass(frozen=True)
 class ModelPrice:
@@ -391,20 +389,11 @@ def require(provider: str, capability: str, purpose: str, minimum: bool | int = 
     words = _CAPABILITY_WORDS.get(capability, capability).format(n=minimum)
     others = ", ".join(providers_with(capability, minimum))
     if not has_capability(entry.capabilities, capability, minimum):
-        raise UserInputError(f"{purpose} needs the judge's {words} (capability {capability}), "
+        raise ValueError(f"{purpose} needs the judge's {words} (capability {capability}), "
                              f"which provider={provider!r} does not return; providers that do: "
                              f"{others}")
     if not has_capability(entry.capabilities_of(model), capability, minimum):
-        raise UserInputError(f"{purpose} needs the judge's {words} (capability {capability}), "
+        raise ValueError(f"{purpose} needs the judge's {words} (capability {capability}), "
                              f"which model {model!r} of provider={provider!r} does not return "
                              f"({rule.why if rule else ''}); choose another model "
                              f"(e.g. {entry.default_model}) or a provider that does: {others}")
-
-
-def backend_class(provider: str) -> type:
-    """The backend class of ``provider`` (its entry's ``module:Class``, a
-    :class:`~.base.Backend`), imported now."""
-    import importlib
-
-    module, name = PROVIDERS[provider].backend.split(":")
-    return getattr(importlib.import_module(f"{__package__}.{module}"), name)
