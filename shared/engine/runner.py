@@ -343,7 +343,7 @@ class Judge:
 
         ``checks``: optional, one callable (or ``None``) per request, run on each schema-valid
         answer: ``None`` when the answer is usable, else the reason it is not (e.g.
-        :mod:`shared.engine.grounding`: copied from the prompt). A failed check gets the same one
+        :mod:`shared.kit.steps.grounding`: copied from the prompt). A failed check gets the same one
         repair retry, on every backend, with that reason spelled out, unless the reason is
         :class:`~shared.engine.answers.Unrepairable`. Every answer is cached
         raw, refused or not, under a key without the checks; the schema and the checks run

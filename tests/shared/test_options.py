@@ -22,7 +22,7 @@ from shared.cli.common import judge_options
 from shared.cli.main import build_parser
 from shared.engine.config import JUDGE_OPTION_NAMES, JUDGE_OPTIONS, JudgeConfig
 from shared.kit import registry
-from shared.kit.cards import END, START, options_block, render, write_cards
+from shared.tools.cards import END, START, options_block, render, write_cards
 
 THRESHOLD = Option("threshold", float, 0.5, range=(0, 1), doc="decision threshold")
 FLAG = Option("strict", bool, False, doc="refuse near matches")
@@ -229,7 +229,7 @@ def test_card_tables_follow_the_declarations() -> None:
 
 
 def test_every_card_is_up_to_date() -> None:
-    """Run ``python -m shared.kit.cards`` after changing a declaration."""
+    """Run ``python -m shared.tools.cards`` after changing a declaration."""
     assert write_cards(check=True) == []
 
 
