@@ -433,7 +433,9 @@ def test_compare_reports_the_corrected_paired_difference(tmp_path: Path) -> None
     (entry,) = json.loads(report.read_text())["corrected"]
     d = s_b - s_a
     expected = shared.prediction_powered_mean(
-        d[labelled], (y_b.astype(float) - y_a.astype(float))[labelled], d[~labelled])
+        d[labelled], (y_b.astype(float) - y_a.astype(float))[labelled], d[~labelled],
+        bounds=(-1, 1))  # a difference of two labels on 0..1
+    assert -1 <= entry["low"] <= entry["high"] <= 1
     assert {k: entry[k] for k in expected} == pytest.approx(expected)
     assert entry["judge_delta"] == pytest.approx(d.mean())
     assert (entry["n_labelled"], entry["n_unlabelled"]) == (labelled.sum(), (~labelled).sum())
