@@ -160,3 +160,27 @@ def test_cli_json_equals_the_api_and_score_applies_the_profile(
                  "--out", str(tmp_path / "other.jsonl"), "-q"]) == 2
     error = capsys.readouterr().err.strip()
     assert "fitted for accuracy with options" in error and "\n" not in error
+
+
+def test_the_agreement_benchmarks_section_is_the_held_out_report(tmp_path: Path) -> None:
+    """bench/agreement/held_out.py: a baseline's row is ``align_scores`` on its scores, and
+    rewriting the section replaces its block."""
+    from bench_modules import bench_module
+
+    held_out = bench_module("held_out", "agreement/held_out.py")
+    (job,) = held_out.boolean_jobs(["containment"])
+    result = held_out.align_job(job, {}, {}, seed=0)
+    dataset = held_out.load(job.data, job.aliases, job.rows, 0)
+    scores = [job.baseline(p, r) for p, r in zip(dataset["prediction"], dataset["reference"],
+                                                  strict=True)]
+    labels = [float(v) for v in dataset[job.label]]
+    assert result["report"]["after"] == align_scores(scores, labels, seed=0)["after"]
+    report = tmp_path / "AGREEMENT.md"
+    report.write_text("# Agreement\n\ntables\n")
+    for _ in range(2):
+        held_out.write_section(held_out.section([result], 0), report)
+    text = report.read_text()
+    assert text.count(held_out.START) == 1 and text.startswith("# Agreement\n\ntables\n")
+    kappa = result["report"]["after"]["kappa"]["value"]
+    assert "| containment | EVOUNA NQ answer equivalence | 600 |" in text
+    assert f"-> {kappa:.2f} |" in text
