@@ -16,10 +16,16 @@ import sys
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from labelled import JUDGE_ROWS, ROOT, Job, jobs, load  # noqa: E402
+from labelled import (  # noqa: E402
+    JUDGE_ROWS,
+    ROOT,
+    Job,
+    baseline_scores,
+    job_rows,
+    jobs,
+    load,
+)
 
 import shared  # noqa: E402
 from shared.analysis.labels import BOOLEAN, parse_labels  # noqa: E402
@@ -49,13 +55,9 @@ def boolean_jobs(only: list[str] | None = None) -> list[Job]:
 def align_job(job: Job, options: dict[str, Any], judge_rows: dict[str, int],
               seed: int) -> dict[str, Any]:
     """The held-out report of one job, on the rows ``run_job`` scores."""
-    dataset = load(job.data, job.aliases, job.rows, seed)
-    if job.judge:
-        order = np.random.default_rng(seed).permutation(len(dataset))
-        dataset = dataset.select(np.sort(order[:judge_rows[job.name]]).tolist())
+    dataset, _ = job_rows(job, judge_rows, seed)
     if job.baseline is not None:
-        scores = [job.baseline(p, r) for p, r in zip(dataset["prediction"], dataset["reference"],
-                                                      strict=True)]
+        scores = baseline_scores(job, dataset)
         labels = parse_labels(dataset[job.label], job.label)[0]
         report = shared.align_scores(scores, labels, folds=FOLDS, seed=seed)
     else:

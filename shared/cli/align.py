@@ -78,25 +78,14 @@ def run(args: argparse.Namespace) -> int:
         raise UserInputError("align cannot dry-run: use `score --dry-run`")
     outputs = {"--out": args.out, "--json": args.json, "--html": args.html,
                "--save-profile": args.save_profile}
-    for option, value in outputs.items():
-        if value and option != "--out":
-            files.check_writable_file(Path(value), option)
-    if args.out:
-        files.check_output_path(Path(args.out))
-    files.check_output_paths({"INPUT": args.input}, outputs)
-    common.quiet_libraries()
-    dataset = files.load_input(Path(args.input))
-    metric_options = common.parse_metric_options(args.option, [args.metric])
-    options = common.judge_options(args)
-    options.pop("dry_run", None)
-    common.check_judge_options(options)
+    dataset, metric_options, options = common.labelled_run_inputs(args, outputs)
     with common.scoring_errors():
         scored, report = align(
             dataset, args.metric, args.label, folds=args.folds, group=args.group,
             seed=args.seed, alpha=args.alpha, other_label=args.second_label,
             resamples=args.resamples, columns=common.parse_columns(args.column),
             score_key=args.score_key, chunk_size=args.chunk_size,
-            metric_options=metric_options.get(args.metric), show_progress=not args.quiet,
+            metric_options=metric_options, show_progress=not args.quiet,
             **options)
     print(report_table(report))
     if args.out:
@@ -105,14 +94,9 @@ def run(args: argparse.Namespace) -> int:
     if args.save_profile:
         save_profile(args.save_profile, report)
         print(f"wrote {args.save_profile}", file=sys.stderr)
-    if args.json:
-        common.write_json(report, Path(args.json))
-        print(f"wrote {args.json}", file=sys.stderr)
-    if args.html:
-        from ..analysis.report import write_alignment_html
+    from ..analysis.report import write_alignment_html
 
-        write_alignment_html(report, args.html)
-        print(f"wrote {args.html}", file=sys.stderr)
+    common.write_report_files(args, report, write_alignment_html)
     return 0
 
 
