@@ -109,7 +109,8 @@ bench-tokens: $(RUNTIME_STAMP) $(AGREEMENT_STAMP)
 	$(call llama_server,bench-tokens,its rows will say the benchmark failed)
 	$(PY) bench/run_all.py tokens
 
-# docs/CALIBRATION.md's labels-against-interval-width table and docs/calibration_curve.svg
+# docs/CALIBRATION.md's labels-against-interval-width table and docs/calibration_curve.svg,
+# and its simulated coverage-against-labels table (bench/ppi_coverage.py)
 calibration-curve: $(RUNTIME_STAMP)
 	$(PY) bench/calibration_curve.py
 

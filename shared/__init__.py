@@ -85,6 +85,8 @@ _EXPORTS: dict[str, str] = {
     "agreement": "analysis.agreement",
     # the corrected mean label from a few labels and a metric's scores (docs/CALIBRATION.md)
     "prediction_powered_mean": "analysis.ppi:prediction_powered_mean",
+    "align": "analysis.alignment_profile:align",
+    "align_scores": "analysis.alignment:align_scores",
     # batch scoring of a datasets.Dataset
     "score_dataset": "runs.batch:score_dataset",
     "BatchSummary": "runs.batch:BatchSummary",
