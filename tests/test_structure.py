@@ -23,7 +23,8 @@ ROLES: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("metric kit", ("shared.kit",)),
     ("runs", ("shared.runs",)),
     ("analysis", ("shared.analysis",)),
-    ("front ends", ("shared.cli", "shared.demo", "shared.spaces", "shared.__main__")),
+    ("front ends", ("shared.cli", "shared.demo", "shared.integrations", "shared.spaces",
+                    "shared.__main__")),
 )
 MAX_TOP_LEVEL_MODULES = 8
 MAX_FILE_LINES = 400
