@@ -16,12 +16,27 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from conftest import REPO, load_metrics
 
-QUESTIONS = ["Capital of France?", "Capital of Germany?", "Largest planet?"]
-TARGETS = ["Paris", "Berlin", "Jupiter"]
-ANSWERS = ["Paris", "It is Bonn", "jupiter"]
+from shared.kit.registry import METRICS
+
+ANSWERS = ["Paris", "It is Bonn", "Jupyter"]  # what mockllm answers (a fuzzy match last)
+
+
+def _example():
+    """examples/lighteval_task.py, the LightEval task file (its samples and its scorer)."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("lighteval_task",
+                                                  REPO / "examples" / "lighteval_task.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+EXAMPLE = _example()
+QUESTIONS = [r["question"] for r in EXAMPLE.RECORDS]
+TARGETS = [r["answer"] for r in EXAMPLE.RECORDS]
 
 
 def _output(text: str):
@@ -35,16 +50,15 @@ def _output(text: str):
 
 @pytest.fixture(scope="module")
 def eval_log(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A real inspect eval run (mockllm answering ANSWERS), its log file."""
+    """A real inspect eval run (mockllm answering ANSWERS) of the LightEval example's samples,
+    scored by its scorer; its log file."""
     from inspect_ai import Task, eval
-    from inspect_ai.dataset import Sample
     from inspect_ai.model import get_model
     from inspect_ai.solver import generate
 
     folder = tmp_path_factory.mktemp("inspect-logs")
-    task = Task(dataset=[Sample(input=q, target=t, metadata={"documents": [t]})
-                         for q, t in zip(QUESTIONS, TARGETS, strict=True)],
-                solver=generate(), name="capitals")
+    task = Task(dataset=[EXAMPLE.record_to_sample(r) for r in EXAMPLE.RECORDS],
+                solver=generate(), scorer=EXAMPLE.SCORER, name="capitals")
     model = get_model("mockllm/model", custom_outputs=[_output(a) for a in ANSWERS])
     [log] = eval(task, model=model, log_dir=str(folder), display="none", max_samples=1)
     assert log.status == "success"
@@ -55,6 +69,20 @@ def _by_input(log) -> dict[str, object]:
     return {sample.input: sample for sample in log.samples}
 
 
+def _accuracy(fuzzy_match: bool) -> list[float]:
+    return load_metrics(__file__, ["accuracy"])["accuracy"].compute(
+        predictions=ANSWERS, references=TARGETS, fuzzy_match=fuzzy_match)["scores"]
+
+
+def test_the_lighteval_example_scores_an_inspect_eval_as_compute(eval_log: Path) -> None:
+    from inspect_ai.log import read_eval_log
+
+    log = read_eval_log(str(eval_log))
+    samples = _by_input(log)
+    assert [samples[q].scores["accuracy"].value for q in QUESTIONS] == _accuracy(True)
+    assert log.results.scores[0].metrics["stderr"].value > 0
+
+
 def test_inspect_score_cli_matches_compute(eval_log: Path, tmp_path: Path) -> None:
     from inspect_ai.log import read_eval_log
 
@@ -62,21 +90,21 @@ def test_inspect_score_cli_matches_compute(eval_log: Path, tmp_path: Path) -> No
     scored = tmp_path / "scored.eval"
     done = subprocess.run(
         [str(inspect), "score", str(eval_log), "--scorer", "shared/accuracy",
-         "-S", "fuzzy_match=true", "--output-file", str(scored), "--display", "none"],
+         "-S", "fuzzy_match=false", "--action", "overwrite", "--output-file", str(scored),
+         "--display", "none"],
         capture_output=True, text=True, timeout=600, cwd=tmp_path,
         env={**os.environ, "HF_HUB_OFFLINE": "1"})
     assert done.returncode == 0, done.stderr[-2000:]
     log = read_eval_log(str(scored))
-    reference = load_metrics(__file__, ["accuracy"])["accuracy"].compute(
-        predictions=ANSWERS, references=TARGETS, fuzzy_match=True)["scores"]
+    reference = _accuracy(False)
     samples = _by_input(log)
     values = [samples[q].scores["accuracy"].value for q in QUESTIONS]
-    assert values == reference
+    assert values == reference and reference != _accuracy(True)  # rescored, -S obeyed
     assert 0 < sum(reference) < len(reference)  # a right and a wrong answer
     [scores] = log.results.scores
     assert scores.name == "accuracy" and scores.scorer == "accuracy"
     assert scores.metrics["mean"].value == pytest.approx(sum(reference) / len(reference))
-    assert scores.params == {"fuzzy_match": True}  # -S reached the scorer
+    assert scores.params == {"fuzzy_match": False}
 
 
 def test_judge_metric_in_inspect_and_mlflow_matches_compute(eval_log: Path,
@@ -99,7 +127,8 @@ def test_judge_metric_in_inspect_and_mlflow_matches_compute(eval_log: Path,
     samples = _by_input(scored)
     inspected = [samples[q].scores["l3score"].value for q in QUESTIONS[:rows]]
     assert inspected == pytest.approx(reference, abs=1e-6)
-    assert "l3score" in samples[QUESTIONS[0]].scores["l3score"].metadata["score_key"]
+    assert samples[QUESTIONS[0]].scores["l3score"].metadata["score_key"] == (
+        METRICS["l3score"].headline[0])
 
     mlflow.set_tracking_uri(f"sqlite:///{tmp_path / 'mlflow.db'}")
     data = [{"inputs": {"question": q}, "outputs": a, "expectations": {"expected_response": t}}
