@@ -3,33 +3,38 @@
 scorers (:func:`mlflow_scorer`), and pytest assertions with honest verdicts
 (:func:`assert_metric`, the ``pytest11`` plugin in :mod:`.pytest_plugin`).
 
-Names are loaded lazily: importing this package imports no integration library, and the pytest
-plugin's load stays at pytest and the standard library."""
+Each function imports its module when called: importing this package imports no integration
+library, and the pytest plugin's load stays at pytest and the standard library."""
 
 from __future__ import annotations
 
-import importlib
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-_EXPORTS = {
-    "inspect_scorer": "inspect_scorers:inspect_scorer",
-    "mlflow_scorer": "mlflow_scorers:mlflow_scorer",
-    "assert_metric": "assertions:assert_metric",
-    "Verdict": "assertions:Verdict",
-    "UnmeasuredError": "assertions:UnmeasuredError",
-}
-
-__all__ = sorted(_EXPORTS)
+if TYPE_CHECKING:
+    from .assertions import Verdict
 
 
-def __getattr__(name: str) -> Any:
-    if name not in _EXPORTS:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    module_name, _, attribute = _EXPORTS[name].partition(":")
-    value = getattr(importlib.import_module(f".{module_name}", __name__), attribute)
-    globals()[name] = value
-    return value
+def inspect_scorer(metric: str, *, columns: dict[str, str] | None = None,
+                   score_key: str | None = None, **options: Any) -> Any:
+    """An inspect_ai ``Scorer`` of ``metric`` (:mod:`.inspect_scorers`)."""
+    from .inspect_scorers import inspect_scorer as make
+
+    return make(metric, columns=columns, score_key=score_key, **options)
 
 
-def __dir__() -> list[str]:
-    return __all__
+def mlflow_scorer(metric: str, *, columns: dict[str, str] | None = None,
+                  score_key: str | None = None, **options: Any) -> Any:
+    """An MLflow ``Scorer`` of ``metric`` (:mod:`.mlflow_scorers`)."""
+    from .mlflow_scorers import mlflow_scorer as make
+
+    return make(metric, columns=columns, score_key=score_key, **options)
+
+
+def assert_metric(metric: str, data: Any, **arguments: Any) -> Verdict:
+    """:func:`shared.integrations.assertions.assert_metric` (its arguments and verdicts)."""
+    from .assertions import assert_metric as check
+
+    return check(metric, data, **arguments)
+
+
+__all__ = ["assert_metric", "inspect_scorer", "mlflow_scorer"]

@@ -43,16 +43,12 @@ async def sample_row(state: Any, target: Any, rows: MetricRows,
                      columns: Mapping[str, str]) -> dict[str, list[Any]]:
     """One inspect sample as a one-row batch (CLI column -> [value])."""
     metadata = state.metadata or {}
-    row: dict[str, list[Any]] = {}
+    row = rows.mapped(columns, metadata, f"sample {state.sample_id}'s metadata")
     for argument, column in rows.columns().items():
         source = FROM_STATE.get(argument)
-        if column in columns:
-            key = columns[column]
-            if key not in metadata:
-                raise UserInputError(f"sample {state.sample_id}: no metadata key {key!r} "
-                                     f"for {rows.name}'s {argument}")
-            row[column] = [metadata[key]]
-        elif source == "completion":
+        if column in row:
+            continue
+        if source == "completion":
             row[column] = [state.output.completion]
         elif source == "target":
             texts = list(target.target)

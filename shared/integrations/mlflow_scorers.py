@@ -14,7 +14,6 @@ import threading
 from collections.abc import Mapping
 from typing import Any
 
-from ..base.errors import UserInputError
 from ..runs.rows import MetricRows, RowScore
 from .inspect_scorers import checked_columns
 
@@ -24,15 +23,11 @@ def mlflow_row(rows: MetricRows, columns: Mapping[str, str], inputs: Any, output
     """One MLflow evaluation row as a one-row batch (CLI column -> [value])."""
     inputs = inputs if isinstance(inputs, Mapping) else {"question": inputs}
     expectations = expectations if isinstance(expectations, Mapping) else {}
-    row: dict[str, list[Any]] = {}
+    row = rows.mapped(columns, inputs, "inputs")
     for argument, column in rows.columns().items():
-        if column in columns:
-            key = columns[column]
-            if key not in inputs:
-                raise UserInputError(f"{rows.name}: inputs has no field {key!r} for its "
-                                     f"{argument} (its fields: {', '.join(inputs)})")
-            row[column] = [inputs[key]]
-        elif argument == "predictions":
+        if column in row:
+            continue
+        if argument == "predictions":
             row[column] = [outputs.get(column) if isinstance(outputs, Mapping) else outputs]
         elif argument == "references" and "expected_response" in expectations:
             row[column] = [expectations["expected_response"]]

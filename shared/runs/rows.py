@@ -87,6 +87,18 @@ class MetricRows:
         """compute argument -> CLI column, optional ones included."""
         return {**self.spec.columns, **self.spec.optional_columns}
 
+    def mapped(self, columns: Mapping[str, str], fields: Mapping[str, Any],
+               where: str) -> dict[str, list[Any]]:
+        """One row's inputs that ``columns`` (CLI column -> field name) maps to ``fields``;
+        a field missing from ``fields`` is a one-line error naming ``where`` it was sought."""
+        row: dict[str, list[Any]] = {}
+        for column, key in columns.items():
+            if key not in fields:
+                raise UserInputError(f"{self.name}: {where} has no {key!r} for its {column} "
+                                     f"(it has: {', '.join(map(str, fields)) or 'nothing'})")
+            row[column] = [fields[key]]
+        return row
+
     def score(self, rows: Mapping[str, Sequence[Any]]) -> list[RowScore]:
         """Score ``rows`` (column -> one value per row; the required columns present)."""
         missing = [c for c in self.spec.columns.values() if c not in rows]
