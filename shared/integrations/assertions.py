@@ -52,7 +52,7 @@ def rows_of(data: Any) -> dict[str, list[Any]]:
 def prompt_digests(metric: str) -> str:
     """The judge prompts the metric sends, each ``name@version:sha256[:12]`` of its text."""
     from ..analysis.report.page import prompts_of
-    from ..engine import prompts
+    from ..kit.steps import prompts
 
     texts = {t.prompt_id: t.text for t in vars(prompts).values()
              if isinstance(t, prompts.PromptTemplate)}
