@@ -152,3 +152,17 @@ def test_each_assertion_records_junit_properties(verdict_run: tuple[str, ET.Elem
         "1.0000]")
     assert "judge" not in properties  # accuracy calls no judge
     assert _properties(_case(root, "test_fail"))["outcome"] == "fail"
+
+
+def test_runs_ask_the_judge_afresh_and_count_rows_not_runs(cache_dir: str) -> None:
+    """runs=2 with the embedded judge: two answers per row, no call cache opened (so none
+    reused), and n counts the rows (the interval is over the rows' means)."""
+    from shared import UserInputError, assert_metric
+
+    rows = [{"question": "Capital of France?", "prediction": "Paris", "reference": "Paris"},
+            {"question": "Capital of Germany?", "prediction": "Bonn", "reference": "Berlin"}]
+    verdict = assert_metric("l3score", rows, at_least=0.0, runs=2, cache_dir=cache_dir)
+    assert (verdict.outcome, verdict.runs, verdict.n + verdict.unmeasured) == ("pass", 2, 2)
+    assert not any(Path(cache_dir).iterdir())
+    with pytest.raises(UserInputError, match="calls no judge"):
+        assert_metric("accuracy", rows, at_least=0.5, runs=2)
