@@ -10,6 +10,9 @@ BENCH_VENV := .venv-bench
 BENCH_STAMP := $(BENCH_VENV)/.bench-installed
 AGREEMENT_VENV := .venv-agreement
 AGREEMENT_STAMP := $(AGREEMENT_VENV)/.agreement-installed
+INTEGRATIONS_VENV := .venv-integrations
+INTEGRATIONS_STAMP := $(INTEGRATIONS_VENV)/.integrations-installed
+INTEGRATION_TESTS := tests/shared/test_integrations_scorers.py
 export HF_HUB_OFFLINE := 1
 export TRANSFORMERS_OFFLINE := 1
 export HF_HUB_DISABLE_TELEMETRY := 1
@@ -51,9 +54,20 @@ run: $(RUNTIME_STAMP)
 	    --option 'g_eval.criteria=Does the answer respond to the question correctly and politely?' \
 	    --out out/rag_sample_scores.jsonl --html out/rag_sample_report.html
 
-test: $(TEST_STAMP)
+# inspect_ai and MLflow move pins of requirements-lock.txt: they live in $(INTEGRATIONS_VENV),
+# which sees .venv's packages through a .pth file (requirements-integrations.txt says why);
+# their tests run there, the rest in .venv (tests/conftest.py leaves them out of a venv without)
+$(INTEGRATIONS_STAMP): $(TEST_STAMP) requirements-integrations.txt pyproject.toml
+	$(PYTHON) -m venv $(INTEGRATIONS_VENV)
+	$(PY) -c "import site; print(site.getsitepackages()[0])" \
+	    > "$$($(INTEGRATIONS_VENV)/bin/python -c 'import site; print(site.getsitepackages()[0])')/judge-metrics-venv.pth"
+	$(INTEGRATIONS_VENV)/bin/python -m pip install --quiet -r requirements-integrations.txt
+	touch $@
+
+test: $(TEST_STAMP) $(INTEGRATIONS_STAMP)
 	$(PY) -m ruff check shared metrics tests app.py bench
 	$(PY) -m pytest tests
+	$(INTEGRATIONS_VENV)/bin/python -m pytest $(INTEGRATION_TESTS)
 
 app: $(RUNTIME_STAMP)
 	$(PY) app.py

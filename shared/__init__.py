@@ -95,6 +95,9 @@ _EXPORTS: dict[str, str] = {
     "CompareReport": "analysis.comparison:CompareReport",
     # gates for CI (docs/GATES.md)
     "assert_gates": "analysis.gates:assert_gates",
+    # pytest assertions with honest verdicts (docs/INTEGRATIONS.md)
+    "assert_metric": "integrations.assertions:assert_metric",
+    "Verdict": "integrations.assertions:Verdict",
     "evaluate_gates": "analysis.gates:evaluate_gates",
     "regression_checks": "analysis.regressions:regression_checks",
     "write_score_html": "analysis.report:write_score_html",
