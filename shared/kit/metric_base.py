@@ -49,7 +49,8 @@ class Input:
     index)``. A conversation or JSON input reaches ``_compute`` as canonical JSON text of its
     normalised value (``json.loads`` it): text is what evaluate's Arrow cache holds whatever
     the value's shape, so ``compute`` and ``add_batch`` give ``_compute`` the same thing, and a
-    batch file keeps these columns (``messages``, ``tool_calls``...) as JSON text.
+    batch file keeps these columns (``messages``, ``tool_calls``...) as JSON text. A missing
+    value of an optional one (``None``, an empty CSV cell) is ``"null"``.
     Optional inputs are not evaluate features: they reach ``_compute`` as keyword arguments
     (``None`` when absent).
     """
@@ -86,20 +87,28 @@ class Input:
             return validation.text_or_texts(
                 self.name, values, allow_empty=True, allow_no_items=True, parse_json=True
             )
+        if self.kind in ("messages", "json"):
+            return self._json_values(values)
+        return validation.text_lists(self.name, values)
+
+    def _json_values(self, values: Any) -> list[str]:
+        """Each sample's JSON value checked, as canonical JSON text; in an optional input a
+        missing value (``None``, an empty CSV cell) is ``"null"``."""
         if self.kind == "messages":
             from .conversations import check_messages
 
-            return [_json_text(check_messages(value, argument=self.name, index=i))
-                    for i, value in enumerate(validation.as_list(self.name, values))]
-        if self.kind == "json":
+            def check(value: Any, name: str, index: int) -> Any:
+                return check_messages(value, argument=name, index=index)
+        else:
             check = self.check or (lambda value, name, index: value)
-            return [_json_text(check(value, self.name, i))
-                    for i, value in enumerate(validation.as_list(self.name, values))]
-        return validation.text_lists(self.name, values)
-
-
-def _json_text(value: Any) -> str:
-    return json.dumps(value, ensure_ascii=False)
+        out = []
+        for i, value in enumerate(validation.as_list(self.name, values)):
+            if not self.required and (value is None or isinstance(value, str)
+                                      and not value.strip()):
+                out.append("null")
+                continue
+            out.append(json.dumps(check(value, self.name, i), ensure_ascii=False))
+        return out
 
 
 @dataclass(frozen=True)
