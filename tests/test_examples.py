@@ -116,15 +116,16 @@ def test_make_run_selects_every_metric_on_the_sample() -> None:
     selected, skipped = select_metrics(args.metric, columns, options)
     # the metrics over conversations and tool calls need their columns, which a RAG sample has
     # not: skipped, saying which; every other metric runs
-    over_calls = {name for name in NAMES if set(METRICS[name].columns.values()) & set(JSON_COLUMNS)}
+    over_calls = {name for name in NAMES
+                  if set(METRICS[name].columns.values()) & set(JSON_COLUMNS)}
     assert "tool_call_correctness" in over_calls and not over_calls & columns
     assert skipped == {name: "needs column(s) " + ", ".join(METRICS[name].columns.values())
                        for name in over_calls}
     assert selected == [n for n in NAMES if n not in over_calls] and len(selected) == 17
     # without the criteria or the baselines, g_eval and pairwise are skipped: the test bites
-    assert set(select_metrics(args.metric, columns, {})[1]) == {"g_eval"}
+    assert set(select_metrics(args.metric, columns, {})[1]) == {"g_eval", *over_calls}
     assert set(select_metrics(args.metric, columns - {"baseline_prediction"}, options)[1]) == {
-        "pairwise"}
+        "pairwise", *over_calls}
     for row in rows:
         baseline = row["baseline_prediction"]
         assert isinstance(baseline, str) and baseline.strip(), row["id"]
