@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..base.types import JudgeRequest, LabelAnswer, Outcome, TokenUsage, YesNoAnswer
 from .answers import AnswerSchema, answer_schemas
+from .backends.base import SAMPLED_MAX_TOKENS
 from .cache import CallCache, call_key, open_cache
 from .cached_answers import (
     decode_labels,
@@ -44,8 +45,6 @@ if TYPE_CHECKING:
     from .backends.base import Backend
 
 DRY_RUN_ERROR = "dry run: not sent"
-#: Answer tokens of a sampled label ("Score: 4").
-SAMPLED_MAX_TOKENS = 16
 
 
 @dataclass
@@ -107,12 +106,11 @@ class Judge:
         return self._cache
 
     def require(self, capability: str, purpose: str, minimum: bool | int = True) -> None:
-        """Refuse (``ValueError``, before any request) when this judge's provider lacks
-        ``capability`` (its registry entry's :class:`~.backends.registry.Capabilities`),
-        naming the providers that have it."""
-        from .backends.registry import require
-
-        require(self.config.provider, capability, purpose, minimum)
+        """Refuse (``ValueError``, before any request) when this judge's provider, or its model
+        where the provider's models differ, lacks ``capability`` (its registry entry's
+        :class:`~.backends.registry.Capabilities` and model rules), naming the providers that
+        have it."""
+        self.config.require(capability, purpose, minimum)
 
     def _model(self) -> str | None:
         if self._backend is not None:
@@ -343,7 +341,7 @@ class Judge:
 
         ``checks``: optional, one callable (or ``None``) per request, run on each schema-valid
         answer: ``None`` when the answer is usable, else the reason it is not (e.g.
-        :mod:`shared.engine.grounding`: copied from the prompt). A failed check gets the same one
+        :mod:`shared.kit.steps.grounding`: copied from the prompt). A failed check gets the same one
         repair retry, on every backend, with that reason spelled out, unless the reason is
         :class:`~shared.engine.answers.Unrepairable`. Every answer is cached
         raw, refused or not, under a key without the checks; the schema and the checks run

@@ -27,13 +27,24 @@ from ..base.options import Option
 
 METRICS_DIR = Path(__file__).resolve().parents[2] / "metrics"
 
-# Every metric, in the order the CLI (--metric all), the reports and the demo list them.
-NAMES = (
+# The order the CLI (--metric all), the reports and the demo list the metrics in.
+ORDER = (
     "l3score", "semantic_list_contains", "accuracy", "answer_correctness", "answer_relevance",
     "bias", "toxicity", "context_precision", "context_recall", "context_relevance",
     "faithfulness", "hallucination", "summary_coherence", "rouge", "bleu", "g_eval", "pairwise",
     "tool_call_correctness",
 )
+
+
+def metric_folders(metrics_dir: Path = METRICS_DIR) -> list[str]:
+    """The metrics of a checkout: the folders ``metrics/<name>/`` holding ``<name>.py``."""
+    if not metrics_dir.is_dir():  # an installed or vendored package (a Space): none
+        return []
+    return sorted(p.parent.name for p in metrics_dir.glob("*/*.py") if p.stem == p.parent.name)
+
+
+# Every metric: those of ORDER, then any other metric folder (a new metric needs no line here)
+NAMES = ORDER + tuple(name for name in metric_folders() if name not in ORDER)
 
 
 @dataclass(frozen=True)
@@ -51,6 +62,8 @@ class MetricSpec:
     decision_threshold: float | None = 0.5  # `agree`: a per-row score >= this counts as "yes"
     score_range: tuple[float, float] = (0.0, 1.0)  # the lowest and highest per-row score
     rounds: tuple[str, ...] = ()  # a judge metric's dependent rounds of requests (ROUNDS)
+    # what a judge metric needs of its judge (REQUIRES): (capability, minimum) pairs
+    requires: tuple[tuple[str, bool | int], ...] = ()
 
 
 def spec_of(metric_class: type, name: str) -> MetricSpec:
@@ -72,6 +85,7 @@ def spec_of(metric_class: type, name: str) -> MetricSpec:
         # declares no range: the default's
         score_range=tuple(getattr(metric_class, "SCORE_RANGE", (0.0, 1.0))),
         rounds=tuple(getattr(metric_class, "ROUNDS", ())),
+        requires=tuple(getattr(metric_class, "REQUIRES", ())),
     )
 
 

@@ -16,9 +16,11 @@ provider, so ``import shared`` loads no backend and no SDK.
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from types import MappingProxyType
+from typing import Any
 
 
 @dataclass(frozen=True)
@@ -61,6 +63,17 @@ class Capabilities:
     full_distribution: bool = False
 
 
+@dataclass(frozen=True)
+class ModelRule:
+    """Where some of a provider's models differ from its entry's :class:`Capabilities`: the
+    models whose whole name matches ``pattern`` (a regular expression: a family and its dated
+    snapshots) have ``changes`` (capability -> value) instead; ``why`` says so in messages."""
+
+    pattern: str
+    changes: Mapping[str, Any]
+    why: str
+
+
 def _frozen(prices: Mapping[str, ModelPrice]) -> Mapping[str, ModelPrice]:
     return MappingProxyType(dict(prices))
 
@@ -73,7 +86,10 @@ class Provider:
     ``capabilities``; ``base_url``: its default endpoint (the root its official SDK takes;
     ``base_url_env``: a variable that, when set, gives it instead); ``key_env``: the variables
     its credential may be read from, the first being the one messages name; ``default_model``;
-    ``prices``: model -> :class:`ModelPrice` (``"*"``: every model); ``extra``: the pip extra
+    ``prices``: model -> :class:`ModelPrice` (``"*"``: every model), ``prices_as_of``: the
+    month (``YYYY-MM``) they were taken from the provider's pricing page; ``models``: the
+    :class:`ModelRule` s of its models that can do less than ``capabilities`` (the first that
+    matches a model applies; :meth:`capabilities_of`); ``extra``: the pip extra
     that installs its SDK and ``sdk`` that SDK's import name (``None``: always installed);
     ``needs_base_url``: there is no default endpoint; ``needs_key``: a request without a key is
     refused; ``base_url_doc``: what ``base_url`` is for this provider, for the docs (default:
@@ -93,10 +109,21 @@ class Provider:
     needs_key: bool = True
     base_url_env: str | None = None
     base_url_doc: str | None = None
+    prices_as_of: str | None = None
+    models: tuple[ModelRule, ...] = ()
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "prices", _frozen(self.prices))
         object.__setattr__(self, "key_env", tuple(self.key_env))
+
+    def rule_of(self, model: str | None) -> ModelRule | None:
+        """The first of ``models`` that matches ``model`` (``None``: the entry's own)."""
+        return next((r for r in self.models if model and re.fullmatch(r.pattern, model)), None)
+
+    def capabilities_of(self, model: str | None) -> Capabilities:
+        """What ``model`` of this provider can do: ``capabilities`` with its rule's changes."""
+        rule = self.rule_of(model)
+        return replace(self.capabilities, **rule.changes) if rule else self.capabilities
 
     def api_key_from_env(self, environ: Mapping[str, str] | None = None) -> str | None:
         """The first of its key variables that is set, or ``None``."""
@@ -142,8 +169,24 @@ def openai_compatible_host(title: str, base_url: str | None, key_env: tuple[str,
                     **options)
 
 
+# OpenAI's models that differ from the entry: the reasoning models (o1, o3, o4 and the gpt-5
+# families) return no log-probabilities (their Chat Completions refuse logprobs); gpt-4-turbo
+# and gpt-3.5-turbo have JSON mode but no json_schema response format, and gpt-4 neither.
+_OPENAI_MODELS = (
+    ModelRule(r"(o1|o3|o4|gpt-5)([-.].*)?", {"logprobs": False, "top_logprobs": 0},
+              "OpenAI's reasoning models return no log-probabilities"),
+    ModelRule(r"(gpt-4-turbo|gpt-3\.5-turbo)(-.*)?", {"structured": "json_object_plain"},
+              "this model has JSON mode but no JSON-schema answers"),
+    ModelRule(r"gpt-4(-\d{4}.*|-32k.*)?", {"structured": None},
+              "this model has no JSON mode"),
+)
+
 _P = ModelPrice
-# List prices, standard tier, as published in August 2025 (pricing.PRICES_AS_OF).
+# List prices, standard tier, as published in August 2025.
+_AUGUST_2025 = "2025-08"
+#: Anthropic's, Bedrock's and Google's list prices, as published when their entries were
+#: written (November 2026).
+_NOVEMBER_2026 = "2026-11"
 _OPENAI_PRICES = {
     "gpt-5": _P(1.25, 10.00, 0.125),
     "gpt-5-mini": _P(0.25, 2.00, 0.025),
@@ -172,14 +215,16 @@ PROVIDERS: dict[str, Provider] = {
         "or a `.gguf` file)"),
     "openai": Provider(
         _OPENAI_COMPATIBLE, "OpenAI", _OPENAI_CAPABILITIES, "https://api.openai.com/v1",
-        ("OPENAI_API_KEY",), "gpt-4o-mini", _OPENAI_PRICES),
+        ("OPENAI_API_KEY",), "gpt-4o-mini", _OPENAI_PRICES, prices_as_of=_AUGUST_2025,
+        models=_OPENAI_MODELS),
     # DeepSeek: JSON mode without a schema, no seed; automatic context caching on disk.
     "deepseek": Provider(
         _OPENAI_COMPATIBLE, "DeepSeek",
         Capabilities(structured="json_object_plain", logprobs=True, top_logprobs=20, seed=False,
                      batch=None, prompt_caching="automatic"),
         "https://api.deepseek.com", ("DEEPSEEK_API_KEY",), "deepseek-chat",
-        {"deepseek-chat": _P(0.27, 1.10, 0.07), "deepseek-reasoner": _P(0.55, 2.19, 0.14)}),
+        {"deepseek-chat": _P(0.27, 1.10, 0.07), "deepseek-reasoner": _P(0.55, 2.19, 0.14)},
+        prices_as_of=_AUGUST_2025),
     # xAI: top_logprobs 0-8.
     "xai": Provider(
         _OPENAI_COMPATIBLE, "xAI",
@@ -187,7 +232,8 @@ PROVIDERS: dict[str, Provider] = {
                      batch=None, prompt_caching="automatic"),
         "https://api.x.ai/v1", ("XAI_API_KEY",), "grok-3-mini",
         {"grok-4": _P(3.00, 15.00, 0.75), "grok-3": _P(3.00, 15.00, 0.75),
-         "grok-3-mini": _P(0.30, 0.50, 0.075), "grok-2": _P(2.00, 10.00)}),
+         "grok-3-mini": _P(0.30, 0.50, 0.075), "grok-2": _P(2.00, 10.00)},
+        prices_as_of=_AUGUST_2025),
     "openai-compatible": openai_compatible_host(
         "any OpenAI-compatible server", None, ("OPENAI_COMPATIBLE_API_KEY",),
         needs_base_url=True, needs_key=False),
@@ -208,7 +254,8 @@ PROVIDERS: dict[str, Provider] = {
          "claude-opus-4-5-20251101": _P(5.00, 25.00, 0.50),
          "claude-opus-4-1": _P(15.00, 75.00, 1.50),
          "claude-opus-4-1-20250805": _P(15.00, 75.00, 1.50)},
-        extra="anthropic", sdk="anthropic", base_url_env="ANTHROPIC_BASE_URL"),
+        extra="anthropic", sdk="anthropic", base_url_env="ANTHROPIC_BASE_URL",
+        prices_as_of=_NOVEMBER_2026),
     # Azure OpenAI: base_url is the resource endpoint (https://RESOURCE.openai.azure.com, or its
     # v1 route .../openai/v1); model is the deployment name. Azure's Global Batch is 50% off.
     "azure": Provider(
@@ -225,7 +272,7 @@ PROVIDERS: dict[str, Provider] = {
     "bedrock": Provider(
         "bedrock:BedrockBackend", "Amazon Bedrock",
         Capabilities(structured="tool", logprobs=False, top_logprobs=0, seed=False,
-                     batch=None, prompt_caching=None),
+                     batch=None, prompt_caching=None, max_tokens_field="maxTokens"),
         None, ("AWS_BEARER_TOKEN_BEDROCK", "AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY",
                "AWS_SESSION_TOKEN"),
         "global.anthropic.claude-haiku-4-5-20251001-v1:0",
@@ -238,7 +285,7 @@ PROVIDERS: dict[str, Provider] = {
          "amazon.nova-micro-v1:0": _P(0.035, 0.14, 0.00875),
          "amazon.nova-lite-v1:0": _P(0.06, 0.24, 0.015),
          "amazon.nova-pro-v1:0": _P(0.80, 3.20, 0.20)},
-        extra="bedrock", sdk="boto3", needs_key=False),
+        extra="bedrock", sdk="boto3", needs_key=False, prices_as_of=_NOVEMBER_2026),
     # Hugging Face Inference Providers: one OpenAI-compatible router in front of many hosts; what
     # a model can do depends on the host serving it.
     "huggingface": openai_compatible_host(
@@ -273,8 +320,7 @@ PROVIDERS: dict[str, Provider] = {
     # Gemini API generateContent: responseJsonSchema; responseLogprobs with logprobs 0-20;
     # implicit context caching; Batch Mode (batchGenerateContent) at 50% of the standard
     # price, as Google's pricing page gives it. The SDK reads GOOGLE_API_KEY too. Prices:
-    # Google's list prices (standard tier, prompts up to 200k tokens) as published in November
-    # 2026.
+    # Google's list prices (standard tier, prompts up to 200k tokens).
     "gemini": Provider(
         "gemini:GeminiBackend", "Google Gemini",
         Capabilities(structured="response_json_schema", logprobs=True, top_logprobs=20,
@@ -286,7 +332,7 @@ PROVIDERS: dict[str, Provider] = {
          "gemini-3-flash-preview": _P(0.50, 3.00, 0.05),
          "gemini-3.1-flash-lite": _P(0.25, 1.50),
          "gemini-3.1-pro-preview": _P(2.00, 12.00, 0.20)},
-        extra="gemini", sdk="google.genai"),
+        extra="gemini", sdk="google.genai", prices_as_of=_NOVEMBER_2026),
 }
 
 
@@ -311,12 +357,7 @@ def key_variables() -> tuple[str, ...]:
 def providers_with(capability: str, minimum: bool | int = True) -> tuple[str, ...]:
     """The providers whose capability ``capability`` is at least ``minimum`` (``True``: set at
     all; a number: that many, as ``top_logprobs``)."""
-    def has(p: Provider) -> bool:
-        value = getattr(p.capabilities, capability)
-        if isinstance(minimum, bool):
-            return bool(value)
-        return isinstance(value, int) and value >= minimum
-    return provider_names(has)
+    return provider_names(lambda p: has_capability(p.capabilities, capability, minimum))
 
 
 _CAPABILITY_WORDS = {
@@ -329,13 +370,30 @@ _CAPABILITY_WORDS = {
 }
 
 
-def require(provider: str, capability: str, purpose: str, minimum: bool | int = True) -> None:
-    """Refuse, before any request, a judge whose provider lacks ``capability`` (at least
-    ``minimum``): a ``ValueError`` naming ``purpose``, the missing capability and the providers
-    that have it."""
-    if provider in providers_with(capability, minimum):
-        return
+def has_capability(capabilities: Capabilities, capability: str,
+                   minimum: bool | int = True) -> bool:
+    """Whether ``capabilities`` have ``capability`` at least ``minimum`` (``True``: set at all;
+    a number: that many, as ``top_logprobs``)."""
+    value = getattr(capabilities, capability)
+    if isinstance(minimum, bool):
+        return bool(value)
+    return isinstance(value, int) and value >= minimum
+
+
+def require(provider: str, capability: str, purpose: str, minimum: bool | int = True,
+            model: str | None = None) -> None:
+    """Refuse, before any request, a judge whose provider (or, where the provider's models
+    differ, whose ``model``) lacks ``capability`` (at least ``minimum``): a one-line
+    ``ValueError`` naming ``purpose``, the missing capability and the providers that have it."""
+    entry, rule = PROVIDERS[provider], PROVIDERS[provider].rule_of(model)
     words = _CAPABILITY_WORDS.get(capability, capability).format(n=minimum)
     others = ", ".join(providers_with(capability, minimum))
-    raise ValueError(f"{purpose} needs the judge's {words} (capability {capability}), which "
-                     f"provider={provider!r} does not return; providers that do: {others}")
+    if not has_capability(entry.capabilities, capability, minimum):
+        raise ValueError(f"{purpose} needs the judge's {words} (capability {capability}), "
+                         f"which provider={provider!r} does not return; providers that do: "
+                         f"{others}")
+    if not has_capability(entry.capabilities_of(model), capability, minimum):
+        raise ValueError(f"{purpose} needs the judge's {words} (capability {capability}), "
+                         f"which model {model!r} of provider={provider!r} does not return "
+                         f"({rule.why if rule else ''}); choose another model "
+                         f"(e.g. {entry.default_model}) or a provider that does: {others}")

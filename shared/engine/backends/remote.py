@@ -114,6 +114,10 @@ class RemoteBackend(Backend):
 
         base_url = config.resolved_base_url()
         self.provider = config.provider
+        #: what this provider's model can do (the provider's entry, with its model's rule)
+        self.capabilities = config.capabilities()
+        #: the request field bounding the answer's length, as the provider's entry names it
+        self.max_tokens_field = self.capabilities.max_tokens_field
         self.model = config.resolved_model() or ""
         self.base_url = base_url
         self.host = host_of(base_url)
