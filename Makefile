@@ -13,6 +13,12 @@ AGREEMENT_STAMP := $(AGREEMENT_VENV)/.agreement-installed
 INTEGRATIONS_VENV := .venv-integrations
 INTEGRATIONS_STAMP := $(INTEGRATIONS_VENV)/.integrations-installed
 INTEGRATION_TESTS := tests/shared/test_integrations_scorers.py
+# BFCL's AST checker, the reference of tests/metrics/test_tool_call_bfcl.py: bfcl-eval pins
+# dependencies that clash with ours (and its package imports every provider client), so the
+# package alone, without its dependencies, in a folder of .venv that the test puts on sys.path
+BFCL_DIR := $(VENV)/bfcl-eval
+BFCL_STAMP := $(BFCL_DIR)/.installed
+BFCL_EVAL := bfcl-eval==2026.3.23
 export HF_HUB_OFFLINE := 1
 export TRANSFORMERS_OFFLINE := 1
 export HF_HUB_DISABLE_TELEMETRY := 1
@@ -46,8 +52,12 @@ $(TEST_STAMP): $(RUNTIME_STAMP) requirements-test.txt
 	command -v chromium >/dev/null 2>&1 || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium; }
 	touch $@
 
+$(BFCL_STAMP): | $(PY)
+	$(PIP) install --quiet --no-deps --no-compile --target $(BFCL_DIR) $(BFCL_EVAL)
+	touch $@
+
 setup: $(RUNTIME_STAMP)
-setup-test: $(TEST_STAMP)
+setup-test: $(TEST_STAMP) $(BFCL_STAMP) $(INTEGRATIONS_STAMP)
 
 run: $(RUNTIME_STAMP)
 	$(PY) -m shared score examples/rag_sample.jsonl --metric all \
@@ -64,7 +74,7 @@ $(INTEGRATIONS_STAMP): $(TEST_STAMP) requirements-integrations.txt pyproject.tom
 	$(INTEGRATIONS_VENV)/bin/python -m pip install --quiet -r requirements-integrations.txt
 	touch $@
 
-test: $(TEST_STAMP) $(INTEGRATIONS_STAMP)
+test: $(TEST_STAMP) $(BFCL_STAMP) $(INTEGRATIONS_STAMP)
 	$(PY) -m ruff check shared metrics tests app.py bench
 	$(PY) -m pytest tests
 	$(INTEGRATIONS_VENV)/bin/python -m pytest $(INTEGRATION_TESTS)
