@@ -113,11 +113,16 @@ def test_make_run_selects_every_metric_on_the_sample() -> None:
     columns = set().union(*rows)
     assert all(set(row) == columns for row in rows), "every row has every column"
     selected, skipped = select_metrics(args.metric, columns, options)
-    assert skipped == {} and selected == list(NAMES) and len(selected) == 17
+    # the RAG sample has no conversations: the conversation metrics are skipped, and picked up
+    # as soon as a messages column is there
+    conversation = ["task_completion", "conversation_completeness", "knowledge_retention"]
+    assert skipped == dict.fromkeys(conversation, "needs column(s) messages")
+    assert selected == [n for n in NAMES if n not in conversation] and len(selected) == 17
+    assert select_metrics(args.metric, columns | {"messages"}, options) == (list(NAMES), {})
     # without the criteria or the baselines, g_eval and pairwise are skipped: the test bites
-    assert set(select_metrics(args.metric, columns, {})[1]) == {"g_eval"}
+    assert set(select_metrics(args.metric, columns, {})[1]) == {"g_eval", *conversation}
     assert set(select_metrics(args.metric, columns - {"baseline_prediction"}, options)[1]) == {
-        "pairwise"}
+        "pairwise", *conversation}
     for row in rows:
         baseline = row["baseline_prediction"]
         assert isinstance(baseline, str) and baseline.strip(), row["id"]

@@ -45,6 +45,9 @@ INTERFACE = {
                 "sources": "source"}),
     "pairwise": ({"predictions": "prediction", "baseline_predictions": "baseline_prediction"},
                  {"questions": "question", "references": "reference", "contexts": "contexts"}),
+    "task_completion": ({"messages": "messages"}, {"task": "task"}),
+    "conversation_completeness": ({"messages": "messages"}, {}),
+    "knowledge_retention": ({"messages": "messages"}, {}),
 }
 NON_JUDGE = {"semantic_list_contains", "accuracy", "rouge", "bleu"}
 EMBEDS = {"semantic_list_contains", "answer_correctness"}
@@ -101,6 +104,8 @@ def test_directions_and_shared_prompts_are_derived() -> None:
     assert users == {
         "statements": {"faithfulness", "answer_correctness", "answer_relevance", "context_recall"},
         "opinions": {"bias", "toxicity"},
+        "intentions": {"conversation_completeness"},
+        "user_facts": {"knowledge_retention"},
     }
 
 

@@ -78,7 +78,7 @@ class Retention:
                      if step is not None and not step.ok), None)
 
     def judged(self) -> list[Any]:
-        return [v for step in self.verdicts if step is not None for v in step.value]
+        return [v for step in self.verdicts if step is not None and step.ok for v in step.value]
 
     def details(self) -> dict[str, Any]:
         return {"facts": [fact for step in self.facts for fact in step.value],
