@@ -14,7 +14,6 @@ from shared import (
     SampleResult,
     citations,
     first_failure,
-    scoring,
     steps,
 )
 
@@ -64,12 +63,9 @@ class KnowledgeRetention(JudgeMetric):
         conversations = [json.loads(m) for m in messages]
         results = []
         for retention in steps.retention_verdicts(judge, conversations):
-            judged = retention.judged()
-            results.append(
-                first_failure(retention.failure())
-                or (SampleResult.unmeasured("nothing to retain: no assistant message follows a "
-                                            "fact the user gave", **retention.details())
-                    if not judged else  # the share of assistant messages that retain
-                    SampleResult.measured(scoring.proportion([v.yes for v in judged]),
-                                          **retention.details())))
+            share = retention.share()  # the share of judged assistant messages that retain
+            results.append(first_failure(retention.failure()) or (
+                SampleResult.unmeasured("nothing to retain: no assistant message follows a fact "
+                                        "the user gave", **retention.details())
+                if share is None else SampleResult.measured(share, **retention.details())))
         return results

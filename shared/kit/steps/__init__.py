@@ -29,6 +29,7 @@ from .conversation import (
     Retention,
     has_assistant_turn,
     intention_verdicts,
+    retention_jobs,
     retention_verdicts,
     said,
     task_verdicts,
@@ -69,7 +70,7 @@ from .verdicts import (
 __all__ = [
     "CONVERSATION_COMPLETENESS", "INTENTIONS", "KNOWLEDGE_RETENTION", "TASK_LABELS",
     "USER_FACTS", "Retention", "has_assistant_turn", "intention_verdicts", "retention_verdicts",
-    "said", "task_verdicts",
+    "retention_jobs", "said", "task_verdicts",
     "G_EVAL_REASON",
     "ReasonStep",
     "ANSWER_RELEVANCE", "BIAS", "CONTEXT_PRECISION", "CONTEXT_RECALL", "CONTEXT_RELEVANCE",

@@ -16,6 +16,7 @@ from typing import Any
 
 from ...base.types import Outcome
 from ...engine import prompts
+from .. import scoring
 from ..conversations import render
 from .base import ask, is_dry_run
 from .chains import ItemVerdicts, dropped_details
@@ -80,13 +81,19 @@ class Retention:
     def judged(self) -> list[Any]:
         return [v for step in self.verdicts if step is not None and step.ok for v in step.value]
 
+    def share(self) -> float | None:
+        """The share of the judged assistant messages that retain (verdict "yes"); ``None``
+        when none was judged (no assistant message follows a fact: nothing to retain)."""
+        judged = self.judged()
+        return scoring.proportion([v.yes for v in judged]) if judged else None
+
     def details(self) -> dict[str, Any]:
         return {"facts": [fact for step in self.facts for fact in step.value],
                 "verdicts": [v.as_dict() for v in self.judged()],
                 **dropped_details(*self.facts)}
 
 
-def _retention_jobs(judge: Any, messages: list[dict], facts: Sequence[Outcome]
+def retention_jobs(judge: Any, messages: list[dict], facts: Sequence[Outcome]
                     ) -> list[VerdictJob | None]:
     """The assistant messages after each user turn, judged against every fact given so far;
     ``None`` where no fact came before them (nothing to retain)."""
@@ -116,7 +123,7 @@ def retention_verdicts(judge: Any, conversations: Sequence[list[dict]]) -> list[
     for texts in turns:
         facts.append(found[start:start + len(texts)])
         start += len(texts)
-    jobs = [_retention_jobs(judge, messages, steps)
+    jobs = [retention_jobs(judge, messages, steps)
             if all(step.ok for step in steps) or is_dry_run(judge) else []  # else: unmeasured
             for messages, steps in zip(conversations, facts, strict=True)]
     flat = ask(judge, [(KNOWLEDGE_RETENTION, job) for row in jobs for job in row])
