@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import functools
 import inspect
-import json
 import os
 from collections.abc import Mapping
 from contextlib import nullcontext
@@ -33,9 +32,8 @@ from ..base import validation
 from ..base.options import Option, check_options, with_options
 from ..base.text import paused_gc
 from .about import About
-from .conversations import check_messages
 
-InputKind = Literal["text", "texts", "list", "phrases", "messages"]
+InputKind = Literal["text", "texts", "list", "phrases"]
 
 
 @dataclass(frozen=True)
@@ -44,10 +42,7 @@ class Input:
 
     kind: ``"text"`` a string; ``"texts"`` a string or a list of strings (several references);
     ``"list"`` a list of strings that may be empty (retrieved contexts, in order); ``"phrases"``
-    a list of phrases, one phrase, or a JSON list string (may be empty); ``"messages"`` one
-    conversation of OpenAI chat messages (a list, or its JSON text), checked and normalised by
-    :func:`shared.kit.conversations.check_messages` and handed on as canonical JSON text (one
-    string per sample, so evaluate's Arrow round trip keeps it as it is).
+    a list of phrases, one phrase, or a JSON list string (may be empty).
     Optional inputs are not evaluate features: they reach ``_compute`` as keyword arguments
     (``None`` when absent).
     """
@@ -68,7 +63,7 @@ class Input:
         return self.name if self.kind == "list" else self.name.removesuffix("s")
 
     def feature(self) -> Any:
-        if self.kind in ("text", "messages"):
+        if self.kind == "text":
             return datasets.Value("string")
         return datasets.Sequence(datasets.Value("string"))
 
@@ -81,10 +76,6 @@ class Input:
             return validation.text_or_texts(
                 self.name, values, allow_empty=True, allow_no_items=True, parse_json=True
             )
-        if self.kind == "messages":
-            return [json.dumps(check_messages(conversation, argument=self.name, index=i),
-                               ensure_ascii=False)
-                    for i, conversation in enumerate(validation.as_list(self.name, values))]
         return validation.text_lists(self.name, values)
 
 
