@@ -10,6 +10,12 @@ BENCH_VENV := .venv-bench
 BENCH_STAMP := $(BENCH_VENV)/.bench-installed
 AGREEMENT_VENV := .venv-agreement
 AGREEMENT_STAMP := $(AGREEMENT_VENV)/.agreement-installed
+# BFCL's AST checker, the reference of tests/metrics/test_tool_call_bfcl.py: bfcl-eval pins
+# dependencies that clash with ours (and its package imports every provider client), so the
+# package alone, without its dependencies, in a folder of .venv that the test puts on sys.path
+BFCL_DIR := $(VENV)/bfcl-eval
+BFCL_STAMP := $(BFCL_DIR)/.installed
+BFCL_EVAL := bfcl-eval==2026.3.23
 export HF_HUB_OFFLINE := 1
 export TRANSFORMERS_OFFLINE := 1
 export HF_HUB_DISABLE_TELEMETRY := 1
@@ -43,15 +49,19 @@ $(TEST_STAMP): $(RUNTIME_STAMP) requirements-test.txt
 	command -v chromium >/dev/null 2>&1 || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium; }
 	touch $@
 
+$(BFCL_STAMP): | $(PY)
+	$(PIP) install --quiet --no-deps --no-compile --target $(BFCL_DIR) $(BFCL_EVAL)
+	touch $@
+
 setup: $(RUNTIME_STAMP)
-setup-test: $(TEST_STAMP)
+setup-test: $(TEST_STAMP) $(BFCL_STAMP)
 
 run: $(RUNTIME_STAMP)
 	$(PY) -m shared score examples/rag_sample.jsonl --metric all \
 	    --option 'g_eval.criteria=Does the answer respond to the question correctly and politely?' \
 	    --out out/rag_sample_scores.jsonl --html out/rag_sample_report.html
 
-test: $(TEST_STAMP)
+test: $(TEST_STAMP) $(BFCL_STAMP)
 	$(PY) -m ruff check shared metrics tests app.py bench
 	$(PY) -m pytest tests
 

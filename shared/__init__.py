@@ -81,6 +81,14 @@ _EXPORTS: dict[str, str] = {
     "bleu_engine": "kit.bleu",
     "stats": "kit.stats",
     "defaults": "base.defaults",
+    # conversations in OpenAI's chat format, and converters from inspect_ai, RAGAS, DeepEval
+    "conversations": "kit.conversations",
+    "check_messages": "kit.conversations:check_messages",
+    "from_inspect": "kit.conversations:from_inspect",
+    "from_ragas": "kit.conversations:from_ragas",
+    "from_deepeval": "kit.conversations:from_deepeval",
+    # tool calls against expected calls, equal to BFCL's AST checker (tool_call_correctness)
+    "tool_call_checks": "kit.tool_calls",
     # agreement of a metric with human labels (`python -m shared agree`)
     "agreement": "analysis.agreement",
     # the corrected mean label from a few labels and a metric's scores (docs/CALIBRATION.md)
