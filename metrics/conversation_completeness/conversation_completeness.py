@@ -30,7 +30,7 @@ Returns:
 class ConversationCompleteness(JudgeMetric):
     ABOUT = About(_DESCRIPTION, _KWARGS_DESCRIPTION, citations.DEEPEVAL,
                   ("https://deepeval.com/docs/metrics-conversation-completeness",))
-    INPUTS = (Input("messages", kind="messages", column="messages"),)
+    INPUTS = (Input("messages", kind="messages"),)
     HEADLINE = ("conversation_completeness",)
     ROUNDS = ("intentions", "completeness verdicts")
     EXTRACTIONS = ("intentions",)

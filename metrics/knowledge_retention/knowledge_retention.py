@@ -44,7 +44,7 @@ _ASK = "Suggest a dinner for tonight."
 class KnowledgeRetention(JudgeMetric):
     ABOUT = About(_DESCRIPTION, _KWARGS_DESCRIPTION, citations.DEEPEVAL,
                   ("https://deepeval.com/docs/metrics-knowledge-retention",))
-    INPUTS = (Input("messages", kind="messages", column="messages"),)
+    INPUTS = (Input("messages", kind="messages"),)
     HEADLINE = ("knowledge_retention",)
     ROUNDS = ("facts", "retention verdicts")
     EXTRACTIONS = ("user_facts",)

@@ -50,7 +50,7 @@ def _booking(result: str, reply: str) -> list[dict]:
 class TaskCompletion(JudgeMetric):
     ABOUT = About(_DESCRIPTION, _KWARGS_DESCRIPTION, citations.DEEPEVAL,
                   ("https://deepeval.com/docs/metrics-task-completion",))
-    INPUTS = (Input("messages", kind="messages", column="messages"),
+    INPUTS = (Input("messages", kind="messages"),
               Input("task", required=False, allow_empty=True))
     HEADLINE = ("task_completion",)
     ROUNDS = ("task completion",)

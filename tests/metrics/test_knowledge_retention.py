@@ -10,6 +10,7 @@ from conversation_checks import run_twice_on_the_embedded_judge as run_twice
 
 from shared.base.types import Outcome
 from shared.kit import steps
+from shared.kit.conversations import check_messages
 from shared.kit.steps import Retention, Verdict
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread")
@@ -38,10 +39,12 @@ def test_each_assistant_turn_is_judged_against_the_facts_before_it() -> None:
         {"role": "user", "content": "I live in Rome."},
     ]
     facts = [Outcome(["I am Ana"]), Outcome([]), Outcome(["I live in Rome"])]
-    jobs = [job for job in steps.retention_jobs(None, messages, facts) if job is not None]
+    jobs = [job for job in steps.retention_jobs(None, check_messages(messages), facts)
+            if job is not None]
     assert [job.items for job in jobs] == [
-        ["assistant: Hi Ana.", 'assistant called book_table({"people": 2, "time": "20:00"})'],
-        ["assistant: I can book tables."]]
+        ["Assistant: Hi Ana.",
+         'Assistant called book_table({"people": 2, "time": "20:00"}) [call_1]'],
+        ["Assistant: I can book tables."]]
     assert [job.fields["facts"] for job in jobs] == ['["I am Ana"]', '["I am Ana"]']
 
 
