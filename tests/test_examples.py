@@ -113,16 +113,19 @@ def test_make_run_selects_every_metric_on_the_sample() -> None:
     columns = set().union(*rows)
     assert all(set(row) == columns for row in rows), "every row has every column"
     selected, skipped = select_metrics(args.metric, columns, options)
-    # the RAG sample has no conversations: the conversation metrics are skipped, and picked up
-    # as soon as a messages column is there
+    # the RAG sample has no conversations or tool calls: those metrics are skipped, and picked
+    # up as soon as their columns are there
     conversation = ["task_completion", "conversation_completeness", "knowledge_retention"]
-    assert skipped == dict.fromkeys(conversation, "needs column(s) messages")
-    assert selected == [n for n in NAMES if n not in conversation] and len(selected) == 17
-    assert select_metrics(args.metric, columns | {"messages"}, options) == (list(NAMES), {})
+    agents = {"tool_call_correctness": "needs column(s) expected_tool_calls",
+              **dict.fromkeys(conversation, "needs column(s) messages")}
+    assert skipped == agents
+    assert selected == [n for n in NAMES if n not in agents] and len(selected) == 17
+    assert select_metrics(args.metric, columns | {"messages", "expected_tool_calls"},
+                          options) == (list(NAMES), {})
     # without the criteria or the baselines, g_eval and pairwise are skipped: the test bites
-    assert set(select_metrics(args.metric, columns, {})[1]) == {"g_eval", *conversation}
+    assert set(select_metrics(args.metric, columns, {})[1]) == {"g_eval", *agents}
     assert set(select_metrics(args.metric, columns - {"baseline_prediction"}, options)[1]) == {
-        "pairwise", *conversation}
+        "pairwise", *agents}
     for row in rows:
         baseline = row["baseline_prediction"]
         assert isinstance(baseline, str) and baseline.strip(), row["id"]
