@@ -115,8 +115,9 @@ def retention_jobs(judge: Any, messages: list[dict], facts: Sequence[Outcome]
 
 
 def retention_verdicts(judge: Any, conversations: Sequence[list[dict]]) -> list[Retention]:
-    """Per conversation, its :class:`Retention`: round 1 extracts the facts of every user
-    message of every conversation, round 2 judges each assistant message after a fact."""
+    """Per conversation, its :class:`Retention`: first the facts of every user
+    message of every conversation are extracted, then each assistant message after a fact is
+    judged."""
     turns = [said(messages, "user") for messages in conversations]
     found = USER_FACTS.ask(judge, [(text, None) for texts in turns for text in texts])
     facts, start = [], 0
