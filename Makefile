@@ -124,7 +124,7 @@ calibration-curve: $(RUNTIME_STAMP)
 	$(PY) bench/calibration_curve.py
 
 cards: $(RUNTIME_STAMP)
-	$(PY) -m shared.kit.cards
+	$(PY) -m shared.tools.cards
 
 lint: $(TEST_STAMP)
 	$(PY) -m ruff check shared metrics tests app.py bench

@@ -119,7 +119,7 @@ def v1_prompts() -> dict[str, Any]:
 
 @contextlib.contextmanager
 def patched_prompts(templates: dict[str, Any]) -> Iterator[None]:
-    """Send ``templates`` (name in shared.engine.prompts -> template) instead of the current
+    """Send ``templates`` (name in shared.kit.steps.prompts -> template) instead of the current
     ones: each judge step holding one of those prompts is swapped for a copy holding the other."""
     import dataclasses
 
@@ -157,9 +157,9 @@ class Tally:
 @contextlib.contextmanager
 def counting(tally: Tally, enforce: bool, kinds: tuple[str, ...]) -> Iterator[None]:
     """Wrap ``Judge.structured``: enforce the checks (after) or only observe them (before)."""
-    from shared.engine import grounding
     from shared.engine.runner import Judge
-    from shared.kit.steps import extraction
+    from shared.kit import invalid_answers
+    from shared.kit.steps import extraction, grounding
 
     original = Judge.structured
 
@@ -172,12 +172,13 @@ def counting(tally: Tally, enforce: bool, kinds: tuple[str, ...]) -> Iterator[No
         for k, outcome in enumerate(outcomes):
             tally.answers[tally.metric] += 1
             if enforce:
-                kind = grounding.category(f"invalid judge answer: {outcome.error}"
-                                          if outcome.error and "invalid judge answer" in
-                                          outcome.error else "")
+                kind = invalid_answers.category(f"invalid judge answer: {outcome.error}"
+                                                if outcome.error and "invalid judge answer" in
+                                                outcome.error else "")
             else:
                 reason = checks[k](outcome.value) if outcome.ok and checks else None
-                kind = grounding.category(f"invalid judge answer: {reason}") if reason else None
+                kind = (invalid_answers.category(f"invalid judge answer: {reason}")
+                        if reason else None)
             if kind in kinds:
                 tally.failing[tally.metric][kind] += 1
         return outcomes

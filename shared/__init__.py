@@ -57,8 +57,8 @@ _EXPORTS: dict[str, str] = {
     "Outcome": "base.types:Outcome",
     "YesNoAnswer": "base.types:YesNoAnswer",
     "LabelAnswer": "base.types:LabelAnswer",
-    "prompts": "engine.prompts",
-    "fence": "engine.prompts:fence",
+    "prompts": "kit.steps.prompts",
+    "fence": "kit.steps.prompts:fence",
     # scoring helpers, public: l3score's rule and average precision, for users to reuse
     "l3score_from_top_logprobs": "engine.logprobs:l3score_from_top_logprobs",
     "exact_yes_probability": "engine.logprobs:exact_yes_probability",

@@ -1,6 +1,6 @@
 """Prompt injection: user text inside judge prompts stays inside one fence it cannot close.
 
-For every fenced :class:`shared.engine.prompts.PromptTemplate`, each field is filled with hostile
+For every fenced :class:`shared.kit.steps.prompts.PromptTemplate`, each field is filled with hostile
 text
 (fake fence tags, chat-template role markers, "ignore previous instructions") and the rendered
 prompt is parsed back: each value must sit, unchanged, between exactly one opening and one

@@ -8,6 +8,7 @@ and ``TYPE_CHECKING`` imports included, so a lazy import cannot hide a cycle or 
 from __future__ import annotations
 
 import ast
+import re
 from collections.abc import Collection
 from pathlib import Path
 
@@ -23,7 +24,8 @@ ROLES: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("metric kit", ("shared.kit",)),
     ("runs", ("shared.runs",)),
     ("analysis", ("shared.analysis",)),
-    ("front ends", ("shared.cli", "shared.demo", "shared.spaces", "shared.__main__")),
+    ("front ends", ("shared.cli", "shared.demo", "shared.tools", "shared.spaces",
+                    "shared.__main__")),
 )
 MAX_TOP_LEVEL_MODULES = 8
 MAX_FILE_LINES = 400
@@ -309,11 +311,31 @@ COINCIDENT_NAMES = {
 }
 
 
+def docstring_nodes(tree: ast.AST) -> set[int]:
+    """The ids of the docstrings' nodes in ``tree`` (prose for readers, not code)."""
+    found = set()
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)):
+            first = node.body[0] if node.body else None
+            if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant):
+                found.add(id(first.value))
+    return found
+
+
 def provider_literals(source: str, names: set[str]) -> list[tuple[int, str]]:
-    """(line, name) of every string literal in ``source`` that is exactly a provider name."""
-    return [(node.lineno, node.value) for node in ast.walk(ast.parse(source))
+    """(line, name) of every string in ``source`` (a literal, or a piece of an f-string; not a
+    docstring) that is a provider name or quotes one inside a text: ``'name'``, ``"name"``,
+    ``[name]``, a backquoted name or ``provider=name``, as a message or a helper would write it
+    (``openai`` in ``'openai-compatible'`` is not a mention of ``openai``)."""
+    tree = ast.parse(source)
+    prose = docstring_nodes(tree)
+    patterns = {name: re.compile(r"(?:provider\s*=\s*['\"]?|['\"\[`])" + re.escape(name)
+                                 + r"(?![\w.-])") for name in names}
+    return [(node.lineno, name) for node in ast.walk(tree)
             if isinstance(node, ast.Constant) and isinstance(node.value, str)
-            and node.value in names]
+            and id(node) not in prose
+            for name in sorted(names)
+            if node.value == name or patterns[name].search(node.value)]
 
 
 def test_provider_names_are_written_only_in_the_registry():
@@ -329,5 +351,41 @@ def test_provider_names_are_written_only_in_the_registry():
              if (rel, name) not in COINCIDENT_NAMES]
     assert not found, ("name providers through the registry (shared.engine.backends.registry: "
                        "PROVIDERS, LOCAL, providers_with, require):\n" + "\n".join(found))
-    # the check can fail: it flags a made-up line that names a provider
-    assert provider_literals(f"if provider == {next(iter(names))!r}: pass", names)
+    # the check can fail: it flags made-up lines that name a provider, as a value or in a
+    # helper's message, and leaves a docstring and a longer name alone
+    assert provider_literals("if provider == 'gemini': pass", names) == [(1, "gemini")]
+    helper = ('def sdk():\n    """Import the SDK (provider=\'gemini\')."""\n'
+              '    print(f"provider=\'gemini\' needs the SDK {x}")\n'
+              '    print("pip install \'judge-metrics[gemini]\'")\n')
+    assert sorted(provider_literals(helper, names)) == [(3, "gemini"), (4, "gemini")]
+    assert provider_literals("kind = 'openai-compatible'", {"openai"}) == []
+
+
+# Every module of shared/ is named where docs/ARCHITECTURE.md draws the roles.
+ARCHITECTURE = ROOT / "docs" / "ARCHITECTURE.md"
+
+
+def layout_section(text: str) -> str:
+    """The part of docs/ARCHITECTURE.md that draws ``shared/`` by role."""
+    start = text.index("### shared/, by role")
+    return text[start:text.index("\n### ", start + 1)]
+
+
+def unnamed_modules(section: str, modules: Collection[str]) -> list[str]:
+    """The modules (``shared.x.y``) whose name, or the name of a folder they sit in, is not a
+    word of ``section``: a new module must be given its line in the picture."""
+    def named(word: str) -> bool:
+        return re.search(rf"(?<![\w.]){re.escape(word)}(?!\w)", section) is not None
+
+    return sorted(m for m in modules if m != "shared"
+                  if not all(named(part) for part in m.split(".")[1:]))
+
+
+def test_every_module_is_named_in_the_architecture():
+    section = layout_section(ARCHITECTURE.read_text(encoding="utf-8"))
+    missing = unnamed_modules(section, MODULES)
+    assert not missing, ("docs/ARCHITECTURE.md (\"shared/, by role\") names no "
+                         f"{', '.join(missing)}: say where each sits and what it is")
+    # the check can fail: a module the picture does not name is found
+    assert unnamed_modules(section, ["shared.engine.backends.made_up_batches"]) == [
+        "shared.engine.backends.made_up_batches"]

@@ -8,7 +8,7 @@ those declarations, the way pydantic-settings walks a model's fields once:
   undeclared one and fills in the defaults before ``_compute`` runs (:func:`check_options`);
 - the ``Args:`` option lines of a metric's ``inputs_description`` (:func:`with_options`), and
   the judge-options paragraph, written once (:func:`judge_options_args`);
-- the options table of each metric card (:func:`card_table`, ``python -m shared.kit.cards``);
+- the options table of each metric card (:func:`card_table`, ``python -m shared.tools.cards``);
 - the demo's option controls (:attr:`Option.kind`) and the CLI's ``--option NAME=VALUE``
   (:meth:`Option.parse`) and judge arguments (``shared.cli.common.add_judge_arguments``).
 
@@ -214,14 +214,15 @@ def _args_entry(text: str, width: int) -> str:
 
 
 def with_options(description: str, options: Iterable[Option],
-                 judge_options: Sequence[str] = ()) -> str:
+                 judge_options: Sequence[str] = (), default_provider: str = "") -> str:
     """``description`` (a metric's ``Args:``/``Returns:``/``Examples:`` text) with the option
-    lines, and for a judge metric (``judge_options``: the judge options' names) the
+    lines, and for a judge metric (``judge_options``: the judge options' names;
+    ``default_provider``: the provider of the embedded judge, as the registry names it) the
     judge-options paragraph, placed before ``Returns:``."""
     head, sep, tail = description.partition("\nReturns:")
     block = args_lines(options)
     if judge_options:
-        paragraph = judge_options_args(judge_options)
+        paragraph = judge_options_args(judge_options, default_provider)
         block = f"{block}\n{paragraph}" if block else paragraph
     if not block:
         return description
@@ -241,11 +242,11 @@ def _cell(text: str) -> str:
     return text.replace("|", "\\|")
 
 
-def judge_options_args(names: Sequence[str], width: int = 96) -> str:
+def judge_options_args(names: Sequence[str], default_provider: str, width: int = 96) -> str:
     """The judge-options paragraph of every judge metric's ``Args:``, written once here."""
-    return _args_entry(f"{', '.join(names)}: the judge options (default: the "
-                       'embedded SmolLM2-135M-Instruct judge, provider="local"; see the card).',
-                       width)
+    return _args_entry(f"{', '.join(names)}: the judge options (default: the embedded "
+                       f'SmolLM2-135M-Instruct judge, provider="{default_provider}"; see the '
+                       "card).", width)
 
 
 EMBEDDING_OPTIONS: tuple[Option, ...] = (

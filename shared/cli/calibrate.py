@@ -3,8 +3,8 @@ turned into the corrected mean label with its interval (docs/CALIBRATION.md).
 
 Its arguments and its runner; :mod:`shared.cli.main` registers them. Scoring goes through the
 path ``agree`` takes (``shared.analysis.labelled_runs``: call cache, progress, resume), the
-statistics through ``shared.analysis.calibrate``. Exit codes as ``score``: 0 done, 2 a usage or
-input error in one line.
+statistics through ``shared.analysis.calibration_figures``. Exit codes as ``score``: 0 done, 2
+a usage or input error in one line.
 """
 
 from __future__ import annotations
@@ -56,7 +56,7 @@ def add_arguments(calibrate: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..analysis.calibrate import calibrate, report_table, suggest_rows
+    from ..analysis.calibration_figures import calibrate, report_table, suggest_rows
     from ..runs.batch import check_metric_names
 
     files.check_input_path(Path(args.input))
@@ -105,7 +105,7 @@ def run(args: argparse.Namespace) -> int:
         files.write_output(scored, Path(args.out), csv_raw=args.csv_raw)
         print(f"wrote {args.out} ({len(scored):,} rows)", file=sys.stderr)
     if args.save_calibration:
-        from ..analysis.calibration import save_map
+        from ..analysis.calibration_maps import save_map
 
         save_map(args.save_calibration, report["calibration"], metric=args.metric,
                  score_key=report["score_key"], column=report["column"], label=args.label,

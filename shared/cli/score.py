@@ -114,7 +114,7 @@ def run(args: argparse.Namespace) -> int:
     check_metric_names(args.metric)
     gates = _parse_gates(args)
     if args.calibration:
-        from ..analysis.calibration import check_map
+        from ..analysis.calibration_maps import check_map
 
         check_map(args.calibration, args.metric)
     engine.check_input(Path(args.input))
@@ -158,7 +158,7 @@ def run(args: argparse.Namespace) -> int:
         return 0
     assert out is not None
     if args.calibration:
-        from ..analysis.calibration import calibrated_column
+        from ..analysis.calibration_maps import calibrated_column
 
         scored = calibrated_column(scored, args.calibration, args.metric)
     try:

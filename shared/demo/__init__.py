@@ -20,7 +20,8 @@ The modules, by responsibility:
   usage, status box, error texts);
 - ``keys``: the scrubber over everything the page gets back and the release of the judge
   backend made for a typed key;
-- ``panel``: :class:`~shared.demo.panel.MetricPanel`, one metric's widget and its handlers;
+- ``metric_widget``: :class:`~shared.demo.metric_widget.MetricWidget`, one metric's widget and
+  its handlers (``panel_judges``: its second and third judges, a panel of judges);
 - ``page``: ``build_demo``, ``launch``, ``launch_metric_demo``.
 """
 

@@ -1,7 +1,7 @@
 """The demo's "Calibrate" tab: an uploaded output of ``score`` whose label column is filled on
 some rows in, the three estimates of the mean label (prediction-powered, labels alone, judge
-only) and the HTML report out (``shared.analysis.calibrate``, docs/CALIBRATION.md). Reports
-go to temporary folders as the Compare tab's do (one per session, removed with it)."""
+only) and the HTML report out (``shared.analysis.calibration_figures``, docs/CALIBRATION.md).
+Reports go to temporary folders as the Compare tab's do (one per session, removed with it)."""
 
 from __future__ import annotations
 
@@ -30,7 +30,7 @@ def handle(file: Any, score_column: str | None, label_column: str | None,
     """(status HTML, the three estimates, path of the HTML report or None)."""
     import pandas as pd
 
-    from ..analysis.calibrate import calibration_report
+    from ..analysis.calibration_figures import calibration_report
     from ..analysis.comparison import load_run, score_columns
     from ..analysis.labels import LabelError
     from ..analysis.report import write_calibration_html

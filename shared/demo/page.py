@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from ..kit.registry import METRICS, available
-from .panel import MetricPanel, build_panel
+from .metric_widget import MetricWidget, build_widget
 
 TITLE = "judge-metrics"
 
@@ -19,8 +19,9 @@ def build_demo(metric_names: list[str] | None = None,
     """The ``gr.Blocks`` demo of the given metrics (default: every available one).
 
     One metric: its widget alone (a Space); several: one tab each. ``metric_dirs`` maps a metric
-    to the folder to load it from (default: the repo's ``metrics/<name>``). The panels are on
-    the returned Blocks as ``demo.jm_panels`` (name -> :class:`MetricPanel`)."""
+    to the folder to load it from (default: the repo's ``metrics/<name>``). The widgets are
+    on the returned Blocks as ``demo.jm_widgets`` (name -> :class:`MetricWidget`), also under
+    the earlier name ``demo.jm_panels``."""
     import gradio as gr
 
     if metric_names is None:  # instant string metrics first, then embedding, then judge ones
@@ -32,19 +33,19 @@ def build_demo(metric_names: list[str] | None = None,
         raise ValueError(f"unknown metric(s): {', '.join(unknown)}; known: {', '.join(METRICS)}")
     if not names:
         raise ValueError("no metric to show: metrics/<name>/<name>.py exists for none of them")
-    panels: dict[str, MetricPanel] = {}
+    widgets: dict[str, MetricWidget] = {}
     title = f"{TITLE}: {names[0]}" if len(names) == 1 else TITLE
     with gr.Blocks(title=title, analytics_enabled=False) as demo:
         if len(names) == 1:
             gr.Markdown(f"# {names[0]}")
-            panels[names[0]] = build_panel(names[0], dirs.get(names[0]))
+            widgets[names[0]] = build_widget(names[0], dirs.get(names[0]))
         else:
             gr.Markdown(f"# {TITLE}\nScore LLM and QA outputs with any metric: pick a tab, "
                         "edit the example (or upload a batch), press **Run**.")
             with gr.Tabs():
                 for name in names:
                     with gr.Tab(name, id=name, elem_id=f"tab-{name}"):
-                        panels[name] = build_panel(name, dirs.get(name))
+                        widgets[name] = build_widget(name, dirs.get(name))
                 with gr.Tab("Compare", id="compare", elem_id="tab-compare"):
                     from .compare_tab import build_compare_tab
 
@@ -53,7 +54,7 @@ def build_demo(metric_names: list[str] | None = None,
                     from .calibrate_tab import build_calibrate_tab
 
                     demo.jm_calibrate = build_calibrate_tab()
-    demo.jm_panels = panels
+    demo.jm_widgets = demo.jm_panels = widgets
     return demo
 
 

@@ -18,7 +18,7 @@ from ..base.text import short_reason
 
 class Unrepairable(str):
     """A check's reason that a repair request cannot address: the answer is refused without
-    one. An empty extraction is one (:func:`shared.engine.grounding.extraction_check`): the
+    one. An empty extraction is one (:func:`shared.kit.steps.grounding.extraction_check`): the
     repair could only insist, and it never got an accepted list from the embedded judge
     (docs/COST.md, "Cuts")."""
 

@@ -3,7 +3,8 @@ estimate.
 
 Prices are list prices in USD per 1M tokens (standard tier; input at the cache-miss rate, cached
 input where the provider publishes a price for it; batched requests at the provider's
-``batch_discount``), as the providers published them (``PRICES_AS_OF``). Providers change
+``batch_discount``), as the providers published them (``PRICES_AS_OF``: the month, per
+provider; each registry entry's ``prices_as_of``). Providers change
 prices: check their pricing pages before relying on a number, and add models to the registry.
 
 An unknown model costs ``None`` (unknown, not free). The local provider costs ``0.0``. A provider
@@ -23,7 +24,9 @@ from ..base.types import JudgeRequest
 from .backends.registry import LOCAL, ModelPrice
 from .config import PROVIDERS
 
-PRICES_AS_OF = "2025-08"
+#: provider -> the month (``YYYY-MM``) its prices were published, for every provider with prices
+PRICES_AS_OF: dict[str, str] = {name: provider.prices_as_of for name, provider in PROVIDERS.items()
+                                if provider.prices and provider.prices_as_of}
 
 #: provider -> model -> (USD per 1M input tokens, USD per 1M output tokens), from the registry.
 PRICES: dict[str, dict[str, tuple[float, float]]] = {

@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..base.types import JudgeRequest, LabelAnswer, Outcome, TokenUsage, YesNoAnswer
 from .answers import AnswerSchema, answer_schemas
+from .backends.base import SAMPLED_MAX_TOKENS
 from .cache import CallCache, call_key, open_cache
 from .cached_answers import (
     decode_labels,
@@ -44,8 +45,6 @@ if TYPE_CHECKING:
     from .backends.base import Backend
 
 DRY_RUN_ERROR = "dry run: not sent"
-#: Answer tokens of a sampled label ("Score: 4").
-SAMPLED_MAX_TOKENS = 16
 
 
 @dataclass
@@ -343,7 +342,7 @@ class Judge:
 
         ``checks``: optional, one callable (or ``None``) per request, run on each schema-valid
         answer: ``None`` when the answer is usable, else the reason it is not (e.g.
-        :mod:`shared.engine.grounding`: copied from the prompt). A failed check gets the same one
+        :mod:`shared.kit.steps.grounding`: copied from the prompt). A failed check gets the same one
         repair retry, on every backend, with that reason spelled out, unless the reason is
         :class:`~shared.engine.answers.Unrepairable`. Every answer is cached
         raw, refused or not, under a key without the checks; the schema and the checks run

@@ -22,8 +22,8 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from ..base.validation import same_length
 from ..engine.config import JUDGE_OPTION_NAMES, JudgeConfig, judge_config
-from ..engine.grounding import category
 from ..engine.runner import get_judge
+from .invalid_answers import category
 from .metric_base import ValidatedMetric
 from .results import MetricOutput, SampleResult, build_output, mean_measured
 
@@ -47,7 +47,7 @@ def split_judge_options(options: dict[str, Any]) -> tuple[JudgeConfig, dict[str,
 def judge_fault(reason: str, **details: Any) -> SampleResult:
     """An unmeasured sample: the judge failed, or its answer was invalid. ``details`` carry the
     ``error`` and, for an invalid answer, its kind (``invalid_answer``,
-    :func:`shared.engine.grounding.category`)."""
+    :func:`shared.kit.invalid_answers.category`)."""
     kind = category(reason)
     return SampleResult.unmeasured(reason, **({"invalid_answer": kind} if kind else {}),
                                    **details)
@@ -77,7 +77,7 @@ class JudgeMetric(ValidatedMetric):
     #: What the metric asks the judge in one run with its default options, one entry per round
     #: of requests that waits for the round before it (``("opinions", "verdicts")``): with
     #: ``batch=True`` each round is one provider batch. The card and docs/COST.md show it
-    #: (:mod:`shared.kit.cards`); a test counts the rounds ``score`` really sends.
+    #: (:mod:`shared.tools.cards`); a test counts the rounds ``score`` really sends.
     ROUNDS: ClassVar[tuple[str, ...]] = ()
 
     @classmethod

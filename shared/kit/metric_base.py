@@ -200,10 +200,11 @@ class ValidatedMetric(evaluate.Metric):
         """``description`` (the ``Args:`` inputs, ``Returns:``, ``Examples:`` text of the metric
         script) with the declared options' lines and, for a judge metric, the judge-options
         paragraph added to ``Args:``."""
+        from ..engine.backends.registry import LOCAL
         from ..engine.config import JUDGE_OPTION_NAMES
 
         return with_options(description, cls.OPTIONS,
-                            JUDGE_OPTION_NAMES if cls.USES_JUDGE else ())
+                            JUDGE_OPTION_NAMES if cls.USES_JUDGE else (), LOCAL)
 
     def check_options(self, options: dict[str, Any]) -> dict[str, Any]:
         """The declared options checked, defaults filled in; the judge options (of a judge

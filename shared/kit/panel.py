@@ -29,8 +29,8 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ..engine.config import JudgeConfig, endpoint_of, judge_configs
-from ..engine.grounding import count_invalid
 from ..engine.runner import get_judge
+from .invalid_answers import count_invalid
 from .panel_stats import agreement_level, alpha_interval, combine, is_binary, krippendorff_alpha
 from .results import MetricOutput, SampleResult, no_nan, unmeasured_entries
 

@@ -27,14 +27,25 @@ from ..base.options import Option
 
 METRICS_DIR = Path(__file__).resolve().parents[2] / "metrics"
 
-# Every metric, in the order the CLI (--metric all), the reports and the demo list them.
-NAMES = (
+# The order the CLI (--metric all), the reports and the demo list the metrics in.
+ORDER = (
     "l3score", "semantic_list_contains", "accuracy", "answer_correctness", "answer_relevance",
     "bias", "toxicity", "context_precision", "context_recall", "context_relevance",
     "faithfulness", "hallucination", "summary_coherence", "rouge", "bleu", "g_eval", "pairwise",
     "tool_call_correctness", "task_completion", "conversation_completeness",
     "knowledge_retention",
 )
+
+
+def metric_folders(metrics_dir: Path = METRICS_DIR) -> list[str]:
+    """The metrics of a checkout: the folders ``metrics/<name>/`` holding ``<name>.py``."""
+    if not metrics_dir.is_dir():  # an installed or vendored package (a Space): none
+        return []
+    return sorted(p.parent.name for p in metrics_dir.glob("*/*.py") if p.stem == p.parent.name)
+
+
+# Every metric: those of ORDER, then any other metric folder (a new metric needs no line here)
+NAMES = ORDER + tuple(name for name in metric_folders() if name not in ORDER)
 
 
 @dataclass(frozen=True)

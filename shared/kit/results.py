@@ -141,10 +141,11 @@ def build_output(headline: Mapping[str, Any], results: Sequence[SampleResult],
     judge when every sample was measured).
 
     With a ``judge``, also its accounting: ``invalid_answers`` (the unmeasured rows per kind of
-    invalid judge answer, :func:`shared.engine.grounding.count_invalid`), ``usage``, ``Cost`` and,
-    in a dry run, ``dry_run: judge.plan()``. NaN in the headline or the scores becomes ``None``.
+    invalid judge answer, :func:`shared.kit.invalid_answers.count_invalid`), ``usage``,
+    ``Cost`` and, in a dry run, ``dry_run: judge.plan()``. NaN in the headline or the scores
+    becomes ``None``.
     """
-    from ..engine.grounding import count_invalid
+    from .invalid_answers import count_invalid
 
     results = tuple(results)
     unmeasured = unmeasured_entries(results)

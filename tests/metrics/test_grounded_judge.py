@@ -21,8 +21,9 @@ from judgeserver import JudgeServer, fenced_fields, is_repair
 from metric_examples import metric_inputs as inputs
 
 from shared import prompts
-from shared.engine.grounding import CATEGORIES, copied_example, is_supported
 from shared.kit import registry
+from shared.kit.invalid_answers import CATEGORIES
+from shared.kit.steps.grounding import copied_example, is_supported
 
 NAMES = (
     "answer_correctness", "answer_relevance", "bias", "toxicity", "context_precision",

@@ -22,8 +22,8 @@ import pytest
 from faultproxy import FaultProxy
 from metric_examples import metric_inputs as inputs
 
-from shared.engine.grounding import CATEGORIES, category
 from shared.kit import registry
+from shared.kit.invalid_answers import CATEGORIES, category
 
 NAMES = (
     "answer_correctness", "answer_relevance", "bias", "toxicity", "context_precision",

@@ -14,8 +14,8 @@ import numpy as np
 import pytest
 
 import shared
-from shared.analysis.calibrate import calibration_report, suggest_rows
-from shared.analysis.calibration import (
+from shared.analysis.calibration_figures import calibration_report, suggest_rows
+from shared.analysis.calibration_maps import (
     apply_map,
     brier,
     expected_calibration_error,

@@ -13,13 +13,11 @@ from judgeserver import JudgeServer
 
 from shared import get_judge, judge_config, prompts, steps
 from shared.engine.cache import CallCache
-from shared.engine.grounding import (
-    CATEGORIES,
+from shared.kit.invalid_answers import CATEGORIES, category, count_invalid
+from shared.kit.steps.grounding import (
     SUPPORT_MIN,
-    category,
     content_stems,
     copied_example,
-    count_invalid,
     extraction_check,
     ground_items,
     is_supported,

@@ -20,9 +20,10 @@ from shared.base.options import (
 )
 from shared.cli.common import judge_options
 from shared.cli.main import build_parser
+from shared.engine.backends.registry import LOCAL
 from shared.engine.config import JUDGE_OPTION_NAMES, JUDGE_OPTIONS, JudgeConfig
 from shared.kit import registry
-from shared.kit.cards import END, START, options_block, render, write_cards
+from shared.tools.cards import END, START, options_block, render, write_cards
 
 THRESHOLD = Option("threshold", float, 0.5, range=(0, 1), doc="decision threshold")
 FLAG = Option("strict", bool, False, doc="refuse near matches")
@@ -146,9 +147,10 @@ def test_options_go_before_returns_and_the_judge_paragraph_is_written_once() -> 
     assert plain == ("Args:\n    predictions (list of str): the answers.\n"
                      "    strict (bool): refuse near matches. Default False.\nReturns:\n"
                      "    score.\n")
-    judged = with_options(description, (), JUDGE_OPTION_NAMES)
+    judged = with_options(description, (), JUDGE_OPTION_NAMES, LOCAL)
     head = judged.split("Returns:")[0]
     assert ", ".join(JUDGE_OPTION_NAMES) in " ".join(head.split())
+    assert f'provider="{LOCAL}"' in head
     assert "the judge options" in head
 
 
@@ -229,7 +231,7 @@ def test_card_tables_follow_the_declarations() -> None:
 
 
 def test_every_card_is_up_to_date() -> None:
-    """Run ``python -m shared.kit.cards`` after changing a declaration."""
+    """Run ``python -m shared.tools.cards`` after changing a declaration."""
     assert write_cards(check=True) == []
 
 

@@ -17,7 +17,13 @@ from shared.engine.pricing import (
 
 
 def test_prices_are_dated_and_cover_each_remote_provider():
-    assert PRICES_AS_OF[:4].isdigit()
+    from shared.engine.backends.registry import LOCAL, PROVIDERS
+
+    priced = {name for name, p in PROVIDERS.items() if p.prices and name != LOCAL}
+    assert priced and set(PRICES_AS_OF) == priced  # every priced provider says when
+    for stamp in PRICES_AS_OF.values():
+        year, month = stamp.split("-")
+        assert len(year) == 4 and 1 <= int(month) <= 12, stamp
     for provider in ("openai", "deepseek", "xai"):
         assert PRICES[provider], provider
         for model, (price_in, price_out) in PRICES[provider].items():

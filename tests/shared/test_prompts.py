@@ -1,4 +1,4 @@
-"""shared.engine.prompts: every template's name, version and text are pinned, because the call
+"""shared.kit.steps.prompts: every template's name, version and text are pinned, because the call
 cache keys on them (through ``JudgeRequest.prompt_id`` and the rendered messages).
 
 The digests were first computed before the judge steps moved into shared.kit.steps, and pinned

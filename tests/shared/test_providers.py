@@ -80,8 +80,8 @@ def test_capability_queries() -> None:
 
 
 def test_generated_provider_tables_are_up_to_date() -> None:
-    from shared.kit import cards, provider_tables
     from shared.kit.registry import METRICS, available
+    from shared.tools import cards, provider_tables
 
     assert cards.write_cards(check=True) == []
     assert not cards.write_backends_doc(check=True)
@@ -99,7 +99,7 @@ def test_generated_provider_tables_are_up_to_date() -> None:
 
 
 def test_a_card_says_which_providers_a_metric_needs() -> None:
-    from shared.kit import provider_tables
+    from shared.tools import provider_tables
 
     requires = [("top_logprobs", 5)]
     table = provider_tables.card_table(requires)

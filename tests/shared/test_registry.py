@@ -61,6 +61,18 @@ def test_every_metric_of_the_interface_is_registered_in_order() -> None:
     assert registry.available() == list(INTERFACE)
 
 
+def test_a_new_metric_folder_is_found_without_a_registry_line(tmp_path: Path) -> None:
+    """``NAMES`` is ``ORDER`` and then every other ``metrics/<name>/<name>.py`` of the checkout;
+    a folder without its script, a helper module and a missing folder add nothing."""
+    for folder, script in (("zeta", "zeta"), ("alpha", "alpha"), ("notes", "helper")):
+        (tmp_path / folder).mkdir()
+        (tmp_path / folder / f"{script}.py").write_text("", encoding="utf-8")
+    (tmp_path / "empty").mkdir()
+    assert registry.metric_folders(tmp_path) == ["alpha", "zeta"]
+    assert registry.metric_folders(tmp_path / "absent") == []
+    assert set(registry.metric_folders()) == set(registry.NAMES)
+
+
 @pytest.mark.parametrize("name", list(INTERFACE))
 def test_spec_is_derived_from_the_class(name: str) -> None:
     spec = registry.METRICS[name]

@@ -11,8 +11,8 @@ import pytest
 
 from shared.engine.config import judge_config
 from shared.engine.runner import Judge
-from shared.kit import cards
 from shared.kit.registry import METRICS, metric_class
+from shared.tools import cards
 
 JUDGE_METRICS = [name for name in METRICS if METRICS[name].judge]
 

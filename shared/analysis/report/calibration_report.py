@@ -11,7 +11,8 @@ from . import page
 
 
 def write_calibration_html(report: Mapping[str, Any], path: str | os.PathLike[str]) -> str:
-    """Write the report of ``shared.analysis.calibrate.calibrate`` (a plain dict) as HTML."""
+    """Write the report of ``shared.analysis.calibration_figures.calibrate`` (a plain dict) as
+    HTML."""
     from . import plots
 
     estimates = estimate_rows(report)

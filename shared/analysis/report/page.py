@@ -119,8 +119,8 @@ def sample_rows(n: int, max_rows: int, seed: int,
 def prompts_of(metrics: Sequence[str]) -> list[str]:
     """Ids (name@version) of the judge prompts the given metrics send: their own (named after
     the metric) and the shared extraction steps (``shared.kit.steps``) of those that extract."""
-    from ...engine import prompts
     from ...kit.registry import EXTRACTION_USERS, METRICS
+    from ...kit.steps import prompts
 
     judged = [m for m in metrics if m in METRICS and METRICS[m].judge]
     templates = [value for value in vars(prompts).values()

@@ -27,7 +27,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from ...base.types import JudgeRequest, Outcome, TokenUsage
-from .base import ResultCallback
+from .base import SAMPLED_MAX_TOKENS, ResultCallback
 from .openai_transport import http_client
 from .remote import MalformedResponse, require_sdk
 from .written import WrittenAnswerBackend, usage_with_cache
@@ -37,8 +37,6 @@ if TYPE_CHECKING:
 
 #: The name of the one tool a structured request offers and forces.
 TOOL_NAME = "judge_answer"
-#: Answer tokens of a written label ("Score: 4"), as the OpenAI-compatible backend allows.
-SAMPLED_MAX_TOKENS = 16
 
 
 def usage_of(message: Any) -> TokenUsage:

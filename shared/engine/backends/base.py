@@ -13,13 +13,21 @@ if TYPE_CHECKING:
 
 ResultCallback = Callable[[int, Outcome], None]
 
+#: Answer tokens of a label written instead of read as log-probabilities ("Score: 4"): a
+#: model without log-probabilities, or a sampled label. Every backend and the runner's
+#: estimate of a dry run use this one bound.
+SAMPLED_MAX_TOKENS = 16
+#: The sampling seed sent to a provider that takes one (sampled answer ``s``: ``SEED + s``).
+SEED = 1234
+
 
 class Backend(ABC):
-    """A judge model behind three operations: :meth:`yes_no` (the first answer token's
-    log-probabilities), :meth:`structured` (an answer to a JSON-schema question) and
-    :meth:`label_probabilities` (each label's probability as the first token; a backend that
-    cannot read them raises ``NotImplementedError``). :meth:`sampling_params` says what each
-    sends, for the call cache's key.
+    """A judge model behind four operations: :meth:`yes_no` (the first answer token's
+    log-probabilities), :meth:`structured` (an answer to a JSON-schema question),
+    :meth:`label_probabilities` (each label's probability as the first token) and
+    :meth:`sample_labels` (answers sampled at temperature 1, each naming a label); a backend
+    that cannot do one of the last two raises ``NotImplementedError``. :meth:`sampling_params`
+    says what each sends, for the call cache's key.
 
     Backends do no caching, de-duplication or progress reporting: the runner
     (:mod:`shared.engine.runner`) does. A backend reports each finished request through
@@ -47,8 +55,8 @@ class Backend(ABC):
 
     @abstractmethod
     def sampling_params(self, operation: str) -> dict[str, Any]:
-        """Every sampling parameter sent for ``operation`` ("yes_no", "labels" or
-        "structured").
+        """Every sampling parameter sent for ``operation`` ("yes_no", "labels", "structured" or
+        "label_samples").
 
         Part of the call-cache key."""
 

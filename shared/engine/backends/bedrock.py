@@ -34,7 +34,7 @@ from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from ...base.types import JudgeRequest, Outcome, TokenUsage
-from .base import ResultCallback
+from .base import SAMPLED_MAX_TOKENS, ResultCallback
 from .openai_transport import event_loop
 from .remote import MalformedResponse, require_sdk
 from .written import WrittenAnswerBackend, usage_with_cache
@@ -44,8 +44,6 @@ if TYPE_CHECKING:
 
 #: The name of the one tool a structured request offers and forces.
 TOOL_NAME = "judge_answer"
-#: Answer tokens of a written label ("Score: 4"), as the OpenAI-compatible backend allows.
-SAMPLED_MAX_TOKENS = 16
 _EVENT = "bedrock-runtime.Converse"
 
 
@@ -155,12 +153,12 @@ class BedrockBackend(WrittenAnswerBackend):
         if operation == "yes_no":
             return {"logprobs": False}
         if operation == "labels":
-            return {"temperature": 0, "written": True, "maxTokens": SAMPLED_MAX_TOKENS}
+            return {"temperature": 0, "written": True, self.max_tokens_field: SAMPLED_MAX_TOKENS}
         if operation == "structured":
             return {"temperature": 0, "toolChoice": "tool"}
         if operation == "label_samples":  # no seed in the Converse API
             return {"temperature": 1, "topP": 1, "written": True,
-                    "maxTokens": SAMPLED_MAX_TOKENS}
+                    self.max_tokens_field: SAMPLED_MAX_TOKENS}
         raise ValueError(f"unknown operation {operation!r}")
 
     # -- operations (yes_no and the labels: WrittenAnswerBackend's)
@@ -197,7 +195,7 @@ class BedrockBackend(WrittenAnswerBackend):
     async def _converse(self, request: JudgeRequest, max_tokens: int, temperature: float = 0,
                         **fields: Any) -> Any:
         system, turns = converse_messages(request)
-        settings: dict[str, Any] = {"maxTokens": max_tokens, "temperature": temperature}
+        settings: dict[str, Any] = {self.max_tokens_field: max_tokens, "temperature": temperature}
         if temperature:
             settings["topP"] = 1
         call = partial(self._client.converse, modelId=self.model, messages=turns,

@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any
 
 from ...base.types import JudgeRequest, Outcome
 from ..logprobs import LABEL_TOP_LOGPROBS
-from .base import LogprobsUnavailable, ResultCallback
+from .base import SAMPLED_MAX_TOKENS, SEED, LogprobsUnavailable, ResultCallback
 from .gemini_responses import (
     MAX_RETRY_DELAY,
     MAX_TOP_LOGPROBS,
@@ -43,12 +43,11 @@ from .gemini_responses import (
     usage_of,
 )
 from .openai_transport import http_client
-from .remote import RemoteBackend
+from .remote import RemoteBackend, require_sdk
 
 if TYPE_CHECKING:
     from ..config import JudgeConfig
 
-SEED = 1234
 #: Models whose name holds this (Gemini's Flash and Flash-Lite models, the default among them)
 #: are asked for minimal thinking (``thinkingConfig.thinkingLevel``): a judge's one-token or
 #: short JSON answer needs none, and on Gemini 3 models thought tokens count against
@@ -56,18 +55,6 @@ SEED = 1234
 #: that little; their thoughts share the answer's token limit.
 MINIMAL_THINKING = "flash"
 API_VERSION = "v1beta"
-#: Answer tokens of a label written instead of read (no log-probabilities, or sampled).
-SAMPLED_MAX_TOKENS = 16
-
-
-def _sdk() -> tuple[Any, Any]:
-    try:
-        from google import genai
-        from google.genai import types
-    except ImportError:
-        raise ImportError("provider='gemini' needs the google.genai SDK: pip install "
-                          "'judge-metrics[gemini]'") from None
-    return genai, types
 
 
 class GeminiBackend(RemoteBackend):
@@ -82,7 +69,10 @@ class GeminiBackend(RemoteBackend):
     def __init__(self, config: JudgeConfig) -> None:
         import httpx
 
-        genai, self._types = _sdk()
+        genai = require_sdk(config.provider)
+        from google.genai import types
+
+        self._types = types
         super().__init__(config)
         self._api_key = config.resolved_api_key() or ""
         options: dict[str, Any] = {
@@ -115,14 +105,14 @@ class GeminiBackend(RemoteBackend):
         if MINIMAL_THINKING in self.model.lower():
             params["thinkingConfig"] = {"thinkingLevel": "MINIMAL"}
         if operation == "yes_no":
-            params.update({"responseLogprobs": True, "maxOutputTokens": 1})
+            params.update({"responseLogprobs": True, self.max_tokens_field: 1})
         elif operation == "labels":
-            params.update({"responseLogprobs": True, "maxOutputTokens": 1,
+            params.update({"responseLogprobs": True, self.max_tokens_field: 1,
                            "logprobs": min(LABEL_TOP_LOGPROBS, MAX_TOP_LOGPROBS)})
         elif operation == "structured":
             params["responseMimeType"] = "application/json"
         elif operation == "label_samples":
-            params.update({"temperature": 1, "maxOutputTokens": SAMPLED_MAX_TOKENS})
+            params.update({"temperature": 1, self.max_tokens_field: SAMPLED_MAX_TOKENS})
         else:
             raise ValueError(f"unknown operation {operation!r}")
         return params
@@ -144,12 +134,12 @@ class GeminiBackend(RemoteBackend):
         ``method`` "sampled"); an answer naming none is unusable."""
         params = self.sampling_params("labels")
         written = {k: v for k, v in params.items() if k not in ("responseLogprobs", "logprobs")}
-        written["maxOutputTokens"] = SAMPLED_MAX_TOKENS
+        written[self.max_tokens_field] = SAMPLED_MAX_TOKENS
         self._label_probabilities(requests, labels, params, written, named_label, on_result)
 
     def structured(self, requests: Sequence[JudgeRequest], json_schema: dict[str, Any],
                    max_tokens: int, on_result: ResultCallback) -> None:
-        params = {**self.sampling_params("structured"), "maxOutputTokens": max_tokens,
+        params = {**self.sampling_params("structured"), self.max_tokens_field: max_tokens,
                   "responseJsonSchema": json_schema}
         constrained = enforces(json_schema)
 

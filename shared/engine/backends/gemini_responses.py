@@ -13,6 +13,7 @@ from typing import Any
 from ...base.types import LabelAnswer, TokenUsage
 from ..logprobs import sampled_answer
 from .base import LogprobsUnavailable
+from .registry import LOCAL
 from .remote import MalformedResponse, top_pairs
 
 #: The most top log-probabilities per token the Gemini API returns (``generationConfig.logprobs``:
@@ -112,7 +113,7 @@ def no_logprobs_message(model: str, host: str = "") -> str:
     where = f" at {host}" if host else ""
     return (f"the Gemini model {model!r}{where} returned no log-probabilities; a metric scored "
             "from the judge's first answer token needs them (responseLogprobs). Choose a model "
-            "that returns them, or the local backend (provider='local').")
+            f"that returns them, or the local backend (provider={LOCAL!r}).")
 
 
 def first_token_top_logprobs(response: Any, model: str, host: str = ""

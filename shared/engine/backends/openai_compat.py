@@ -20,7 +20,7 @@ from typing import Any
 from ...base.types import JudgeRequest, Outcome
 from ..config import PROVIDERS, JudgeConfig
 from ..logprobs import LABEL_TOP_LOGPROBS
-from .base import LogprobsUnavailable, ResultCallback
+from .base import SAMPLED_MAX_TOKENS, SEED, LogprobsUnavailable, ResultCallback
 from .openai_responses import (
     first_token_top_logprobs,
     is_strict_compatible,
@@ -41,10 +41,7 @@ __all__ = ["DEAD_AFTER", "MAX_PROBES", "SEED", "OpenAICompatBackend", "host_of"]
 #: ``json_object_plain``: ``{"type": "json_object"}`` without a schema (DeepSeek);
 #: ``none``: no ``response_format`` at all.
 CONSTRAINED_FORMATS = frozenset({"json_schema", "json_object"})
-SEED = 1234
 NO_KEY = "not-needed"  # the SDK needs some key; servers without authentication ignore it
-#: Answer tokens of a label request to a model without log-probabilities ("Score: 4").
-SAMPLED_MAX_TOKENS = 16
 
 
 # ---------------------------------------------------------------- the backend
@@ -66,7 +63,6 @@ class OpenAICompatBackend(RemoteBackend):
         self.constrained = style in CONSTRAINED_FORMATS
         capabilities = PROVIDERS[config.provider].capabilities
         self.seed = SEED if capabilities.seed else None
-        self.max_tokens_field = capabilities.max_tokens_field  # OpenAI: max_completion_tokens
         self.top_logprobs = capabilities.top_logprobs
         self._client = self.new_client(config.resolved_api_key() or NO_KEY, self.base_url,
                                        http_client(self.timeout, self._liveness))

@@ -9,6 +9,7 @@ from typing import Any
 from ...base.types import LabelAnswer, TokenUsage
 from ..logprobs import sampled_label
 from .base import LogprobsUnavailable
+from .registry import LOCAL
 from .remote import MalformedResponse, top_pairs
 
 
@@ -31,7 +32,7 @@ def no_logprobs_message(model: str, host: str = "") -> str:
         "the judge's Yes/No log-probabilities needs the first answer token's top "
         "log-probabilities (reasoning models do not return them). Choose a model that does "
         "(e.g. gpt-4o-mini, deepseek-chat, a vLLM or llama.cpp server) or the local backend "
-        "(provider='local')."
+        f"(provider={LOCAL!r})."
     )
 
 

@@ -73,7 +73,8 @@ class Provider:
     ``capabilities``; ``base_url``: its default endpoint (the root its official SDK takes;
     ``base_url_env``: a variable that, when set, gives it instead); ``key_env``: the variables
     its credential may be read from, the first being the one messages name; ``default_model``;
-    ``prices``: model -> :class:`ModelPrice` (``"*"``: every model); ``extra``: the pip extra
+    ``prices``: model -> :class:`ModelPrice` (``"*"``: every model), ``prices_as_of``: the
+    month (``YYYY-MM``) they were taken from the provider's pricing page; ``extra``: the pip extra
     that installs its SDK and ``sdk`` that SDK's import name (``None``: always installed);
     ``needs_base_url``: there is no default endpoint; ``needs_key``: a request without a key is
     refused; ``base_url_doc``: what ``base_url`` is for this provider, for the docs (default:
@@ -93,6 +94,7 @@ class Provider:
     needs_key: bool = True
     base_url_env: str | None = None
     base_url_doc: str | None = None
+    prices_as_of: str | None = None
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "prices", _frozen(self.prices))
@@ -143,7 +145,11 @@ def openai_compatible_host(title: str, base_url: str | None, key_env: tuple[str,
 
 
 _P = ModelPrice
-# List prices, standard tier, as published in August 2025 (pricing.PRICES_AS_OF).
+# List prices, standard tier, as published in August 2025.
+_AUGUST_2025 = "2025-08"
+#: Anthropic's, Bedrock's and Google's list prices, as published when their entries were
+#: written (November 2026).
+_NOVEMBER_2026 = "2026-11"
 _OPENAI_PRICES = {
     "gpt-5": _P(1.25, 10.00, 0.125),
     "gpt-5-mini": _P(0.25, 2.00, 0.025),
@@ -172,14 +178,15 @@ PROVIDERS: dict[str, Provider] = {
         "or a `.gguf` file)"),
     "openai": Provider(
         _OPENAI_COMPATIBLE, "OpenAI", _OPENAI_CAPABILITIES, "https://api.openai.com/v1",
-        ("OPENAI_API_KEY",), "gpt-4o-mini", _OPENAI_PRICES),
+        ("OPENAI_API_KEY",), "gpt-4o-mini", _OPENAI_PRICES, prices_as_of=_AUGUST_2025),
     # DeepSeek: JSON mode without a schema, no seed; automatic context caching on disk.
     "deepseek": Provider(
         _OPENAI_COMPATIBLE, "DeepSeek",
         Capabilities(structured="json_object_plain", logprobs=True, top_logprobs=20, seed=False,
                      batch=None, prompt_caching="automatic"),
         "https://api.deepseek.com", ("DEEPSEEK_API_KEY",), "deepseek-chat",
-        {"deepseek-chat": _P(0.27, 1.10, 0.07), "deepseek-reasoner": _P(0.55, 2.19, 0.14)}),
+        {"deepseek-chat": _P(0.27, 1.10, 0.07), "deepseek-reasoner": _P(0.55, 2.19, 0.14)},
+        prices_as_of=_AUGUST_2025),
     # xAI: top_logprobs 0-8.
     "xai": Provider(
         _OPENAI_COMPATIBLE, "xAI",
@@ -187,7 +194,8 @@ PROVIDERS: dict[str, Provider] = {
                      batch=None, prompt_caching="automatic"),
         "https://api.x.ai/v1", ("XAI_API_KEY",), "grok-3-mini",
         {"grok-4": _P(3.00, 15.00, 0.75), "grok-3": _P(3.00, 15.00, 0.75),
-         "grok-3-mini": _P(0.30, 0.50, 0.075), "grok-2": _P(2.00, 10.00)}),
+         "grok-3-mini": _P(0.30, 0.50, 0.075), "grok-2": _P(2.00, 10.00)},
+        prices_as_of=_AUGUST_2025),
     "openai-compatible": openai_compatible_host(
         "any OpenAI-compatible server", None, ("OPENAI_COMPATIBLE_API_KEY",),
         needs_base_url=True, needs_key=False),
@@ -208,7 +216,8 @@ PROVIDERS: dict[str, Provider] = {
          "claude-opus-4-5-20251101": _P(5.00, 25.00, 0.50),
          "claude-opus-4-1": _P(15.00, 75.00, 1.50),
          "claude-opus-4-1-20250805": _P(15.00, 75.00, 1.50)},
-        extra="anthropic", sdk="anthropic", base_url_env="ANTHROPIC_BASE_URL"),
+        extra="anthropic", sdk="anthropic", base_url_env="ANTHROPIC_BASE_URL",
+        prices_as_of=_NOVEMBER_2026),
     # Azure OpenAI: base_url is the resource endpoint (https://RESOURCE.openai.azure.com, or its
     # v1 route .../openai/v1); model is the deployment name. Azure's Global Batch is 50% off.
     "azure": Provider(
@@ -225,7 +234,7 @@ PROVIDERS: dict[str, Provider] = {
     "bedrock": Provider(
         "bedrock:BedrockBackend", "Amazon Bedrock",
         Capabilities(structured="tool", logprobs=False, top_logprobs=0, seed=False,
-                     batch=None, prompt_caching=None),
+                     batch=None, prompt_caching=None, max_tokens_field="maxTokens"),
         None, ("AWS_BEARER_TOKEN_BEDROCK", "AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY",
                "AWS_SESSION_TOKEN"),
         "global.anthropic.claude-haiku-4-5-20251001-v1:0",
@@ -238,7 +247,7 @@ PROVIDERS: dict[str, Provider] = {
          "amazon.nova-micro-v1:0": _P(0.035, 0.14, 0.00875),
          "amazon.nova-lite-v1:0": _P(0.06, 0.24, 0.015),
          "amazon.nova-pro-v1:0": _P(0.80, 3.20, 0.20)},
-        extra="bedrock", sdk="boto3", needs_key=False),
+        extra="bedrock", sdk="boto3", needs_key=False, prices_as_of=_NOVEMBER_2026),
     # Hugging Face Inference Providers: one OpenAI-compatible router in front of many hosts; what
     # a model can do depends on the host serving it.
     "huggingface": openai_compatible_host(
@@ -273,8 +282,7 @@ PROVIDERS: dict[str, Provider] = {
     # Gemini API generateContent: responseJsonSchema; responseLogprobs with logprobs 0-20;
     # implicit context caching; Batch Mode (batchGenerateContent) at 50% of the standard
     # price, as Google's pricing page gives it. The SDK reads GOOGLE_API_KEY too. Prices:
-    # Google's list prices (standard tier, prompts up to 200k tokens) as published in November
-    # 2026.
+    # Google's list prices (standard tier, prompts up to 200k tokens).
     "gemini": Provider(
         "gemini:GeminiBackend", "Google Gemini",
         Capabilities(structured="response_json_schema", logprobs=True, top_logprobs=20,
@@ -286,7 +294,7 @@ PROVIDERS: dict[str, Provider] = {
          "gemini-3-flash-preview": _P(0.50, 3.00, 0.05),
          "gemini-3.1-flash-lite": _P(0.25, 1.50),
          "gemini-3.1-pro-preview": _P(2.00, 12.00, 0.20)},
-        extra="gemini", sdk="google.genai"),
+        extra="gemini", sdk="google.genai", prices_as_of=_NOVEMBER_2026),
 }
 
 

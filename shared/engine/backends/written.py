@@ -11,6 +11,7 @@ from ...base.types import JudgeRequest, LabelAnswer, Outcome, TokenUsage
 from ..logprobs import sampled_answer
 from .base import LogprobsUnavailable, ResultCallback
 from .openai_responses import label_written
+from .registry import LOCAL
 from .remote import RemoteBackend
 
 
@@ -44,7 +45,7 @@ class WrittenAnswerBackend(RemoteBackend):
             f"provider={self.provider!r} (model {self.model!r}) returns no log-probabilities; "
             "a metric scored from the judge's Yes/No log-probabilities needs the first answer "
             "token's top log-probabilities. Choose a provider that returns them (openai, "
-            "gemini, a vLLM or llama.cpp server) or the local backend (provider='local').")
+            f"gemini, a vLLM or llama.cpp server) or the local backend (provider={LOCAL!r}).")
 
     def label_probabilities(self, requests: Sequence[JudgeRequest], labels: Sequence[str],
                             on_result: ResultCallback) -> None:

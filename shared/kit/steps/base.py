@@ -1,9 +1,9 @@
 """What every judge step is: one object holding its whole contract with the judge.
 
 RAGAS pairs each prompt with its output model; here a :class:`JudgeStep` holds its prompt
-(a :class:`~shared.engine.prompts.PromptTemplate`, whose text and version stay in
-:mod:`shared.engine.prompts`), and builds, for each job it is given, the request, the JSON schema
-the answer must follow, the grounding check (:mod:`shared.engine.grounding`) the answer must
+(a :class:`~shared.kit.steps.prompts.PromptTemplate`, whose text and version stay in
+:mod:`shared.kit.steps.prompts`), and builds, for each job it is given, the request, the JSON schema
+the answer must follow, the grounding check (:mod:`shared.kit.steps.grounding`) the answer must
 pass and the completion-token limit; it reads a valid answer into the step's value.
 
 :func:`ask` sends the jobs of one or more steps through the runner's structured path, so answers
@@ -19,8 +19,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from ...base.types import JudgeRequest, Outcome
-from ...engine.prompts import PromptTemplate
 from ...engine.runner import Check
+from .prompts import PromptTemplate
 
 
 def object_schema(properties: dict[str, Any]) -> dict[str, Any]:

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ...base.types import Outcome
-from ...engine import prompts
+from . import prompts
 from .. import scoring
 from ..conversations import render
 from .base import ask, is_dry_run

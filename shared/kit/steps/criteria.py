@@ -14,10 +14,10 @@ from typing import Any
 
 from ...base.types import JudgeRequest, Outcome
 from ...base.validation import InputError, InputTypeError
-from ...engine import grounding, prompts
 from ...engine.call_batch import INVALID
 from ...engine.logprobs import NO_LABEL_WHERE, merged_probability, renormalised
 from ..scoring import Preference
+from . import grounding, prompts
 from .base import JudgeStep, failed_step, is_dry_run, object_schema, token_limit
 from .verdicts import as_json_list
 
@@ -218,8 +218,8 @@ class ReasonJob:
 @dataclass(frozen=True)
 class ReasonStep(JudgeStep):
     """G-Eval's reason for a score. A job: :class:`ReasonJob`; value: ``{"reason": str}``, which
-    must not copy the prompt's placeholder (:func:`shared.engine.grounding.reasons_check`). Its
-    request comes from :func:`shared.engine.prompts.g_eval_reason_request` (the prompt's text
+    must not copy the prompt's placeholder (:func:`shared.kit.steps.grounding.reasons_check`). Its
+    request comes from :func:`shared.kit.steps.prompts.g_eval_reason_request` (the prompt's text
     follows the criteria's shape: steps, rubric, scale), so it holds no template."""
 
     template: None = None

@@ -6,7 +6,7 @@ faithfulness and context recall reuse each other's extractions (bias and toxicit
 opinions).
 
 An extraction must be supported by its text and copy no example of the prompt
-(:func:`shared.engine.grounding.extraction_check`); an answer whose items are mostly supported
+(:func:`shared.kit.steps.grounding.extraction_check`); an answer whose items are mostly supported
 keeps those and drops the rest (``Outcome.dropped``; the metrics report them as
 ``dropped_items`` in the row's details).
 """
@@ -18,8 +18,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from ...base.types import Outcome
-from ...engine import grounding, prompts
 from ...engine.runner import Check
+from . import grounding, prompts
 from .base import JudgeStep, ask, is_dry_run, object_schema, token_limit
 
 MAX_ITEMS = 10  # statements / opinions extracted from one text

@@ -8,8 +8,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from ...base.types import Outcome
-from ...engine import grounding, prompts
 from ...engine.runner import Check
+from . import grounding, prompts
 from .base import JudgeStep, object_schema, token_limit
 
 SUMMARY_REASON_MAX_CHARS = 160

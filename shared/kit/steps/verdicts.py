@@ -2,7 +2,7 @@
 (a statement, opinion, claim or context), and answer correctness's TP/FP/FN classification.
 
 Each verdict echoes its item's number (``"item": k``, held to its position by the schema) and its
-reason must be about that item (:func:`shared.engine.grounding.verdicts_check`).
+reason must be about that item (:func:`shared.kit.steps.grounding.verdicts_check`).
 """
 
 from __future__ import annotations
@@ -13,8 +13,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ...base.types import Outcome
-from ...engine import grounding, prompts
 from ...engine.runner import Check
+from . import grounding, prompts
 from .base import JudgeStep, ask, object_schema, token_limit
 from .extraction import items_or_estimate
 

@@ -2,7 +2,7 @@
 registry (``shared.engine.backends.registry.PROVIDERS``) and each judge metric's ``REQUIRES``.
 
 A card holds its table between ``<!-- providers:start -->`` and ``<!-- providers:end -->``,
-docs/BACKENDS.md its own between the same markers; ``python -m shared.kit.cards`` rewrites them
+docs/BACKENDS.md its own between the same markers; ``python -m shared.tools.cards`` rewrites them
 with the options tables, and its ``--check`` (run by a test) fails when one is out of date.
 """
 
@@ -14,7 +14,7 @@ from ..engine.backends.registry import KEY_ONLY_DEFAULT, LOCAL, PROVIDERS, Provi
 
 START = "<!-- providers:start -->"
 END = "<!-- providers:end -->"
-_NOTE = ("<!-- generated from the provider registry by `python -m shared.kit.cards`; do not "
+_NOTE = ("<!-- generated from the provider registry by `python -m shared.tools.cards`; do not "
          "edit by hand -->")
 
 Requirement = tuple[str, "bool | int"]

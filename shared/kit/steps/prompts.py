@@ -19,7 +19,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ..base.types import JudgeRequest
+from ...base.types import JudgeRequest
 
 # Every fenced prompt carries this note, and every repair sends it again. Until the versions
 # below (statements 3, statements_q 2, opinions 3, the verdict prompts 4, answer_correctness 4,
@@ -49,7 +49,7 @@ class PromptTemplate:
     fenced: bool = True
     examples: tuple[str, ...] = ()
     """The example texts and format placeholders the prompt shows: an answer item or reason
-    (near-)equal to one of them is a copy, never content (:mod:`shared.engine.grounding`)."""
+    (near-)equal to one of them is a copy, never content (:mod:`shared.kit.steps.grounding`)."""
 
     @property
     def prompt_id(self) -> str:
@@ -104,7 +104,7 @@ L3SCORE = PromptTemplate(
 # not copied, so they took no repairs.
 # Each template's ``examples`` lists the example sentences it shows, and the placeholders and
 # "short reason" of earlier versions, which are never content either, so that
-# shared.engine.grounding rejects an answer that copies one.
+# shared.kit.steps.grounding rejects an answer that copies one.
 
 _JSON_ONLY = "Reply with JSON only, in this shape (write your own text in place of each <...>):"
 REASON_PLACEHOLDER = "<why, in your own words>"
@@ -175,7 +175,8 @@ OPINIONS = PromptTemplate(
 
 # Version 3 of the verdict prompts: each verdict starts with its item's number ("item": 1 for
 # the first item of the list), which the schema holds to its position (shared.kit.steps), so a
-# verdict says which item it judges; its reason must be about that item (shared.engine.grounding).
+# verdict says which item it judges; its reason must be about that item
+# (shared.kit.steps.grounding).
 # Version 4: the shorter fence note (FENCE_NOTE). Version 5: the schema (reply_format).
 _ONE_PER_ITEM = ("one verdict per item, in the order of the list, each giving the number of its "
                  "item (1 for the first)")

@@ -4,8 +4,8 @@ docs/BACKENDS.md (the provider tables), from the declarations and the provider r
 Each card (``metrics/<name>/README.md``) holds, under ``## Inputs``, a block between
 ``<!-- options:start -->`` and ``<!-- options:end -->``: the table of the metric's ``OPTIONS``
 and, for a judge metric, the table of the judge options (``shared.engine.config.JUDGE_OPTIONS``),
-written once here for every judge card. ``python -m shared.kit.cards`` rewrites the blocks;
-``python -m shared.kit.cards --check`` lists the cards that are out of date (exit 1), which a test
+written once here for every judge card. ``python -m shared.tools.cards`` rewrites the blocks;
+``python -m shared.tools.cards --check`` lists the cards that are out of date (exit 1), which a test
 runs, so a changed declaration cannot leave its card behind. A judge card whose text holds a
 ``<!-- providers:start -->`` block gets the provider table (:mod:`.provider_tables`), and
 docs/BACKENDS.md its provider tables, the same way. A judge card's options block also says
@@ -22,12 +22,12 @@ from pathlib import Path
 
 from ..base.options import card_table
 from ..engine.config import JUDGE_OPTIONS
+from ..kit.registry import METRICS, METRICS_DIR, MetricSpec, available, metric_class, metric_path
 from . import provider_tables
-from .registry import METRICS, METRICS_DIR, MetricSpec, available, metric_class, metric_path
 
 START = "<!-- options:start -->"
 END = "<!-- options:end -->"
-_NOTE = ("<!-- generated from the metric's declared options by `python -m shared.kit.cards`; "
+_NOTE = ("<!-- generated from the metric's declared options by `python -m shared.tools.cards`; "
          "do not edit by hand -->")
 
 

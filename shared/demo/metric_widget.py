@@ -1,5 +1,5 @@
-"""One metric's widget: :class:`MetricPanel` (its components and event handlers) and
-``build_panel``, which lays it out in the page."""
+"""One metric's widget: :class:`MetricWidget` (its components and event handlers) and
+``build_widget``, which lays it out in the page."""
 
 from __future__ import annotations
 
@@ -71,7 +71,7 @@ def load_metric(name: str, metric_dir: str | Path | None = None) -> Any:
 
 
 @dataclass
-class MetricPanel:
+class MetricWidget:
     """One metric's widget: its components, and the handlers the page's events call.
 
     ``handle(values)`` is the Run handler (``values``: component -> value, as Gradio passes a
@@ -251,17 +251,17 @@ def _option_field(option: Option, value: Any, elem_id: str) -> Any:
                       max_lines=max(1, 2 * lines + 2 * (lines > 1)))
 
 
-def build_panel(name: str, metric_dir: str | Path | None) -> MetricPanel:
+def build_widget(name: str, metric_dir: str | Path | None) -> MetricWidget:
     import gradio as gr
     import pandas as pd
 
     metric = load_metric(name, metric_dir)
     spec = spec_of(type(metric), name)  # from the class: also in a Space, with no metrics/
-    panel = MetricPanel(name, spec, metric, metric_options(metric), input_kinds(metric))
+    widget = MetricWidget(name, spec, metric, metric_options(metric), input_kinds(metric))
     rows, example_options = example_for(name, spec)
     description = (getattr(metric, "description", "") or "").strip().split("\n\n")[0]
     list_columns = [c for a, c in {**spec.columns, **spec.optional_columns}.items()
-                    if panel.kinds.get(a) in ("texts", "list", "phrases")]
+                    if widget.kinds.get(a) in ("texts", "list", "phrases")]
     help_text = "One row per sample; edit cells, add rows, or upload a `.jsonl`/`.csv` batch."
     if list_columns:
         help_text += (f" In {', '.join(f'`{c}`' for c in list_columns)} write a JSON list "
@@ -272,63 +272,63 @@ def build_panel(name: str, metric_dir: str | Path | None) -> MetricPanel:
     gr.Markdown(f"### {name}\n{description}\n\n{help_text}")
     with gr.Row():
         with gr.Column(scale=3):
-            panel.table = gr.Dataframe(
-                value=panel.example_frame(), headers=panel.columns, datatype="str",
-                column_count=len(panel.columns), interactive=True, wrap=True, label="Inputs",
+            widget.table = gr.Dataframe(
+                value=widget.example_frame(), headers=widget.columns, datatype="str",
+                column_count=len(widget.columns), interactive=True, wrap=True, label="Inputs",
                 elem_id=f"{name}-table", show_row_numbers=True,
             )
             with gr.Row():
-                panel.example_button = gr.Button("Load example", size="sm", scale=1,
-                                                 min_width=120, elem_id=f"{name}-example")
-                panel.upload = gr.File(label="Upload a batch (.jsonl or .csv)",
-                                       file_types=[".jsonl", ".csv"], type="filepath",
-                                       elem_id=f"{name}-upload", height=140, scale=3)
+                widget.example_button = gr.Button("Load example", size="sm", scale=1,
+                                                  min_width=120, elem_id=f"{name}-example")
+                widget.upload = gr.File(label="Upload a batch (.jsonl or .csv)",
+                                        file_types=[".jsonl", ".csv"], type="filepath",
+                                        elem_id=f"{name}-upload", height=140, scale=3)
         with gr.Column(scale=2):
-            if panel.options:
+            if widget.options:
                 with gr.Accordion("Options", open=True):
-                    for option in panel.options:
+                    for option in widget.options:
                         value = example_options.get(option.name, option.default)
-                        panel.option_fields[option.name] = _option_field(
+                        widget.option_fields[option.name] = _option_field(
                             option, value, f"{name}-option-{option.name}")
             if spec.judge:
-                _judge_fields(panel)
-            panel.run_button = gr.Button("Run", variant="primary", elem_id=f"{name}-run")
-    panel.outputs["status"] = gr.HTML(elem_id=f"{name}-status")
-    panel.outputs["aggregate"] = gr.HTML(elem_id=f"{name}-aggregate")
+                _judge_fields(widget)
+            widget.run_button = gr.Button("Run", variant="primary", elem_id=f"{name}-run")
+    widget.outputs["status"] = gr.HTML(elem_id=f"{name}-status")
+    widget.outputs["aggregate"] = gr.HTML(elem_id=f"{name}-aggregate")
     with gr.Row():
-        panel.outputs["chart"] = gr.BarPlot(
+        widget.outputs["chart"] = gr.BarPlot(
             pd.DataFrame({"score range": [], "rows": []}), x="score range", y="rows",
             title="Per-row score distribution", height=220, elem_id=f"{name}-chart", scale=1,
             visible=False)
-        panel.outputs["usage"] = gr.Markdown(elem_id=f"{name}-usage")
-    panel.outputs["rows"] = gr.Dataframe(label="Per-row results", interactive=False, wrap=True,
+        widget.outputs["usage"] = gr.Markdown(elem_id=f"{name}-usage")
+    widget.outputs["rows"] = gr.Dataframe(label="Per-row results", interactive=False, wrap=True,
                                          elem_id=f"{name}-rows", visible=False)
-    panel.outputs["unmeasured"] = gr.Markdown(elem_id=f"{name}-unmeasured")
+    widget.outputs["unmeasured"] = gr.Markdown(elem_id=f"{name}-unmeasured")
     with gr.Accordion("Raw output (JSON)", open=False):
-        panel.outputs["raw"] = gr.JSON(elem_id=f"{name}-raw")
+        widget.outputs["raw"] = gr.JSON(elem_id=f"{name}-raw")
 
-    panel.initial = {panel.table: panel.example_frame()}
-    for option in panel.options:
-        panel.initial[panel.option_fields[option.name]] = field_value(
+    widget.initial = {widget.table: widget.example_frame()}
+    for option in widget.options:
+        widget.initial[widget.option_fields[option.name]] = field_value(
             option, example_options.get(option.name, option.default))
-    panel.initial.update({panel.judge_fields[k]: v for k, v in (
+    widget.initial.update({widget.judge_fields[k]: v for k, v in (
         ("provider", LOCAL), ("model", ""), ("base_url", ""), ("api_key", ""),
         ("use_cache", True), ("dry_run", False), ("retry_unmeasured", False))
-        if k in panel.judge_fields})
+        if k in widget.judge_fields})
 
-    _wire_events(panel)
-    return panel
+    _wire_events(widget)
+    return widget
 
 
-def _judge_fields(panel: MetricPanel) -> None:
+def _judge_fields(widget: MetricWidget) -> None:
     """The judge accordion: provider, model, base URL, API key, cache, dry-run and retry
     fields."""
     import gradio as gr
 
-    name = panel.name
+    name = widget.name
     with gr.Accordion("Judge", open=True):
         gr.Markdown(judge_help())
-        judge = panel.judge_fields
+        judge = widget.judge_fields
         judge["provider"] = gr.Dropdown(
             choices=list(PROVIDERS), value=LOCAL, label="provider",
             elem_id=f"{name}-provider")
@@ -357,23 +357,23 @@ def _judge_fields(panel: MetricPanel) -> None:
         add_judge_fields(judge, name)
 
 
-def _wire_events(panel: MetricPanel) -> None:
-    """The Run, Load example and upload events of a laid-out panel."""
+def _wire_events(widget: MetricWidget) -> None:
+    """The Run, Load example and upload events of a laid-out widget."""
     import gradio as gr
 
     # Gradio finds its progress tracker by this default value.
     def run(values: dict[Any, Any],
             progress: gr.Progress = gr.Progress(track_tqdm=True),  # noqa: B008
             ) -> dict[Any, Any]:
-        return panel.handle(values, progress)
+        return widget.handle(values, progress)
 
-    outputs = list(panel.outputs.values())
-    panel.run_button.click(run, inputs=panel.inputs(), outputs=outputs,
-                           api_visibility="private", concurrency_limit=1)
-    panel.example_button.click(panel.load_example,
-                               outputs=[panel.table, panel.outputs["status"],
-                                        *panel.option_fields.values()],
-                               api_visibility="private")
-    panel.upload.upload(panel.load_file, inputs=panel.upload,
-                        outputs=[panel.table, panel.outputs["status"]],
-                        api_visibility="private")
+    outputs = list(widget.outputs.values())
+    widget.run_button.click(run, inputs=widget.inputs(), outputs=outputs,
+                            api_visibility="private", concurrency_limit=1)
+    widget.example_button.click(widget.load_example,
+                                outputs=[widget.table, widget.outputs["status"],
+                                         *widget.option_fields.values()],
+                                api_visibility="private")
+    widget.upload.upload(widget.load_file, inputs=widget.upload,
+                         outputs=[widget.table, widget.outputs["status"]],
+                         api_visibility="private")

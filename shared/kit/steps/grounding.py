@@ -35,7 +35,8 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from .answers import Unrepairable
+from ...engine.answers import Unrepairable
+from ..invalid_answers import COPIED, EMPTY, MISMATCH, PLACEHOLDER, UNSUPPORTED
 
 SUPPORT_MIN = 2 / 3
 """Share of an item's content words the source must hold: at most one word in three may be new
@@ -52,16 +53,6 @@ not the rest of the prompt): one shared word can be chance (a topic word), two o
 own words and none of its own say the reason describes that other item."""
 
 MAX_QUOTED = 3  # items quoted in a failure reason
-
-# The failure categories every judge metric counts (``invalid_answers``), in display order.
-CATEGORIES = ("copied_example", "placeholder_reason", "unsupported_items", "empty_extraction",
-              "verdict_mismatch", "invalid_json", "no_label", "malformed_probabilities")
-
-COPIED = "copied the prompt's example"
-PLACEHOLDER = "copied the format placeholder"
-UNSUPPORTED = "not supported by the text"
-EMPTY = "nothing extracted from a text that has words"
-MISMATCH = "verdicts do not match the items asked about"
 
 STOPWORDS = frozenset("""
 a an the this that these those there here it its it's itself they them their theirs he him his
@@ -298,37 +289,3 @@ def verdicts_check(lists: Mapping[str, Sequence[str]], placeholders: Sequence[st
         return None
 
     return check
-
-
-def category(reason: str) -> str | None:
-    """The :data:`CATEGORIES` entry of an unmeasured reason, ``None`` when it is not an invalid
-    judge answer (a backend fault, an empty input, ...)."""
-    if "invalid judge answer" not in reason:
-        return None
-    if "invalid judge answer: no label" in reason:
-        return "no_label"
-    if re.search(r"invalid judge answer: (the probability of|no probability for|label "
-                 r"probabilities)", reason):
-        return "malformed_probabilities"
-    if COPIED in reason:
-        return "copied_example"
-    if PLACEHOLDER in reason:
-        return "placeholder_reason"
-    if UNSUPPORTED in reason:
-        return "unsupported_items"
-    if EMPTY in reason:
-        return "empty_extraction"
-    if MISMATCH in reason or re.search(
-            r"is too (short|long)|(non-unique|fewer|more) items|was expected \(at /", reason):
-        return "verdict_mismatch"
-    return "invalid_json"
-
-
-def count_invalid(unmeasured: Iterable[Mapping[str, Any]]) -> dict[str, int]:
-    """Per :data:`CATEGORIES` entry, the unmeasured rows whose reason is that invalid answer."""
-    counts = dict.fromkeys(CATEGORIES, 0)
-    for row in unmeasured:
-        kind = category(str(row.get("reason", "")))
-        if kind is not None:
-            counts[kind] += 1
-    return counts

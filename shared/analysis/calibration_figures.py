@@ -1,7 +1,7 @@
 """What ``python -m shared calibrate`` reports: a metric's scores on every row and human labels
 on some, turned into the corrected mean label (prediction-powered, ``shared.analysis.ppi``),
 the labels-alone and the metric-alone figures beside it, and a calibration map from score to
-P(label) (``shared.analysis.calibration``).
+P(label) (``shared.analysis.calibration_maps``).
 
 The report's ``estimate`` is exactly ``prediction_powered_mean(labelled scores, labels,
 unlabelled scores, alpha)`` on the run's split (the measured rows with a label, in row order;
@@ -17,7 +17,7 @@ import numpy as np
 
 from ..base.errors import UserInputError
 from ..kit import stats
-from .calibration import fit_calibration
+from .calibration_maps import fit_calibration
 from .labelled_runs import Split, score_labelled, split_rows
 from .labels import BOOLEAN
 from .ppi import ppi_mean
