@@ -4,7 +4,7 @@ task completion (one Yes/No label reading of the whole transcript), conversation
 the user gave, extracted per user turn; each later assistant message judged for forgetting).
 
 The extracted items must be in the user's own words: the grounding check
-(:func:`shared.engine.grounding.extraction_check`) holds the requests to the user's messages and
+(:func:`shared.kit.steps.grounding.extraction_check`) holds the requests to the user's messages and
 each fact to the message it came from.
 """
 
@@ -15,9 +15,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from ...base.types import Outcome
-from . import prompts
 from .. import scoring
 from ..conversations import render
+from . import prompts
 from .base import ask, is_dry_run
 from .chains import ItemVerdicts, dropped_details
 from .criteria import read_labels
