@@ -16,6 +16,9 @@ AGREEMENT_STAMP := $(AGREEMENT_VENV)/.agreement-installed
 BFCL_DIR := $(VENV)/bfcl-eval
 BFCL_STAMP := $(BFCL_DIR)/.installed
 BFCL_EVAL := bfcl-eval==2026.3.23
+# inspect_ai, whose pins clash with ours, for the converter's test (requirements-venv-inspect.txt)
+INSPECT_VENV := .venv-inspect
+INSPECT_STAMP := $(INSPECT_VENV)/.inspect-installed
 export HF_HUB_OFFLINE := 1
 export TRANSFORMERS_OFFLINE := 1
 export HF_HUB_DISABLE_TELEMETRY := 1
@@ -54,14 +57,14 @@ $(BFCL_STAMP): | $(PY)
 	touch $@
 
 setup: $(RUNTIME_STAMP)
-setup-test: $(TEST_STAMP) $(BFCL_STAMP)
+setup-test: $(TEST_STAMP) $(BFCL_STAMP) $(INSPECT_STAMP)
 
 run: $(RUNTIME_STAMP)
 	$(PY) -m shared score examples/rag_sample.jsonl --metric all \
 	    --option 'g_eval.criteria=Does the answer respond to the question correctly and politely?' \
 	    --out out/rag_sample_scores.jsonl --html out/rag_sample_report.html
 
-test: $(TEST_STAMP) $(BFCL_STAMP)
+test: $(TEST_STAMP) $(BFCL_STAMP) $(INSPECT_STAMP)
 	$(PY) -m ruff check shared metrics tests app.py bench
 	$(PY) -m pytest tests
 
@@ -81,6 +84,9 @@ define peer_venv
 	$(1)/bin/python -m pip install --quiet -r $(2) \
 	    && touch $@ || echo "$(3): $(1) peers failed to install; their rows will say so"
 endef
+
+$(INSPECT_STAMP): $(RUNTIME_STAMP) requirements-venv-inspect.txt
+	$(call peer_venv,$(INSPECT_VENV),requirements-venv-inspect.txt,inspect)
 
 $(BENCH_STAMP): $(RUNTIME_STAMP) bench/requirements-venv-bench.txt
 	$(call peer_venv,$(BENCH_VENV),bench/requirements-venv-bench.txt,bench)

@@ -280,6 +280,21 @@ def test_rouge_matches_rouge_score(demo: Any) -> None:
                                                        abs=5e-5)  # shown to 4 decimals
 
 
+def test_tool_calls_are_json_cells_and_a_malformed_one_a_message() -> None:
+    """tool_call_correctness's table cells hold JSON text (its example: one row right, one with
+    a float where an integer is declared); a cell that is not JSON is a message naming it."""
+    panel = build_demo(["tool_call_correctness"]).jm_panels["tool_call_correctness"]
+    assert panel.columns == ["expected_tool_calls", "tool_calls", "messages", "tools"]
+    out = run(panel)
+    assert headline(out["aggregate"], "tool_call_correctness") == "0.5000"
+    assert list(out["rows"]["scores"]) == [1.0, 0.0]
+    rows, _ = EXAMPLES["tool_call_correctness"]
+    table = pd.DataFrame({**rows, "tool_calls": ['[{"name": "get_weather", "arguments": "{"}]',
+                                                 rows["tool_calls"][1]]})
+    out = run(panel, table)
+    assert "arguments are not valid JSON" in all_text(out) and "jm-ok" not in out["status"]
+
+
 def test_bad_input_is_a_message_not_a_crash(demo: Any) -> None:
     accuracy = demo.jm_panels["accuracy"]
     out = run(accuracy, options={"fuzzy_threshold": 1.5})

@@ -107,8 +107,28 @@ class Input:
                                       and not value.strip()):
                 out.append("null")
                 continue
+            _valid_unicode(self.name, value, i)
             out.append(json.dumps(check(value, self.name, i), ensure_ascii=False))
         return out
+
+
+def _valid_unicode(name: str, value: Any, index: int) -> None:
+    """Every string (and key) in a JSON value valid Unicode, else an ``InputError`` at
+    ``name[index][item]`` (the top-level item of a list) naming the character position."""
+    items = enumerate(value) if isinstance(value, (list, tuple)) else [(None, value)]
+    for item, part in items:
+        where = index if item is None else (index, item)
+        stack = [part]
+        while stack:
+            current = stack.pop()
+            if isinstance(current, str):
+                if not current.isascii():
+                    validation.unicode_text(name, current, where)
+            elif isinstance(current, Mapping):
+                stack.extend(current.keys())
+                stack.extend(current.values())
+            elif isinstance(current, (list, tuple)):
+                stack.extend(current)
 
 
 @dataclass(frozen=True)

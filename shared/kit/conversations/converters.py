@@ -32,13 +32,14 @@ def _get(item: Any, name: str, default: Any = None) -> Any:
 
 
 def _text(content: Any) -> Any:
-    """A content that is a list of content objects -> its text parts (a string stays)."""
+    """A content that is a list of content objects -> its text parts joined (another part
+    shown as ``[<type>]``, a model's reasoning left out); a string stays."""
     if content is None or isinstance(content, str):
         return content
     if isinstance(content, Iterable):
         texts = [_get(part, "text") if _get(part, "text") is not None else
                  part if isinstance(part, str) else f"[{_get(part, 'type', 'part')}]"
-                 for part in content]
+                 for part in content if _get(part, "type") != "reasoning"]
         return "\n".join(texts)
     return str(content)
 

@@ -23,8 +23,9 @@ def _argument_errors(made: dict[str, Any], expected: dict[str, Any],
     """argument -> why it is wrong, for every argument given or expected (BFCL's checks)."""
     accepted = expected["accepted"]
     types = schema["types"] if schema else {}
+    required = schema["required"] if schema else ()
     errors: dict[str, str] = {name: "is missing (required by the tool's schema)"
-                              for name in (schema["required"] if schema else ()) if name not in made}
+                              for name in required if name not in made}
     for name, value in made.items():
         if name not in accepted or (schema is not None and name not in types):
             errors[name] = "is not an expected argument"
