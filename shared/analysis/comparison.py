@@ -24,6 +24,7 @@ import numpy as np
 
 from ..base.errors import UserInputError
 from ..engine.backends.registry import LOCAL
+from ..engine.config import provider_of
 from ..kit import stats
 from ..kit.registry import LOWER_IS_BETTER
 from ..runs.summary import format_table
@@ -297,7 +298,7 @@ def _score_runs(
 
 def judge_description(options: Mapping[str, Any]) -> dict[str, Any]:
     """Provider and model of a run's judge, and whether it is the embedded default."""
-    provider = options.get("provider") or (LOCAL if not options.get("api_key") else None)
+    provider = provider_of(options.get("provider"), options.get("api_key"))
     model = options.get("model")
     return {"provider": provider, "model": model,
             "embedded_default": provider == LOCAL and not model}

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from ..engine.backends.registry import LOCAL
+from ..engine.config import provider_of
 
 
 def judge_model_name(config: Any) -> str | None:
@@ -22,8 +23,7 @@ def judge_model_name(config: Any) -> str | None:
 
 def is_embedded_judge(provider: str | None, model: str | None, api_key: str | None = None) -> bool:
     """True when these judge options select the embedded default judge."""
-    local = provider == LOCAL or (provider is None and not api_key)
-    return local and not model
+    return provider_of(provider, api_key) == LOCAL and not model
 
 
 FIGURES_FILE = "agreement_figures.json"  # next to this module; written by `make agreement`

@@ -9,14 +9,14 @@ import contextlib
 import json
 import os
 import sys
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
 from ..base.errors import UserInputError
 from ..base.options import EMBEDDING_OPTIONS, Option, find
 from ..base.redaction import redact
-from ..engine.config import JUDGE_OPTIONS
+from ..engine.config import JUDGE_OPTIONS, JudgeConfig
 
 
 def add_judge_arguments(parser: argparse.ArgumentParser) -> None:
@@ -254,15 +254,35 @@ def one_line_warning(message: Warning | str, category: type[Warning], *_: Any,
     return f"judge-metrics: warning: {redact(' '.join(str(message).split()))}\n"
 
 
-def check_judge_options(options: dict[str, Any]) -> None:
-    """Every judge option checked before any work (a bad --base-url port, --timeout 0...)."""
+def check_judge_options(options: dict[str, Any]) -> JudgeConfig:
+    """Every judge option checked before any work (a bad --base-url port, --timeout 0...): the
+    command's judge, resolved once (provider, model, endpoint, capabilities), for every later
+    step to ask."""
     from ..engine.config import judge_config
     from ..runs.batch import EMBEDDING_OPTION_NAMES
 
     try:
-        judge_config(**{k: v for k, v in options.items() if k not in EMBEDDING_OPTION_NAMES})
+        return judge_config(**{k: v for k, v in options.items()
+                               if k not in EMBEDDING_OPTION_NAMES})
     except (TypeError, ValueError) as error:
         raise UserInputError(str(error)) from None
+
+
+def check_judge_capabilities(config: JudgeConfig, metrics: Iterable[str]) -> None:
+    """Refuse, before any request, a judge that lacks what one of ``metrics`` needs (its
+    ``REQUIRES``: l3score's top-5 log-probabilities), its provider's or its model's: the one
+    line the metric itself would raise, as a usage error (exit 2). A panel's judges are checked
+    by the panel."""
+    from ..kit.registry import METRICS
+
+    if config.judges:
+        return
+    for name in metrics:
+        for capability, minimum in METRICS[name].requires:
+            try:
+                config.require(capability, name, minimum)
+            except ValueError as error:
+                raise UserInputError(str(error)) from None
 
 
 def quiet_libraries() -> None:

@@ -7,23 +7,12 @@ import argparse
 import re
 import sys
 from pathlib import Path
-from typing import Any
 
-from ..analysis.gates import (
-    GATE_HEADER,
-    GATE_ON,
-    Gate,
-    GateOutcome,
-    check_computed,
-    check_max_unmeasured,
-    checks_table,
-    evaluate_gates,
-    gates_html,
-    parse_gates,
-)
-from ..analysis.junit import write_junit_xml
+from ..analysis.gates import GATE_ON
+from ..analysis.score_gates import ScoreGates
 from ..base.errors import UserInputError
 from ..engine.backends.registry import LOCAL
+from ..engine.config import JudgeConfig
 from ..runs.batch import check_metric_names, score_dataset, select_metrics
 from ..runs.engines import ENGINES, Engine, LocalEngine, choose_engine
 from ..runs.files import check_output_paths, check_writable_file
@@ -33,6 +22,7 @@ from .common import (
     add_out_arguments,
     add_scoring_arguments,
     check_at_least_one,
+    check_judge_capabilities,
     check_judge_options,
     judge_options,
     parse_metric_options,
@@ -112,7 +102,8 @@ def run(args: argparse.Namespace) -> int:
     if args.html:
         check_writable_file(Path(args.html), "--html")
     check_metric_names(args.metric)
-    gates = _parse_gates(args)
+    gates = ScoreGates.checked(args.gate, args.gate_on, args.label, args.max_unmeasured,
+                               args.junit_xml, args.dry_run)
     if args.calibration:
         from ..analysis.calibration_maps import check_map
 
@@ -123,13 +114,13 @@ def run(args: argparse.Namespace) -> int:
                        overwrite_input=args.overwrite_input)
     options = judge_options(args)
     metric_options = parse_metric_options(args.option, args.metric)
-    check_judge_options(options)
+    judge = check_judge_options(options)
     quiet_libraries()
     dataset = engine.read_input(Path(args.input))
-    if gates:
-        check_computed(gates, *select_metrics(args.metric, engine.columns(dataset),
-                                              metric_options))
-    _note_local_judge(args)
+    selected, skipped = select_metrics(args.metric, engine.columns(dataset), metric_options)
+    check_judge_capabilities(judge, selected)
+    gates.check_computed(selected, skipped)
+    _note_local_judge(args, judge)
     from ..engine.backends.base import LogprobsUnavailable
 
     try:
@@ -168,14 +159,16 @@ def run(args: argparse.Namespace) -> int:
             f"cannot write --out {out}: {error.strerror or error}; {_cache_note(args)}"
         ) from None
     print(f"wrote {out} ({rows:,} rows)", file=sys.stderr)
-    outcomes = _evaluate_gates(args, gates, scored, summary)
+    outcomes = gates.evaluate(scored, summary)
+    if outcomes:
+        print(gates.table(outcomes))
     if args.html:
         from ..analysis.report import write_score_html
 
         write_score_html(scored, summary, args.html, judge=judge_options(args),
-                         source=args.input, gates=gates_html(outcomes) if gates else None)
+                         source=args.input, gates=gates.html(outcomes))
         print(f"wrote {args.html}", file=sys.stderr)
-    return _gates_status(args, outcomes)
+    return gates.status(outcomes)
 
 
 def _engine(args: argparse.Namespace) -> Engine:
@@ -198,54 +191,6 @@ def _engine(args: argparse.Namespace) -> Engine:
     return engine
 
 
-def _parse_gates(args: argparse.Namespace) -> list[Gate]:
-    """The --gate expressions and their options, checked before any work."""
-    gates = parse_gates(args.gate)
-    check_max_unmeasured(args.max_unmeasured)
-    if (args.gate_on == "corrected") != bool(args.label):
-        raise UserInputError("--gate-on corrected and --label COLUMN go together")
-    if not gates:
-        for flag, value in (("--gate-on", args.gate_on), ("--max-unmeasured",
-                            args.max_unmeasured), ("--junit-xml", args.junit_xml)):
-            if value is not None:
-                raise UserInputError(f"{flag} applies to gates: give at least one --gate")
-    elif args.dry_run:
-        raise UserInputError("--gate needs scores: a dry run computes none")
-    if args.junit_xml:
-        check_writable_file(Path(args.junit_xml), "--junit-xml")
-    return gates
-
-
-def _evaluate_gates(args: argparse.Namespace, gates: list[Gate], scored: Any,
-                    summary: Any) -> list[GateOutcome]:
-    """Evaluate and print the gates (under the summary)."""
-    if not gates:
-        return []
-    if args.gate_on == "corrected":
-        from ..analysis.corrected import corrected_gates
-
-        outcomes = corrected_gates((scored, summary), gates, args.label,
-                                   max_unmeasured=args.max_unmeasured)
-        print(checks_table(GATE_HEADER, outcomes))
-        return outcomes
-    outcomes = evaluate_gates((scored, summary), gates, gate_on=args.gate_on or "estimate",
-                              max_unmeasured=args.max_unmeasured)
-    print(checks_table(GATE_HEADER, outcomes))
-    return outcomes
-
-
-def _gates_status(args: argparse.Namespace, outcomes: list[GateOutcome]) -> int:
-    """Exit status 1 when a gate failed (said on stderr), else 0; the JUnit XML either way."""
-    if args.junit_xml:
-        write_junit_xml(args.junit_xml, "judge-metrics score: gates", outcomes,
-                        classname="judge-metrics.score", failure_type="GateFailed")
-        print(f"wrote {args.junit_xml}", file=sys.stderr)
-    failed = [o for o in outcomes if not o.passed]
-    for outcome in failed:
-        print(f"judge-metrics: gate {outcome.message}", file=sys.stderr)
-    return 1 if failed else 0
-
-
 def _cache_note(args: argparse.Namespace) -> str:
     if args.use_cache is False:
         return "nothing was cached (--no-cache): a rerun sends every judge request again"
@@ -256,15 +201,14 @@ def _cache_note(args: argparse.Namespace) -> str:
             "with a writable --out is cheap")
 
 
-def _note_local_judge(args: argparse.Namespace) -> None:
+def _note_local_judge(args: argparse.Namespace, judge: JudgeConfig) -> None:
+    """Say so when the command's judge (or one of its panel's) is the embedded default."""
+    from ..engine.config import judge_configs
     from ..kit.registry import METRICS, available
 
     names = available() if "all" in args.metric else args.metric
-    local = args.provider == LOCAL or (args.provider is None and not args.api_key)
-    if getattr(args, "judges", None):  # a panel names its judges
-        local = any(j.get("provider", args.provider or LOCAL) == LOCAL for j in args.judges)
-    if local and not args.model and not args.dry_run and any(
-            METRICS[n].judge for n in names):
+    embedded = any(c.provider == LOCAL and not c.model for c in judge_configs(judge))
+    if embedded and not args.dry_run and any(METRICS[n].judge for n in names):
         print("judge: the embedded SmolLM2-135M-Instruct on this CPU (tiny and slow: a demo, "
               "not a real evaluation; point --provider/--model/--base-url at a strong judge)",
               file=sys.stderr)

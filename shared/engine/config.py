@@ -16,7 +16,7 @@ from urllib.parse import urlparse, urlsplit
 from ..base.options import Option
 from ..base.redaction import has_userinfo, redact
 from .backends import registry
-from .backends.registry import KEY_ONLY_DEFAULT, LOCAL, Provider
+from .backends.registry import KEY_ONLY_DEFAULT, LOCAL, Capabilities, Provider, require
 
 #: The providers (name -> backend class, defaults, capabilities, prices), from the registry.
 PROVIDERS: dict[str, Provider] = registry.PROVIDERS
@@ -208,8 +208,18 @@ class JudgeConfig:
     def resolved_model(self) -> str | None:
         return self.model or PROVIDERS[self.provider].default_model
 
+    def capabilities(self) -> Capabilities:
+        """What this judge can do: its provider's capabilities, as its model has them (a
+        provider's models can differ: ``Provider.models``)."""
+        return PROVIDERS[self.provider].capabilities_of(self.resolved_model())
+
+    def require(self, capability: str, purpose: str, minimum: bool | int = True) -> None:
+        """Refuse (one-line ``ValueError``, before any request) a judge whose provider or model
+        lacks ``capability``: :func:`.backends.registry.require`."""
+        require(self.provider, capability, purpose, minimum, self.resolved_model())
+
     def resolved_response_format(self) -> str | None:
-        return self.response_format or PROVIDERS[self.provider].capabilities.structured
+        return self.response_format or self.capabilities().structured
 
     def backend_settings(self) -> dict[str, Any]:
         """Every option a backend is built from (all but the runner's ``RUN_OPTION_NAMES``), the
@@ -218,6 +228,12 @@ class JudgeConfig:
                     "response_format": self.resolved_response_format()}
         return {f.name: resolved.get(f.name, getattr(self, f.name)) for f in fields(self)
                 if f.name not in RUN_OPTION_NAMES | PANEL_OPTION_NAMES and f.name != "api_key"}
+
+
+def provider_of(provider: str | None, api_key: str | None = None) -> str:
+    """The provider a judge's options select, decided here once: ``provider``; without one, as
+    in the L3Score card, ``"openai"`` when an ``api_key`` is given, else the embedded judge."""
+    return provider or (KEY_ONLY_DEFAULT if api_key else LOCAL)
 
 
 def judge_config(**options: Any) -> JudgeConfig:
@@ -231,8 +247,7 @@ def judge_config(**options: Any) -> JudgeConfig:
     if unknown:
         raise TypeError(f"unknown judge option(s): {', '.join(sorted(unknown))}")
     options = {k: v for k, v in options.items() if v is not None}
-    if "provider" not in options:
-        options["provider"] = KEY_ONLY_DEFAULT if options.get("api_key") else LOCAL
+    options["provider"] = provider_of(options.get("provider"), options.get("api_key"))
     return JudgeConfig(**options)
 
 

@@ -106,12 +106,11 @@ class Judge:
         return self._cache
 
     def require(self, capability: str, purpose: str, minimum: bool | int = True) -> None:
-        """Refuse (``ValueError``, before any request) when this judge's provider lacks
-        ``capability`` (its registry entry's :class:`~.backends.registry.Capabilities`),
-        naming the providers that have it."""
-        from .backends.registry import require
-
-        require(self.config.provider, capability, purpose, minimum)
+        """Refuse (``ValueError``, before any request) when this judge's provider, or its model
+        where the provider's models differ, lacks ``capability`` (its registry entry's
+        :class:`~.backends.registry.Capabilities` and model rules), naming the providers that
+        have it."""
+        self.config.require(capability, purpose, minimum)
 
     def _model(self) -> str | None:
         if self._backend is not None:

@@ -63,6 +63,8 @@ class MetricSpec:
     decision_threshold: float | None = 0.5  # `agree`: a per-row score >= this counts as "yes"
     score_range: tuple[float, float] = (0.0, 1.0)  # the lowest and highest per-row score
     rounds: tuple[str, ...] = ()  # a judge metric's dependent rounds of requests (ROUNDS)
+    # what a judge metric needs of its judge (REQUIRES): (capability, minimum) pairs
+    requires: tuple[tuple[str, bool | int], ...] = ()
 
 
 def spec_of(metric_class: type, name: str) -> MetricSpec:
@@ -84,6 +86,7 @@ def spec_of(metric_class: type, name: str) -> MetricSpec:
         # declares no range: the default's
         score_range=tuple(getattr(metric_class, "SCORE_RANGE", (0.0, 1.0))),
         rounds=tuple(getattr(metric_class, "ROUNDS", ())),
+        requires=tuple(getattr(metric_class, "REQUIRES", ())),
     )
 
 

@@ -18,7 +18,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from ...base.types import JudgeRequest, Outcome
-from ..config import PROVIDERS, JudgeConfig
+from ..config import JudgeConfig
 from ..logprobs import LABEL_TOP_LOGPROBS
 from .base import SAMPLED_MAX_TOKENS, SEED, LogprobsUnavailable, ResultCallback
 from .openai_responses import (
@@ -61,7 +61,7 @@ class OpenAICompatBackend(RemoteBackend):
         style = config.resolved_response_format() or "none"
         self.response_format = style
         self.constrained = style in CONSTRAINED_FORMATS
-        capabilities = PROVIDERS[config.provider].capabilities
+        capabilities = self.capabilities
         self.seed = SEED if capabilities.seed else None
         self.top_logprobs = capabilities.top_logprobs
         self._client = self.new_client(config.resolved_api_key() or NO_KEY, self.base_url,

@@ -16,9 +16,11 @@ provider, so ``import shared`` loads no backend and no SDK.
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from types import MappingProxyType
+from typing import Any
 
 
 @dataclass(frozen=True)
@@ -61,6 +63,17 @@ class Capabilities:
     full_distribution: bool = False
 
 
+@dataclass(frozen=True)
+class ModelRule:
+    """Where some of a provider's models differ from its entry's :class:`Capabilities`: the
+    models whose whole name matches ``pattern`` (a regular expression: a family and its dated
+    snapshots) have ``changes`` (capability -> value) instead; ``why`` says so in messages."""
+
+    pattern: str
+    changes: Mapping[str, Any]
+    why: str
+
+
 def _frozen(prices: Mapping[str, ModelPrice]) -> Mapping[str, ModelPrice]:
     return MappingProxyType(dict(prices))
 
@@ -74,7 +87,9 @@ class Provider:
     ``base_url_env``: a variable that, when set, gives it instead); ``key_env``: the variables
     its credential may be read from, the first being the one messages name; ``default_model``;
     ``prices``: model -> :class:`ModelPrice` (``"*"``: every model), ``prices_as_of``: the
-    month (``YYYY-MM``) they were taken from the provider's pricing page; ``extra``: the pip extra
+    month (``YYYY-MM``) they were taken from the provider's pricing page; ``models``: the
+    :class:`ModelRule` s of its models that can do less than ``capabilities`` (the first that
+    matches a model applies; :meth:`capabilities_of`); ``extra``: the pip extra
     that installs its SDK and ``sdk`` that SDK's import name (``None``: always installed);
     ``needs_base_url``: there is no default endpoint; ``needs_key``: a request without a key is
     refused; ``base_url_doc``: what ``base_url`` is for this provider, for the docs (default:
@@ -95,10 +110,20 @@ class Provider:
     base_url_env: str | None = None
     base_url_doc: str | None = None
     prices_as_of: str | None = None
+    models: tuple[ModelRule, ...] = ()
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "prices", _frozen(self.prices))
         object.__setattr__(self, "key_env", tuple(self.key_env))
+
+    def rule_of(self, model: str | None) -> ModelRule | None:
+        """The first of ``models`` that matches ``model`` (``None``: the entry's own)."""
+        return next((r for r in self.models if model and re.fullmatch(r.pattern, model)), None)
+
+    def capabilities_of(self, model: str | None) -> Capabilities:
+        """What ``model`` of this provider can do: ``capabilities`` with its rule's changes."""
+        rule = self.rule_of(model)
+        return replace(self.capabilities, **rule.changes) if rule else self.capabilities
 
     def api_key_from_env(self, environ: Mapping[str, str] | None = None) -> str | None:
         """The first of its key variables that is set, or ``None``."""
@@ -144,6 +169,18 @@ def openai_compatible_host(title: str, base_url: str | None, key_env: tuple[str,
                     **options)
 
 
+# OpenAI's models that differ from the entry: the reasoning models (o1, o3, o4 and the gpt-5
+# families) return no log-probabilities (their Chat Completions refuse logprobs); gpt-4-turbo
+# and gpt-3.5-turbo have JSON mode but no json_schema response format, and gpt-4 neither.
+_OPENAI_MODELS = (
+    ModelRule(r"(o1|o3|o4|gpt-5)([-.].*)?", {"logprobs": False, "top_logprobs": 0},
+              "OpenAI's reasoning models return no log-probabilities"),
+    ModelRule(r"(gpt-4-turbo|gpt-3\.5-turbo)(-.*)?", {"structured": "json_object_plain"},
+              "this model has JSON mode but no JSON-schema answers"),
+    ModelRule(r"gpt-4(-\d{4}.*|-32k.*)?", {"structured": None},
+              "this model has no JSON mode"),
+)
+
 _P = ModelPrice
 # List prices, standard tier, as published in August 2025.
 _AUGUST_2025 = "2025-08"
@@ -178,7 +215,8 @@ PROVIDERS: dict[str, Provider] = {
         "or a `.gguf` file)"),
     "openai": Provider(
         _OPENAI_COMPATIBLE, "OpenAI", _OPENAI_CAPABILITIES, "https://api.openai.com/v1",
-        ("OPENAI_API_KEY",), "gpt-4o-mini", _OPENAI_PRICES, prices_as_of=_AUGUST_2025),
+        ("OPENAI_API_KEY",), "gpt-4o-mini", _OPENAI_PRICES, prices_as_of=_AUGUST_2025,
+        models=_OPENAI_MODELS),
     # DeepSeek: JSON mode without a schema, no seed; automatic context caching on disk.
     "deepseek": Provider(
         _OPENAI_COMPATIBLE, "DeepSeek",
@@ -319,12 +357,7 @@ def key_variables() -> tuple[str, ...]:
 def providers_with(capability: str, minimum: bool | int = True) -> tuple[str, ...]:
     """The providers whose capability ``capability`` is at least ``minimum`` (``True``: set at
     all; a number: that many, as ``top_logprobs``)."""
-    def has(p: Provider) -> bool:
-        value = getattr(p.capabilities, capability)
-        if isinstance(minimum, bool):
-            return bool(value)
-        return isinstance(value, int) and value >= minimum
-    return provider_names(has)
+    return provider_names(lambda p: has_capability(p.capabilities, capability, minimum))
 
 
 _CAPABILITY_WORDS = {
@@ -337,13 +370,30 @@ _CAPABILITY_WORDS = {
 }
 
 
-def require(provider: str, capability: str, purpose: str, minimum: bool | int = True) -> None:
-    """Refuse, before any request, a judge whose provider lacks ``capability`` (at least
-    ``minimum``): a ``ValueError`` naming ``purpose``, the missing capability and the providers
-    that have it."""
-    if provider in providers_with(capability, minimum):
-        return
+def has_capability(capabilities: Capabilities, capability: str,
+                   minimum: bool | int = True) -> bool:
+    """Whether ``capabilities`` have ``capability`` at least ``minimum`` (``True``: set at all;
+    a number: that many, as ``top_logprobs``)."""
+    value = getattr(capabilities, capability)
+    if isinstance(minimum, bool):
+        return bool(value)
+    return isinstance(value, int) and value >= minimum
+
+
+def require(provider: str, capability: str, purpose: str, minimum: bool | int = True,
+            model: str | None = None) -> None:
+    """Refuse, before any request, a judge whose provider (or, where the provider's models
+    differ, whose ``model``) lacks ``capability`` (at least ``minimum``): a one-line
+    ``ValueError`` naming ``purpose``, the missing capability and the providers that have it."""
+    entry, rule = PROVIDERS[provider], PROVIDERS[provider].rule_of(model)
     words = _CAPABILITY_WORDS.get(capability, capability).format(n=minimum)
     others = ", ".join(providers_with(capability, minimum))
-    raise ValueError(f"{purpose} needs the judge's {words} (capability {capability}), which "
-                     f"provider={provider!r} does not return; providers that do: {others}")
+    if not has_capability(entry.capabilities, capability, minimum):
+        raise ValueError(f"{purpose} needs the judge's {words} (capability {capability}), "
+                         f"which provider={provider!r} does not return; providers that do: "
+                         f"{others}")
+    if not has_capability(entry.capabilities_of(model), capability, minimum):
+        raise ValueError(f"{purpose} needs the judge's {words} (capability {capability}), "
+                         f"which model {model!r} of provider={provider!r} does not return "
+                         f"({rule.why if rule else ''}); choose another model "
+                         f"(e.g. {entry.default_model}) or a provider that does: {others}")

@@ -38,7 +38,6 @@ from ..logprobs import label_mass, sampled_answer
 from .base import Backend, LogprobsUnavailable, ResultCallback
 from .batching import BatchAPI, Batcher, deliver
 from .openai_transport import DEAD_AFTER, Liveness, event_loop
-from .registry import PROVIDERS
 
 if TYPE_CHECKING:
     from ..config import JudgeConfig
@@ -115,8 +114,10 @@ class RemoteBackend(Backend):
 
         base_url = config.resolved_base_url()
         self.provider = config.provider
+        #: what this provider's model can do (the provider's entry, with its model's rule)
+        self.capabilities = config.capabilities()
         #: the request field bounding the answer's length, as the provider's entry names it
-        self.max_tokens_field = PROVIDERS[config.provider].capabilities.max_tokens_field
+        self.max_tokens_field = self.capabilities.max_tokens_field
         self.model = config.resolved_model() or ""
         self.base_url = base_url
         self.host = host_of(base_url)
