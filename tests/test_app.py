@@ -433,3 +433,20 @@ def test_a_space_loads_its_metric_from_its_own_folder(tmp_path: Path) -> None:
     out = run(panel, judge={"dry_run": True})
     assert "Dry run of 2 rows" in out["status"] and "requests 2" in out["usage"]
     assert out["aggregate"] == "" and out["unmeasured"] == ""
+
+
+def test_a_conversation_is_a_json_list_in_a_table_cell() -> None:
+    """A conversation metric's page: the example's conversations are JSON text in the messages
+    column, scored on the embedded judge; a cell that is no conversation is a message naming
+    its row."""
+    panel = build_demo(["task_completion"]).jm_panels["task_completion"]
+    assert panel.columns == ["messages", "task"]
+    rows = EXAMPLES["task_completion"][0]["messages"]
+    assert isinstance(json.loads(rows[0]), list)
+    out = run(panel, judge={"provider": "local"})
+    assert "jm-ok" in out["status"], out["status"]
+    assert all(0.0 <= s <= 1.0 for s in out["rows"]["scores"])
+    bad = pd.DataFrame({"messages": [rows[0], '[{"role": "robot", "content": "beep"}]'],
+                        "task": ["", ""]})
+    out = run(panel, bad)
+    assert "jm-error" in out["status"] and "messages[1]" in out["status"], out["status"]

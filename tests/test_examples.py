@@ -115,15 +115,17 @@ def test_make_run_selects_every_metric_on_the_sample() -> None:
     assert all(set(row) == columns for row in rows), "every row has every column"
     selected, skipped = select_metrics(args.metric, columns, options)
     # the metrics over conversations and tool calls need their columns, which a RAG sample has
-    # not: skipped, saying which; every other metric runs
-    over_calls = {name for name in NAMES
-                  if set(METRICS[name].columns.values()) & set(JSON_COLUMNS)}
-    assert "tool_call_correctness" in over_calls and not over_calls & columns
+    # not: skipped, saying which; every other metric runs, and they do once their columns are
+    # there
+    over_calls = {name for name in NAMES if set(METRICS[name].columns.values()) & set(JSON_COLUMNS)}
+    assert over_calls == {"tool_call_correctness", "task_completion", "conversation_completeness",
+                          "knowledge_retention"} and not over_calls & columns
     assert skipped == {name: "needs column(s) " + ", ".join(METRICS[name].columns.values())
                        for name in over_calls}
-    folders = {p.parent.name for p in (REPO / "metrics").glob("*/*.py") if p.stem == p.parent.name}
     assert selected == [n for n in NAMES if n not in over_calls]
-    assert set(selected) | over_calls == folders
+    folders = {p.parent.name for p in (REPO / "metrics").glob("*/*.py") if p.stem == p.parent.name}
+    assert set(NAMES) == folders
+    assert select_metrics(args.metric, columns | set(JSON_COLUMNS), options) == (list(NAMES), {})
     # without the criteria or the baselines, g_eval and pairwise are skipped: the test bites
     assert set(select_metrics(args.metric, columns, {})[1]) == {"g_eval", *over_calls}
     assert set(select_metrics(args.metric, columns - {"baseline_prediction"}, options)[1]) == {

@@ -44,6 +44,9 @@ NO_LABELLED_SET = {
     "context_precision": "no set here labels retrieved contexts",
     "context_recall": "no set here labels retrieved contexts",
     "context_relevance": "no set here labels retrieved contexts",
+    "task_completion": "no set here labels conversations",
+    "conversation_completeness": "no set here labels conversations",
+    "knowledge_retention": "no set here labels conversations",
 }
 
 @dataclass
