@@ -10,6 +10,15 @@ BENCH_VENV := .venv-bench
 BENCH_STAMP := $(BENCH_VENV)/.bench-installed
 AGREEMENT_VENV := .venv-agreement
 AGREEMENT_STAMP := $(AGREEMENT_VENV)/.agreement-installed
+INTEGRATIONS_VENV := .venv-integrations
+INTEGRATIONS_STAMP := $(INTEGRATIONS_VENV)/.integrations-installed
+INTEGRATION_TESTS := tests/shared/test_integrations_scorers.py
+# BFCL's AST checker, the reference of tests/metrics/test_tool_call_bfcl.py: bfcl-eval pins
+# dependencies that clash with ours (and its package imports every provider client), so the
+# package alone, without its dependencies, in a folder of .venv that the test puts on sys.path
+BFCL_DIR := $(VENV)/bfcl-eval
+BFCL_STAMP := $(BFCL_DIR)/.installed
+BFCL_EVAL := bfcl-eval==2026.3.23
 export HF_HUB_OFFLINE := 1
 export TRANSFORMERS_OFFLINE := 1
 export HF_HUB_DISABLE_TELEMETRY := 1
@@ -43,17 +52,32 @@ $(TEST_STAMP): $(RUNTIME_STAMP) requirements-test.txt
 	command -v chromium >/dev/null 2>&1 || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium; }
 	touch $@
 
+$(BFCL_STAMP): | $(PY)
+	$(PIP) install --quiet --no-deps --no-compile --target $(BFCL_DIR) $(BFCL_EVAL)
+	touch $@
+
 setup: $(RUNTIME_STAMP)
-setup-test: $(TEST_STAMP)
+setup-test: $(TEST_STAMP) $(BFCL_STAMP) $(INTEGRATIONS_STAMP)
 
 run: $(RUNTIME_STAMP)
 	$(PY) -m shared score examples/rag_sample.jsonl --metric all \
 	    --option 'g_eval.criteria=Does the answer respond to the question correctly and politely?' \
 	    --out out/rag_sample_scores.jsonl --html out/rag_sample_report.html
 
-test: $(TEST_STAMP)
+# inspect_ai and MLflow move pins of requirements-lock.txt: they live in $(INTEGRATIONS_VENV),
+# which sees .venv's packages through a .pth file (requirements-integrations.txt says why);
+# their tests run there, the rest in .venv (tests/conftest.py leaves them out of a venv without)
+$(INTEGRATIONS_STAMP): $(TEST_STAMP) requirements-integrations.txt pyproject.toml
+	$(PYTHON) -m venv $(INTEGRATIONS_VENV)
+	$(PY) -c "import site; print(site.getsitepackages()[0])" \
+	    > "$$($(INTEGRATIONS_VENV)/bin/python -c 'import site; print(site.getsitepackages()[0])')/judge-metrics-venv.pth"
+	$(INTEGRATIONS_VENV)/bin/python -m pip install --quiet -r requirements-integrations.txt
+	touch $@
+
+test: $(TEST_STAMP) $(BFCL_STAMP) $(INTEGRATIONS_STAMP)
 	$(PY) -m ruff check shared metrics tests app.py bench
 	$(PY) -m pytest tests
+	$(INTEGRATIONS_VENV)/bin/python -m pytest $(INTEGRATION_TESTS)
 
 app: $(RUNTIME_STAMP)
 	$(PY) app.py
@@ -109,7 +133,8 @@ bench-tokens: $(RUNTIME_STAMP) $(AGREEMENT_STAMP)
 	$(call llama_server,bench-tokens,its rows will say the benchmark failed)
 	$(PY) bench/run_all.py tokens
 
-# docs/CALIBRATION.md's labels-against-interval-width table and docs/calibration_curve.svg
+# docs/CALIBRATION.md's labels-against-interval-width table and docs/calibration_curve.svg,
+# and its simulated coverage-against-labels table (bench/ppi_coverage.py)
 calibration-curve: $(RUNTIME_STAMP)
 	$(PY) bench/calibration_curve.py
 

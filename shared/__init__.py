@@ -81,10 +81,20 @@ _EXPORTS: dict[str, str] = {
     "bleu_engine": "kit.bleu",
     "stats": "kit.stats",
     "defaults": "base.defaults",
+    # conversations in OpenAI's chat format, and converters from inspect_ai, RAGAS, DeepEval
+    "conversations": "kit.conversations",
+    "check_messages": "kit.conversations:check_messages",
+    "from_inspect": "kit.conversations:from_inspect",
+    "from_ragas": "kit.conversations:from_ragas",
+    "from_deepeval": "kit.conversations:from_deepeval",
+    # tool calls against expected calls, equal to BFCL's AST checker (tool_call_correctness)
+    "tool_call_checks": "kit.tool_calls",
     # agreement of a metric with human labels (`python -m shared agree`)
     "agreement": "analysis.agreement",
     # the corrected mean label from a few labels and a metric's scores (docs/CALIBRATION.md)
     "prediction_powered_mean": "analysis.ppi:prediction_powered_mean",
+    "align": "analysis.alignment_profile:align",
+    "align_scores": "analysis.alignment:align_scores",
     # batch scoring of a datasets.Dataset
     "score_dataset": "runs.batch:score_dataset",
     "BatchSummary": "runs.batch:BatchSummary",
@@ -93,6 +103,9 @@ _EXPORTS: dict[str, str] = {
     "CompareReport": "analysis.comparison:CompareReport",
     # gates for CI (docs/GATES.md)
     "assert_gates": "analysis.gates:assert_gates",
+    # pytest assertions with honest verdicts (docs/INTEGRATIONS.md)
+    "assert_metric": "integrations.assertions:assert_metric",
+    "Verdict": "integrations.assertions:Verdict",
     "evaluate_gates": "analysis.gates:evaluate_gates",
     "regression_checks": "analysis.regressions:regression_checks",
     "write_score_html": "analysis.report:write_score_html",

@@ -280,6 +280,21 @@ def test_rouge_matches_rouge_score(demo: Any) -> None:
                                                        abs=5e-5)  # shown to 4 decimals
 
 
+def test_tool_calls_are_json_cells_and_a_malformed_one_a_message() -> None:
+    """tool_call_correctness's table cells hold JSON text (its example: one row right, one with
+    a float where an integer is declared); a cell that is not JSON is a message naming it."""
+    panel = build_demo(["tool_call_correctness"]).jm_panels["tool_call_correctness"]
+    assert panel.columns == ["expected_tool_calls", "tool_calls", "messages", "tools"]
+    out = run(panel)
+    assert headline(out["aggregate"], "tool_call_correctness") == "0.5000"
+    assert list(out["rows"]["scores"]) == [1.0, 0.0]
+    rows, _ = EXAMPLES["tool_call_correctness"]
+    table = pd.DataFrame({**rows, "tool_calls": ['[{"name": "get_weather", "arguments": "{"}]',
+                                                 rows["tool_calls"][1]]})
+    out = run(panel, table)
+    assert "arguments are not valid JSON" in all_text(out) and "jm-ok" not in out["status"]
+
+
 def test_bad_input_is_a_message_not_a_crash(demo: Any) -> None:
     accuracy = demo.jm_panels["accuracy"]
     out = run(accuracy, options={"fuzzy_threshold": 1.5})
@@ -418,3 +433,20 @@ def test_a_space_loads_its_metric_from_its_own_folder(tmp_path: Path) -> None:
     out = run(panel, judge={"dry_run": True})
     assert "Dry run of 2 rows" in out["status"] and "requests 2" in out["usage"]
     assert out["aggregate"] == "" and out["unmeasured"] == ""
+
+
+def test_a_conversation_is_a_json_list_in_a_table_cell() -> None:
+    """A conversation metric's page: the example's conversations are JSON text in the messages
+    column, scored on the embedded judge; a cell that is no conversation is a message naming
+    its row."""
+    panel = build_demo(["task_completion"]).jm_panels["task_completion"]
+    assert panel.columns == ["messages", "task"]
+    rows = EXAMPLES["task_completion"][0]["messages"]
+    assert isinstance(json.loads(rows[0]), list)
+    out = run(panel, judge={"provider": "local"})
+    assert "jm-ok" in out["status"], out["status"]
+    assert all(0.0 <= s <= 1.0 for s in out["rows"]["scores"])
+    bad = pd.DataFrame({"messages": [rows[0], '[{"role": "robot", "content": "beep"}]'],
+                        "task": ["", ""]})
+    out = run(panel, bad)
+    assert "jm-error" in out["status"] and "messages[1]" in out["status"], out["status"]

@@ -74,17 +74,30 @@ def inputs_of(name: str) -> tuple[Any, ...]:
     return ()
 
 
-def sample_value(kind: str, i: int) -> Any:
+def sample_value(name: str, spec: Any, i: int) -> Any:
+    """A valid value of one sample; a JSON input's is the metric's example's first row."""
+    if spec.kind == "json":
+        return METRICS[name].example.inputs[spec.name][0]
     return {
         "text": f"Paris is the capital of France ({i}).",
         "texts": f"Paris is in France ({i}).",
         "list": [f"Paris is the capital and largest city of France ({i})."],
         "phrases": ["Paris", "France"],
-    }[kind]
+        "messages": [{"role": "user", "content": f"Where is Paris ({i})?"},
+                     {"role": "assistant", "content": "In France."}],
+    }[spec.kind]
 
 
 def valid_inputs(name: str, n: int = 2) -> dict[str, list[Any]]:
-    return {spec.name: [sample_value(spec.kind, i) for i in range(n)] for spec in inputs_of(name)}
+    return {spec.name: [sample_value(name, spec, i) for i in range(n)]
+            for spec in inputs_of(name)}
+
+
+def holding(spec: Any, value: Any, example: Any) -> Any:
+    """A sample of a conversation or JSON input whose item 1 holds ``value`` (a string)."""
+    if spec.kind == "messages":
+        return [{"role": "user", "content": "fine"}, {"role": "user", "content": value}]
+    return [example[0] if example else {}, value]
 
 
 @pytest.fixture(scope="module")
@@ -129,8 +142,15 @@ def per_sample_cases(name: str) -> list[tuple[str, str, Any, type]]:
     if not inputs_of(name):
         return [("unreadable-script", "-", None, ValueError)]
     for spec in inputs_of(name):
-        cases += [("none", spec.name, None, ValueError), ("int", spec.name, 42, TypeError),
-                  ("dict", spec.name, {"a": "b"}, TypeError)]
+        if spec.required or spec.kind not in ("messages", "json"):  # else None: not given
+            cases.append(("none", spec.name, None, ValueError))
+        cases += [("int", spec.name, 42, TypeError), ("dict", spec.name, {"a": "b"}, TypeError)]
+        if spec.kind in ("messages", "json"):
+            cases.append(("bad-json", spec.name, '[{"role": ', ValueError))
+        if spec.kind == "messages":
+            cases += [("bad-role", spec.name, [{"role": "robot", "content": "hi"}], ValueError),
+                      ("stray-tool-result", spec.name,
+                       [{"role": "tool", "tool_call_id": "x", "content": "1"}], ValueError)]
         if spec.kind == "text":
             cases.append(("list-for-str", spec.name, ["a", "b"], TypeError))
             if not spec.allow_empty:
@@ -183,6 +203,9 @@ def test_invalid_unicode_names_argument_and_index(name: str, bad: str, options: 
         kwargs = valid_inputs(name, 3)
         if spec.kind in ("text", "texts"):
             kwargs[spec.name][1], where = bad, f"{spec.name}[1] "
+        elif spec.kind in ("messages", "json"):
+            kwargs[spec.name][1] = holding(spec, bad, kwargs[spec.name][0])
+            where = f"{spec.name}[1][1] "
         else:
             kwargs[spec.name][1], where = ["fine", bad], f"{spec.name}[1][1] "
         error = rejects(name, {**kwargs, **options(name)}, where, "not valid Unicode",
@@ -325,8 +348,11 @@ def _assert_scores_in_range(name: str, result: dict[str, Any]) -> None:
 def test_any_unicode_does_not_crash(name: str) -> None:
     kwargs = valid_inputs(name, len(UNICODE))
     for spec in inputs_of(name):
+        if spec.kind == "json":  # the example's valid calls: their text is not read
+            continue
         kwargs[spec.name] = [
-            text if spec.kind == "text" else [text] if spec.kind in ("list", "phrases") else text
+            text if spec.kind == "text" else [text] if spec.kind in ("list", "phrases") else
+            [{"role": "user", "content": text}] if spec.kind == "messages" else text
             for text in UNICODE
         ]
     result = load(name).compute(**kwargs)
@@ -341,7 +367,11 @@ def test_megabyte_strings_do_not_crash(name: str) -> None:
     specs = inputs_of(name)
     for position, spec in enumerate(specs):
         long_index = position % 2
-        value = MEGABYTE if spec.kind in ("text", "texts") else [MEGABYTE]
+        if spec.kind == "json":
+            continue
+        value = (MEGABYTE if spec.kind in ("text", "texts") else
+                 [{"role": "user", "content": MEGABYTE}] if spec.kind == "messages" else
+                 [MEGABYTE])
         kwargs[spec.name][long_index] = value
     result = load(name).compute(**kwargs)
     _assert_scores_in_range(name, result)

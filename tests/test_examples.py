@@ -101,8 +101,9 @@ def test_make_run_selects_every_metric_on_the_sample() -> None:
 
     from shared.cli.common import parse_metric_options
     from shared.cli.main import build_parser
-    from shared.kit.registry import NAMES
+    from shared.kit.registry import METRICS, NAMES
     from shared.runs.batch import select_metrics
+    from shared.runs.records import JSON_COLUMNS
 
     args = build_parser().parse_args(_make_run_words())
     assert args.command == "score" and args.metric == ["all"]
@@ -113,12 +114,22 @@ def test_make_run_selects_every_metric_on_the_sample() -> None:
     columns = set().union(*rows)
     assert all(set(row) == columns for row in rows), "every row has every column"
     selected, skipped = select_metrics(args.metric, columns, options)
+    # the metrics over conversations and tool calls need their columns, which a RAG sample has
+    # not: skipped, saying which; every other metric runs, and they do once their columns are
+    # there
+    over_calls = {name for name in NAMES if set(METRICS[name].columns.values()) & set(JSON_COLUMNS)}
+    assert over_calls == {"tool_call_correctness", "task_completion", "conversation_completeness",
+                          "knowledge_retention"} and not over_calls & columns
+    assert skipped == {name: "needs column(s) " + ", ".join(METRICS[name].columns.values())
+                       for name in over_calls}
+    assert selected == [n for n in NAMES if n not in over_calls]
     folders = {p.parent.name for p in (REPO / "metrics").glob("*/*.py") if p.stem == p.parent.name}
-    assert skipped == {} and selected == list(NAMES) and set(selected) == folders
+    assert set(NAMES) == folders
+    assert select_metrics(args.metric, columns | set(JSON_COLUMNS), options) == (list(NAMES), {})
     # without the criteria or the baselines, g_eval and pairwise are skipped: the test bites
-    assert set(select_metrics(args.metric, columns, {})[1]) == {"g_eval"}
+    assert set(select_metrics(args.metric, columns, {})[1]) == {"g_eval", *over_calls}
     assert set(select_metrics(args.metric, columns - {"baseline_prediction"}, options)[1]) == {
-        "pairwise"}
+        "pairwise", *over_calls}
     for row in rows:
         baseline = row["baseline_prediction"]
         assert isinstance(baseline, str) and baseline.strip(), row["id"]

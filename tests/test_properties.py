@@ -107,7 +107,13 @@ def _numbers(value: Any) -> list[float]:
 def metric_inputs(draw: st.DrawFn, name: str) -> dict[str, Any]:
     n = draw(st.integers(1, 3))
     out: dict[str, Any] = {}
+    example = METRICS[name].example.inputs
     for spec in type(load(name)).INPUTS:
+        if spec.kind in ("messages", "json") and spec.name in example:
+            # a conversation or tool calls: drawn from the metric's example rows
+            out[spec.name] = draw(st.lists(st.sampled_from(example[spec.name]),
+                                           min_size=n, max_size=n))
+            continue
         if not spec.required:
             continue
         if spec.kind == "text":

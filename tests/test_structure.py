@@ -24,7 +24,8 @@ ROLES: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("metric kit", ("shared.kit",)),
     ("runs", ("shared.runs",)),
     ("analysis", ("shared.analysis",)),
-    ("front ends", ("shared.cli", "shared.demo", "shared.tools", "shared.spaces",
+    ("front ends", ("shared.cli", "shared.demo", "shared.integrations", "shared.tools",
+                    "shared.spaces",
                     "shared.__main__")),
 )
 MAX_TOP_LEVEL_MODULES = 8

@@ -44,6 +44,9 @@ NO_LABELLED_SET = {
     "context_precision": "no set here labels retrieved contexts",
     "context_recall": "no set here labels retrieved contexts",
     "context_relevance": "no set here labels retrieved contexts",
+    "task_completion": "no set here labels conversations",
+    "conversation_completeness": "no set here labels conversations",
+    "knowledge_retention": "no set here labels conversations",
 }
 
 @dataclass
@@ -175,17 +178,28 @@ def load(data: tuple[str, str], aliases: bool, derive: Any = None, seed: int = 0
     return datasets.Dataset.from_list(rows)
 
 
-def run_job(job: Job, judge_options: dict[str, Any], judge_rows: dict[str, int],
-            seed: int) -> dict[str, Any]:
+def job_rows(job: Job, judge_rows: dict[str, int], seed: int) -> tuple[Any, int]:
+    """The rows a job scores (a judge metric: its seeded subsample) and the set's size."""
     dataset = load(job.data, job.aliases, job.rows, seed)
     rows = len(dataset)
-    started = time.perf_counter()
     if job.judge:
         order = np.random.default_rng(seed).permutation(len(dataset))
         dataset = dataset.select(np.sort(order[:judge_rows[job.name]]).tolist())
+    return dataset, rows
+
+
+def baseline_scores(job: Job, dataset: Any) -> list[float]:
+    """A baseline's score of every row (its prediction against the reference's aliases)."""
+    return [job.baseline(p, r) for p, r in zip(dataset["prediction"], dataset["reference"],
+                                               strict=True)]
+
+
+def run_job(job: Job, judge_options: dict[str, Any], judge_rows: dict[str, int],
+            seed: int) -> dict[str, Any]:
+    started = time.perf_counter()
+    dataset, rows = job_rows(job, judge_rows, seed)
     if job.baseline is not None:
-        scores = [job.baseline(p, r) for p, r in zip(dataset["prediction"], dataset["reference"],
-                                                      strict=True)]
+        scores = baseline_scores(job, dataset)
         report = agreement.compare(scores, dataset[job.label], seed=seed, metric=job.name,
                                    label=job.label, threshold=0.5, threshold_source="given")
     else:

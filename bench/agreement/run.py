@@ -12,7 +12,9 @@ writes
         [--no-side-by-side]
 
 Judge metrics run on a seeded subsample (``--judge-rows``, the same rows for every judge metric
-of a set); string and embedding metrics on every row. Davidson's texts are never printed.
+of a set); string and embedding metrics on every row. Davidson's texts are never printed. The
+report ends with each 0/1-labelled metric's held-out agreement before and after alignment
+(``held_out.py``).
 
 The side-by-side section then starts one llama.cpp server (the embedded SmolLM2 GGUF) and runs
 our judge metrics (``provider="openai-compatible"``) and the peers' equivalents (valor-lite,
@@ -31,6 +33,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+import held_out  # noqa: E402
 from labelled import JUDGE_ROWS, ROOT, jobs, run_job  # noqa: E402
 from side import (  # noqa: E402
     MIN_SIDE_SECONDS,
@@ -121,6 +124,8 @@ def main(argv: list[str] | None = None) -> int:
     header["wall"] = time.perf_counter() - started
     header["load_end"] = os.getloadavg()[0]
     write_report(results, header, Path(args.report), side_section(side, why_not))
+    # judge answers come from the call cache the tables above filled
+    held_out.run(options, rows, args.seed, args.only, Path(args.report))
     print(f"wrote {args.report} ({header['wall']:.0f} s)", file=sys.stderr)
     if embedded:
         write_figures(results, header, FIGURES, keep=bool(args.only))

@@ -17,7 +17,7 @@ import numpy as np
 
 from ..base.errors import UserInputError
 from ..kit import stats
-from .calibration_maps import fit_calibration
+from .calibration_maps import cross_fitted_scores, fit_calibration
 from .labelled_runs import Split, score_labelled, split_rows
 from .labels import BOOLEAN
 from .ppi import ppi_mean
@@ -34,7 +34,9 @@ def calibration_report(scores: Sequence[Any], labels: Sequence[Any], *, alpha: f
     ``None`` on the unlabelled rows): ``estimate``, ``classical`` (``value``, ``low``,
     ``high``), ``judge_only`` (``value``), ``calibration``, ``n_labelled``,
     ``n_unlabelled``, ``unmeasured``, ``effective_sample_size``, ``sample_size_gain``,
-    ``lam``, ``alpha``, ``label_kind``, ``label_range``. ``score_range``: the metric's; when
+    ``lam``, ``alpha``, ``label_kind``, ``label_range``, ``calibrated_estimate`` (the
+    estimate from the map's scores, cross-fitted: ``value``, ``low``, ``high``, ``method``,
+    ``folds``, ``cross_fitted``; ``None`` without a map). ``score_range``: the metric's; when
     the labels are mapped onto 0..1 and the scores are on another range, ``judge_only`` is
     put on 0..1 the same way (its ``on_score_scale`` keeps the plain mean)."""
     return report_from_split(split_rows(scores, labels, label, label_range), alpha=alpha,
@@ -55,6 +57,7 @@ def report_from_split(split: Split, *, alpha: float = 0.05,
     calibration = fit_calibration(split.scores, split.labels,
                                   binary=split.label_kind == BOOLEAN, seed=seed)
     return {
+        "calibrated_estimate": _calibrated_estimate(split, calibration, alpha, seed),
         "estimate": {"value": found["value"], "low": found["low"], "high": found["high"]},
         "classical": {k: classical[k] for k in ("value", "low", "high")},
         "judge_only": judge_only,
@@ -128,6 +131,10 @@ def report_table(report: Mapping[str, Any]) -> str:
 
     level = f"{report['confidence']:.0%}"
     rows = [["estimate (prediction-powered)", *_three(report["estimate"])],
+            *([[f"from the calibrated scores ({report['calibrated_estimate']['method']} map, "
+                f"cross-fitted over {report['calibrated_estimate']['folds']} folds)",
+                *_three(report["calibrated_estimate"])]]
+              if report.get("calibrated_estimate") else []),
             ["classical (labels alone)", *_three(report["classical"])],
             [_judge_only_words(report["judge_only"]), f"{report['judge_only']['value']:.4f}",
              "-"]]
@@ -155,6 +162,23 @@ def report_table(report: Mapping[str, Any]) -> str:
             f"{c['ece']['before']:.4f} -> {c['ece']['after']:.4f}, Brier "
             f"{c['brier']['before']:.4f} -> {c['brier']['after']:.4f} (after: held-out folds)")
     return "\n".join(lines)
+
+
+def _calibrated_estimate(split: Split, calibration: Mapping[str, Any], alpha: float,
+                         seed: int | None) -> dict[str, Any] | None:
+    """The prediction-powered estimate from the calibrated scores, cross-fitted: no labelled
+    row is corrected with a map fitted on it (``None`` without a map)."""
+    if calibration["method"] is None:
+        return None
+    crossed = cross_fitted_scores(calibration["method"], split.scores, split.labels,
+                                  split.unlabelled, binary=split.label_kind == BOOLEAN,
+                                  folds=calibration["folds"], seed=seed)
+    if crossed is None:
+        return None
+    found = ppi_mean(crossed["labelled"], split.labels, crossed["unlabelled"], alpha)
+    return {"value": found["value"], "low": found["low"], "high": found["high"],
+            "method": calibration["method"], "folds": calibration["folds"],
+            "cross_fitted": True}
 
 
 def _three(estimate: Mapping[str, float]) -> list[str]:

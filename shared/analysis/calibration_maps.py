@@ -28,8 +28,8 @@ BINS = 10
 FOLDS = 5
 MAP_FORMAT = "judge-metrics calibration map 1"
 __all__ = ["BINS", "FOLDS", "MAP_FORMAT", "apply_map", "brier", "calibrated_column", "check_map",
-           "expected_calibration_error", "fit_calibration", "load_map", "reliability",
-           "save_map"]
+           "cross_fitted_scores", "expected_calibration_error", "fit_calibration", "load_map",
+           "reliability", "save_map"]
 
 
 def expected_calibration_error(predicted: np.ndarray, labels: np.ndarray,
@@ -116,6 +116,35 @@ def _out_of_fold(method: str, s: np.ndarray, y: np.ndarray, k: int, binary: bool
     for train, test in splitter.split(s.reshape(-1, 1), y):
         predicted[test] = apply_map(_fitted_map(method, s[train], y[train]), s[test])
     return predicted
+
+
+def cross_fitted_scores(method: str, scores: Sequence[float], labels: Sequence[float],
+                        unlabelled: Sequence[float], *, binary: bool, folds: int = FOLDS,
+                        seed: int | None = 0) -> dict[str, Any]:
+    """Calibrated scores for a prediction-powered estimate that does not reuse a map's own
+    rows (cross-prediction, Zrnic and Candes 2024): the labelled rows are split into ``folds``
+    (stratified for 0/1 labels); each labelled row gets the ``method`` map fitted on the other
+    folds, each unlabelled row the mean of the fold maps. Returns ``labelled`` and
+    ``unlabelled`` (the calibrated scores), ``fold`` (each labelled row's fold) and ``maps``
+    (one per fold), or ``None`` when the labels cannot be split (:func:`fit_calibration`'s
+    rule)."""
+    from sklearn.model_selection import KFold, StratifiedKFold
+
+    s, y = np.asarray(scores, dtype=np.float64), np.asarray(labels, dtype=np.float64)
+    u = np.asarray(unlabelled, dtype=np.float64)
+    k = _folds(y, binary, folds)
+    if k < 2:
+        return None
+    splitter = (StratifiedKFold if binary else KFold)(n_splits=k, shuffle=True,
+                                                       random_state=seed)
+    labelled, fold = np.empty_like(y), np.empty(y.size, dtype=int)
+    unlabelled_sum, maps = np.zeros_like(u), []
+    for number, (train, test) in enumerate(splitter.split(s.reshape(-1, 1), y)):
+        fitted = _fitted_map(method, s[train], y[train])
+        labelled[test], fold[test] = apply_map(fitted, s[test]), number
+        unlabelled_sum += apply_map(fitted, u)
+        maps.append(fitted)
+    return {"labelled": labelled, "unlabelled": unlabelled_sum / k, "fold": fold, "maps": maps}
 
 
 def _fitted_map(method: str, s: np.ndarray, y: np.ndarray) -> dict[str, Any]:

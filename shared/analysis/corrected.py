@@ -201,7 +201,7 @@ def corrected_differences(report: Any, label: str, alpha: float = 0.05, *,
                                  "n_unlabelled": int((measured & ~labelled).sum())}
         try:
             estimate = ppi_mean((b - a)[labelled], (labels_b - labels_a)[labelled],
-                                (b - a)[measured & ~labelled], alpha)
+                                (b - a)[measured & ~labelled], alpha, bounds=(-1.0, 1.0))
         except UserInputError as error:
             entry["error"] = str(error)
         else:

@@ -277,7 +277,16 @@ def evaluate_gates(
 def assert_gates(source: Any, gates: str | Gate | Iterable[str | Gate],
                  **options: Any) -> list[GateOutcome]:
     """:func:`evaluate_gates`, raising ``AssertionError`` that lists every failed gate with its
-    value and interval (the one-liner of a pytest test); returns the outcomes when all hold."""
+    value and interval; returns the outcomes when all hold.
+
+    Deprecated for pytest: ``shared.assert_metric`` scores the rows itself and gives an honest
+    verdict (pass, fail or inconclusive, judge errors apart: docs/INTEGRATIONS.md). This stays
+    for a run already scored, as ``score --gate`` checks it."""
+    import warnings
+
+    warnings.warn("assert_gates is deprecated in tests: use shared.assert_metric (an honest "
+                  "verdict on rows it scores) or evaluate_gates on a scored run",
+                  DeprecationWarning, stacklevel=2)
     outcomes = evaluate_gates(source, gates, **options)
     failed = [o for o in outcomes if not o.passed]
     if failed:

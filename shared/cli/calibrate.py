@@ -83,36 +83,20 @@ def run(args: argparse.Namespace) -> int:
     columns = common.parse_columns(args.column)
     outputs = {"--out": args.out, "--json": args.json, "--html": args.html,
                "--save-calibration": args.save_calibration}
-    for option, value in outputs.items():
-        if value and option != "--out":
-            files.check_writable_file(Path(value), option)
-    if args.out:
-        files.check_output_path(Path(args.out))
-    files.check_output_paths({"INPUT": args.input}, outputs)
-    common.quiet_libraries()
-    dataset = files.load_input(Path(args.input))
-    metric_options = common.parse_metric_options(args.option, [args.metric])
-    options = common.judge_options(args)
-    options.pop("dry_run", None)
-    common.check_judge_options(options)
+    dataset, metric_options, options = common.labelled_run_inputs(args, outputs)
     with common.scoring_errors():
         scored, report = calibrate(
             dataset, args.metric, args.label, alpha=args.alpha, seed=args.seed,
             label_range=label_range, columns=columns, score_key=args.score_key,
-            chunk_size=args.chunk_size, metric_options=metric_options.get(args.metric),
+            chunk_size=args.chunk_size, metric_options=metric_options,
             show_progress=not args.quiet, **options)
     print(report_table(report))
     if args.out:
         files.write_output(scored, Path(args.out), csv_raw=args.csv_raw)
         print(f"wrote {args.out} ({len(scored):,} rows)", file=sys.stderr)
-    if args.json:
-        common.write_json(report, Path(args.json))
-        print(f"wrote {args.json}", file=sys.stderr)
-    if args.html:
-        from ..analysis.report import write_calibration_html
+    from ..analysis.report import write_calibration_html
 
-        write_calibration_html(report, args.html)
-        print(f"wrote {args.html}", file=sys.stderr)
+    common.write_report_files(args, report, write_calibration_html)
     if args.save_calibration:  # last: a map that cannot be saved loses no other output
         from ..analysis.calibration_maps import save_map
 

@@ -334,3 +334,38 @@ def write_json(data: dict[str, Any], path: Path) -> None:
         raise UserInputError(f"{path}: cannot write it: {error}") from None
     finally:
         temporary.unlink(missing_ok=True)
+
+
+def labelled_run_inputs(args: argparse.Namespace, outputs: dict[str, str | None]
+                        ) -> tuple[Any, dict[str, Any] | None, dict[str, Any]]:
+    """What `calibrate` and `align` do before scoring, in this order: every output in
+    ``outputs`` writable and apart from INPUT, the input read, ``--option`` parsed for the one
+    metric, the judge options checked. Returns the dataset, the metric's options and the judge
+    options."""
+    from ..runs import files
+
+    for option, value in outputs.items():
+        if value and option != "--out":
+            files.check_writable_file(Path(value), option)
+    if args.out:
+        files.check_output_path(Path(args.out))
+    files.check_output_paths({"INPUT": args.input}, outputs)
+    quiet_libraries()
+    dataset = files.load_input(Path(args.input))
+    metric_options = parse_metric_options(args.option, [args.metric])
+    options = judge_options(args)
+    options.pop("dry_run", None)
+    check_judge_options(options)
+    return dataset, metric_options.get(args.metric), options
+
+
+def write_report_files(args: argparse.Namespace, report: dict[str, Any],
+                       write_html: Any) -> None:
+    """``--json`` and ``--html`` of a command's report (``write_html(report, path)``), each
+    announced on stderr."""
+    if args.json:
+        write_json(report, Path(args.json))
+        print(f"wrote {args.json}", file=sys.stderr)
+    if args.html:
+        write_html(report, args.html)
+        print(f"wrote {args.html}", file=sys.stderr)

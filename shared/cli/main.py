@@ -1,5 +1,6 @@
 """``judge-metrics`` / ``python -m shared``: the parser and the dispatch to one module per
-command (:mod:`.score`, :mod:`.agree`, :mod:`.compare`, :mod:`.calibrate`); the commands share only
+command (:mod:`.score`, :mod:`.agree`, :mod:`.compare`, :mod:`.calibrate`,
+:mod:`.align`); the commands share only
 :mod:`.common`.
 
 Exit codes: 0 done; 2 bad arguments, input or judge configuration (a one-line message, no
@@ -17,10 +18,11 @@ from typing import NoReturn
 
 from ..base.errors import UserInputError
 from ..base.redaction import redact, secret_values
-from . import agree, calibrate, compare, score
+from . import agree, align, calibrate, compare, score
 from .common import one_line_warning
 
-COMMANDS = {"score": score, "compare": compare, "agree": agree, "calibrate": calibrate}
+COMMANDS = {"score": score, "compare": compare, "agree": agree, "calibrate": calibrate,
+            "align": align}
 
 
 class RedactingParser(argparse.ArgumentParser):

@@ -54,6 +54,9 @@ def add_arguments(score: argparse.ArgumentParser) -> None:
     score.add_argument("--calibration", metavar="FILE",
                        help="a map written by `calibrate --save-calibration`: adds the column "
                        "<score column>_calibrated, P(label) per row")
+    score.add_argument("--profile", metavar="FILE",
+                       help="a profile written by `align --save-profile`: adds the columns "
+                       "<metric>_calibrated (P(label)) and <metric>_decision (0/1) per row")
     engine = score.add_argument_group("engine (docs/SCALING.md)")
     engine.add_argument("--engine", choices=list(ENGINES), default=LocalEngine.name,
                         help="local: this process (default); ray: Ray Data workers (pip install "
@@ -120,6 +123,10 @@ def run(args: argparse.Namespace) -> int:
                        overwrite_input=args.overwrite_input)
     options = judge_options(args)
     metric_options = parse_metric_options(args.option, args.metric)
+    if args.profile:
+        from ..analysis.alignment_profile import check_profile
+
+        check_profile(args.profile, args.metric, metric_options)
     judge = check_judge_options(options)
     quiet_libraries()
     dataset = engine.read_input(Path(args.input))
@@ -159,6 +166,10 @@ def run(args: argparse.Namespace) -> int:
         from ..analysis.calibration_maps import calibrated_column
 
         scored = calibrated_column(scored, args.calibration, args.metric)
+    if args.profile:
+        from ..analysis.alignment_profile import profile_columns
+
+        scored = profile_columns(scored, args.profile)
     try:
         rows = engine.write_output(scored, out, csv_raw=args.csv_raw)
     except OSError as error:
@@ -181,7 +192,7 @@ def run(args: argparse.Namespace) -> int:
 def _engine(args: argparse.Namespace) -> Engine:
     """The engine of ``--engine``, chosen once for the whole command, with the flags that
     belong to the other one refused: ``--address`` and ``--workers`` to Ray; ``--html``,
-    ``--dry-run`` and ``--calibration`` to this process."""
+    ``--dry-run``, ``--calibration`` and ``--profile`` to this process."""
     engine = choose_engine(args.engine, workers=args.workers, address=args.address,
                            quiet=args.quiet)
     if engine.in_process:
@@ -192,7 +203,7 @@ def _engine(args: argparse.Namespace) -> Engine:
     if args.workers is not None and args.workers < 1:
         raise UserInputError(f"--workers must be >= 1, got {args.workers}")
     for flag, value in (("--html", args.html), ("--dry-run", args.dry_run),
-                        ("--calibration", args.calibration)):
+                        ("--calibration", args.calibration), ("--profile", args.profile)):
         if value:
             raise UserInputError(f"{flag} runs without Ray: drop --engine ray")
     return engine

@@ -1,6 +1,7 @@
 """The demo's "Calibrate" tab: an uploaded output of ``score`` whose label column is filled on
-some rows in, the three estimates of the mean label (prediction-powered, labels alone, judge
-only) and the HTML report out (``shared.analysis.calibration_figures``, docs/CALIBRATION.md).
+some rows in, the estimates of the mean label (prediction-powered, from the calibrated scores
+cross-fitted, labels alone, judge only) and the HTML report out
+(``shared.analysis.calibration_figures``, docs/CALIBRATION.md).
 Reports go to temporary folders as the Compare tab's do (one per session, removed with it)."""
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ TABLE_COLUMNS = ["estimate", "mean label", "95% interval"]
 
 
 def estimates_frame(report: dict[str, Any]) -> Any:
-    """The three estimates as the tab's table."""
+    """The estimates as the tab's table."""
     import pandas as pd
 
     from ..analysis.report.calibration_report import estimate_rows
@@ -27,7 +28,7 @@ def estimates_frame(report: dict[str, Any]) -> Any:
 
 def handle(file: Any, score_column: str | None, label_column: str | None,
            folder: str | Path | None = None) -> tuple[str, Any, str | None]:
-    """(status HTML, the three estimates, path of the HTML report or None)."""
+    """(status HTML, the estimates, path of the HTML report or None)."""
     import pandas as pd
 
     from ..analysis.calibration_figures import calibration_report

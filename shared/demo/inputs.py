@@ -75,8 +75,8 @@ def _parse_cell(value: str, kind: str, column: str, row: int) -> Any:
     text = value.strip()
     if kind == "text":
         return value
-    if kind == "phrases":
-        return value  # the metric itself reads a JSON list string
+    if kind in ("phrases", "messages", "json"):
+        return value  # the metric itself reads the JSON text
     if text.startswith("["):
         try:
             parsed = json.loads(text)

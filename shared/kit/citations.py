@@ -1,6 +1,6 @@
 """BibTeX entries that several metric scripts cite (evaluate's ``MetricInfo.citation``): Valor,
 RAGAS, G-Eval (summary_coherence, g_eval) and Zheng et al.'s LLM-as-a-judge study, which measured
-position bias (pairwise)."""
+position bias (pairwise), and DeepEval (the conversation metrics)."""
 
 VALOR = """\
 @misc{valor_lite,
@@ -38,5 +38,14 @@ ZHENG_MT_BENCH = """\
           and Zhang, Hao and Gonzalez, Joseph E. and Stoica, Ion},
   booktitle={Advances in Neural Information Processing Systems (Datasets and Benchmarks Track)},
   year={2023}
+}
+"""
+
+DEEPEVAL = """\
+@misc{deepeval,
+  title={DeepEval: the LLM evaluation framework},
+  author={{Confident AI}},
+  howpublished={\\url{https://github.com/confident-ai/deepeval}},
+  year={2024}
 }
 """

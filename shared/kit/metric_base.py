@@ -17,8 +17,9 @@ from __future__ import annotations
 
 import functools
 import inspect
+import json
 import os
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from contextlib import nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -33,7 +34,7 @@ from ..base.options import Option, check_options, with_options
 from ..base.text import paused_gc
 from .about import About
 
-InputKind = Literal["text", "texts", "list", "phrases"]
+InputKind = Literal["text", "texts", "list", "phrases", "messages", "json"]
 
 
 @dataclass(frozen=True)
@@ -42,7 +43,14 @@ class Input:
 
     kind: ``"text"`` a string; ``"texts"`` a string or a list of strings (several references);
     ``"list"`` a list of strings that may be empty (retrieved contexts, in order); ``"phrases"``
-    a list of phrases, one phrase, or a JSON list string (may be empty).
+    a list of phrases, one phrase, or a JSON list string (may be empty); ``"messages"`` a
+    conversation in OpenAI's chat format (:func:`shared.kit.conversations.check_messages`);
+    ``"json"`` any JSON value, checked and normalised per sample by ``check(value, name,
+    index)``. A conversation or JSON input reaches ``_compute`` as canonical JSON text of its
+    normalised value (``json.loads`` it): text is what evaluate's Arrow cache holds whatever
+    the value's shape, so ``compute`` and ``add_batch`` give ``_compute`` the same thing, and a
+    batch file keeps these columns (``messages``, ``tool_calls``...) as JSON text. A missing
+    value of an optional one (``None``, an empty CSV cell) is ``"null"``.
     Optional inputs are not evaluate features: they reach ``_compute`` as keyword arguments
     (``None`` when absent).
     """
@@ -52,18 +60,21 @@ class Input:
     required: bool = True
     allow_empty: bool = False
     column: str | None = None  # a batch file's column, when the rule below does not give it
+    check: Callable[[Any, str, int], Any] | None = None  # kind "json": one sample normalised
 
     @property
     def column_name(self) -> str:
         """The column of a batch file (CLI, demo) that holds this input: the singular of the
         name (``predictions`` -> ``prediction``), except that a list per row keeps its plural
-        (``contexts``)."""
+        (``contexts``, ``messages``, ``tool_calls``)."""
         if self.column:
             return self.column
-        return self.name if self.kind == "list" else self.name.removesuffix("s")
+        if self.kind in ("list", "messages", "json"):
+            return self.name
+        return self.name.removesuffix("s")
 
     def feature(self) -> Any:
-        if self.kind == "text":
+        if self.kind in ("text", "messages", "json"):
             return datasets.Value("string")
         return datasets.Sequence(datasets.Value("string"))
 
@@ -76,7 +87,48 @@ class Input:
             return validation.text_or_texts(
                 self.name, values, allow_empty=True, allow_no_items=True, parse_json=True
             )
+        if self.kind in ("messages", "json"):
+            return self._json_values(values)
         return validation.text_lists(self.name, values)
+
+    def _json_values(self, values: Any) -> list[str]:
+        """Each sample's JSON value checked, as canonical JSON text; in an optional input a
+        missing value (``None``, an empty CSV cell) is ``"null"``."""
+        if self.kind == "messages":
+            from .conversations import check_messages
+
+            def check(value: Any, name: str, index: int) -> Any:
+                return check_messages(value, argument=name, index=index)
+        else:
+            check = self.check or (lambda value, name, index: value)
+        out = []
+        for i, value in enumerate(validation.as_list(self.name, values)):
+            if not self.required and (value is None or isinstance(value, str)
+                                      and not value.strip()):
+                out.append("null")
+                continue
+            _valid_unicode(self.name, value, i)
+            out.append(json.dumps(check(value, self.name, i), ensure_ascii=False))
+        return out
+
+
+def _valid_unicode(name: str, value: Any, index: int) -> None:
+    """Every string (and key) in a JSON value valid Unicode, else an ``InputError`` at
+    ``name[index][item]`` (the top-level item of a list) naming the character position."""
+    items = enumerate(value) if isinstance(value, (list, tuple)) else [(None, value)]
+    for item, part in items:
+        where = index if item is None else (index, item)
+        stack = [part]
+        while stack:
+            current = stack.pop()
+            if isinstance(current, str):
+                if not current.isascii():
+                    validation.unicode_text(name, current, where)
+            elif isinstance(current, Mapping):
+                stack.extend(current.keys())
+                stack.extend(current.values())
+            elif isinstance(current, (list, tuple)):
+                stack.extend(current)
 
 
 @dataclass(frozen=True)

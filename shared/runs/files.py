@@ -16,6 +16,7 @@ from typing import Any
 from ..base.errors import UserInputError
 from .records import (
     FORMULA_STARTS,  # noqa: F401 - the CSV writer's rule, named here too
+    JSON_COLUMNS,
     neutralise_formula,
     read_records,
     require_regular_file,
@@ -248,6 +249,9 @@ def _dataset_from_records(path: Path, records: list[dict[str, Any]], label: str)
     arrays = {}
     for name in names:
         values = [record.get(name) for record in records]
+        if name in JSON_COLUMNS:
+            values = [v if v is None or isinstance(v, str) else json.dumps(v, ensure_ascii=False)
+                      for v in values]
         if any(isinstance(v, list) for v in values) and any(isinstance(v, str) for v in values):
             if name in SINGLE_TEXT_COLUMNS:  # never a one-item list: one text is expected
                 row = next(i for i, v in enumerate(values) if isinstance(v, list))

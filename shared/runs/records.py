@@ -18,6 +18,13 @@ from ..base.errors import UserInputError
 # columns whose cells may be lists; in CSV they hold JSON list strings
 LIST_COLUMNS = ("reference", "contexts", "expected")
 
+# columns whose cells are JSON values of any shape (a conversation, tool calls, tool schemas):
+# in CSV a JSON string; read from JSON lines, a cell that is not a string becomes its JSON text,
+# since Arrow would give a column of objects one merged schema (every key in every row, absent
+# ones as null), and the metrics read these cells as JSON (shared.kit.metric_base.Input, kinds
+# "messages" and "json")
+JSON_COLUMNS = ("messages", "tool_calls", "expected_tool_calls", "tools")
+
 # The longest cell a CSV may hold and the longest line of a JSON-lines file, in characters:
 # the same bound both ways, far above the cells `score` writes (csv's own default, 131,072,
 # refused a 200 KB prediction that `score` had just written).

@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 import shared
-from shared.analysis.calibration_figures import calibration_report, suggest_rows
+from shared.analysis.calibration_figures import calibration_report, report_table, suggest_rows
 from shared.analysis.calibration_maps import (
     apply_map,
     brier,
@@ -22,7 +22,7 @@ from shared.analysis.calibration_maps import (
     fit_calibration,
     load_map,
 )
-from shared.analysis.ppi import classical_mean, label_scale, ppi_mean
+from shared.analysis.ppi import classical_mean, label_scale, ppi_intervals, ppi_mean
 from shared.base.errors import UserInputError
 from shared.cli.main import main
 
@@ -60,13 +60,9 @@ def _reference() -> object:
     return pytest.importorskip("ppi_py", reason="ppi-python (requirements-test.txt)")
 
 
-@pytest.mark.parametrize("case", range(8))
-def test_equals_ppi_python_on_fixed_inputs(case: int) -> None:
-    """Value and interval equal ``ppi_py.ppi_mean_pointestimate`` / ``ppi_mean_ci`` (power
-    tuned, ``lam=None``), on 0/1 labels, 1-5 ratings, a scorer that anti-correlates (lam
-    clipped to 0) and one equal to the labels (lam 1); the classical interval equals
-    ``classical_mean_ci``."""
-    ppi_py = _reference()
+def _case(case: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, float]:
+    """0/1 labels, 1-5 ratings, a scorer that anti-correlates (lam clipped to 0) and one equal
+    to the labels (lam clipped to 1)."""
     rng = np.random.default_rng(case)
     n, big_n = int(rng.integers(5, 120)), int(rng.integers(3, 500))
     alpha = [0.05, 0.1, 0.01, 0.2][case % 4]
@@ -83,18 +79,78 @@ def test_equals_ppi_python_on_fixed_inputs(case: int) -> None:
         f, f_u = 1 - y + 0.01 * rng.random(n), rng.random(big_n)
     else:  # the scorer is the label: lam clipped to 1
         y = rng.integers(0, 2, n).astype(float)
-        f, f_u = y.copy(), (rng.random(big_n) < 0.5).astype(float)
+        f, f_u = y.copy(), (rng.random(big_n) < 0.5) + 0.001 * rng.random(big_n)
+    return f, y, f_u, alpha
+
+
+@pytest.mark.parametrize("case", range(8))
+def test_the_estimate_is_ppi_python_cross_fitted(case: int) -> None:
+    """The value is the reference's power-tuned estimate, cross-fitted: row ``i``'s ``lam_i``
+    is the one ``ppi_py`` fits (``lam=None``) on the other labelled rows, and the value is the
+    mean over the rows of ``ppi_py.ppi_mean_pointestimate`` of row ``i`` alone at ``lam_i``."""
+    ppi_py = _reference()
+    f, y, f_u, alpha = _case(case)
+
+    def estimate(rows: np.ndarray, lam: float | None) -> float:
+        return float(np.ravel(ppi_py.ppi_mean_pointestimate(y[rows], f[rows], f_u, lam=lam))[0])
+
+    terms = []
+    for i in range(y.size):
+        others = np.arange(y.size) != i
+        plain, full = estimate(others, 0.0), estimate(others, 1.0)
+        lam_i = (estimate(others, None) - plain) / (full - plain)
+        terms.append(estimate(np.arange(y.size) == i, lam_i))
     ours = shared.prediction_powered_mean(f.tolist(), y.tolist(), f_u.tolist(), alpha=alpha)
     assert set(ours) == {"value", "low", "high"}
-    low, high = ppi_py.ppi_mean_ci(y, f, f_u, alpha=alpha)
-    value = ppi_py.ppi_mean_pointestimate(y, f, f_u)
-    assert ours["value"] == pytest.approx(float(np.ravel(value)[0]), abs=1e-12)
-    assert ours["low"] == pytest.approx(float(np.ravel(low)[0]), abs=1e-12)
-    assert ours["high"] == pytest.approx(float(np.ravel(high)[0]), abs=1e-12)
-    c_low, c_high = ppi_py.classical_mean_ci(y, alpha=alpha)
-    classical = classical_mean(y, alpha)
-    assert classical["low"] == pytest.approx(float(np.ravel(c_low)[0]), abs=1e-12)
-    assert classical["high"] == pytest.approx(float(np.ravel(c_high)[0]), abs=1e-12)
+    assert ours["value"] == pytest.approx(float(np.mean(terms)), abs=1e-9)
+    if case == 5:  # every lam_i is clipped to 0: the reference's estimate, the labels' mean
+        assert ours["value"] == pytest.approx(estimate(np.arange(y.size) >= 0, None), abs=1e-12)
+        assert ours["value"] == pytest.approx(y.mean(), abs=1e-12)
+
+
+def _wilson(count: int, n: int, alpha: float) -> tuple[float, float]:
+    """statsmodels' Wilson interval at the level whose normal quantile is t(n - 1)'s."""
+    from scipy.stats import norm, t
+    from statsmodels.stats.proportion import proportion_confint
+
+    level = 2 * norm.sf(t.ppf(1 - alpha / 2, n - 1))
+    low, high = proportion_confint(count, n, alpha=level, method="wilson")
+    return float(low), float(high)
+
+
+@pytest.mark.parametrize(("labels", "alpha"), [([0] * 5, 0.05), ([1] * 5, 0.05),
+                                               ([0] * 29 + [1], 0.05), ([1, 0] * 20, 0.1)])
+def test_with_no_power_the_interval_is_wilsons_with_students_quantile(labels: list[int],
+                                                                      alpha: float) -> None:
+    """The documented difference from the reference: with 0/1 labels and scores that carry
+    nothing (lam = 0) the interval is Wilson's score interval with Student's t quantile, so 5
+    equal labels give a real interval inside [0, 1], where the reference's is one point (or
+    leaves [0, 1])."""
+    ppi_py = _reference()
+    y = np.array(labels, dtype=float)
+    f, f_u = np.full(y.size, 0.4), np.full(50, 0.4)
+    ours = shared.prediction_powered_mean(f, y, f_u, alpha=alpha)
+    low, high = _wilson(int(y.sum()), y.size, alpha)
+    assert (ours["low"], ours["high"]) == pytest.approx((low, high), abs=1e-9)
+    assert classical_mean(y, alpha)["low"] == pytest.approx(low, abs=1e-9)
+    assert 0 <= ours["low"] < ours["high"] <= 1
+    ref_low, ref_high = (float(np.ravel(x)[0]) for x in ppi_py.classical_mean_ci(y, alpha=alpha))
+    if y.min() == y.max():
+        assert ref_low == ref_high and ours["high"] - ours["low"] > 0.3
+
+
+def test_with_many_labels_the_interval_is_the_references() -> None:
+    """At 400 labels and an informative scorer the interval is the reference's normal one to
+    within 3% of its width (the corrections are small-sample ones)."""
+    ppi_py = _reference()
+    rng = np.random.default_rng(5)
+    y = (rng.random(1400) < 0.4).astype(float)
+    s = np.clip(0.3 + 0.4 * y + rng.normal(0, 0.2, y.size), 0, 1)
+    ours = shared.prediction_powered_mean(s[:400], y[:400], s[400:])
+    low, high = (float(np.ravel(x)[0]) for x in ppi_py.ppi_mean_ci(y[:400], s[:400], s[400:],
+                                                                   alpha=0.05))
+    width = high - low
+    assert abs(ours["low"] - low) < 0.03 * width and abs(ours["high"] - high) < 0.03 * width
 
 
 def test_facade_and_contract() -> None:
@@ -111,17 +167,52 @@ def test_facade_and_contract() -> None:
 # ------------------------------------------------------------------------ by simulation
 
 
-def test_coverage_over_seeded_splits() -> None:
-    """The 95% interval covers the full set's mean label in at least 95% of the splits, less
-    three binomial standard errors, for an uninformative, an informative and a miscalibrated
-    scorer."""
-    floor = 0.95 - 3 * math.sqrt(0.95 * 0.05 / SPLITS)
-    for kind in ("noise", "informative", "miscalibrated"):
-        y, s = _population(kind)
-        truth = y.mean()
-        covered = sum(r["low"] <= truth <= r["high"]
-                      for r in (shared.prediction_powered_mean(*split) for split in _splits(y, s)))
-        assert covered / SPLITS >= floor, (kind, covered / SPLITS)
+def _simulated(kind: str, n: int, splits: int, seed: int
+               ) -> tuple[np.ndarray, np.ndarray, np.ndarray, float]:
+    """``splits`` samples of ``n`` labelled and 500 unlabelled rows: 0/1 labels with P(1) =
+    ``kind`` (a number), or graded ones (0..1 in quarters, skewed low); a biased, noisy judge
+    (too low on the 1s, too high on the 0s)."""
+    rng = np.random.default_rng([seed, n])
+    shape = (splits, n + 500)
+    if kind == "graded":
+        grades, weights = np.linspace(0, 1, 5), np.array([0.4, 0.3, 0.15, 0.1, 0.05])
+        y, truth = rng.choice(grades, size=shape, p=weights), float(grades @ weights)
+    else:
+        y, truth = (rng.random(shape) < float(kind)).astype(float), float(kind)
+    f = np.clip(0.3 + 0.4 * y + rng.normal(0, 0.3, shape), 0, 1)
+    return f[:, :n], y[:, :n], f[:, n:], truth
+
+
+COVERAGE_SPLITS = 4000
+# the nominal level less three binomial standard errors of the simulated share (0.940)
+COVERAGE_FLOOR = 0.95 - 3 * math.sqrt(0.95 * 0.05 / COVERAGE_SPLITS)
+
+
+@pytest.mark.parametrize("kind", ["0.35", "graded"])
+def test_the_interval_keeps_its_level_from_10_labels(kind: str) -> None:
+    """Over seeded simulations at 10, 30, 100 and 400 labels the 95% interval covers the true
+    mean at least at its level (less binomial noise), and stays inside [0, 1]; the
+    one-sample function gives what the vectorised one does."""
+    for n in (10, 30, 100, 400):
+        f, y, f_u, truth = _simulated(kind, n, COVERAGE_SPLITS, seed=11)
+        found = ppi_intervals(f, y, f_u)
+        covered = np.mean((found["low"] <= truth) & (truth <= found["high"]))
+        assert covered >= COVERAGE_FLOOR, (kind, n, covered)
+        assert found["low"].min() >= 0 and found["high"].max() <= 1
+        one = shared.prediction_powered_mean(f[7], y[7], f_u[7])
+        assert (one["low"], one["high"]) == pytest.approx((found["low"][7], found["high"][7]))
+
+
+@pytest.mark.parametrize("p", [0.02, 0.98])
+def test_labels_nearly_all_equal_keep_the_level(p: float) -> None:
+    """With P(label) near 0 or 1 most samples of 10 or 30 labels are all equal: the interval
+    is never a point and still covers (the reference's normal interval covers about 20% and
+    55% here)."""
+    for n in (10, 30):
+        f, y, f_u, truth = _simulated(str(p), n, COVERAGE_SPLITS, seed=12)
+        found = ppi_intervals(f, y, f_u)
+        assert np.mean((found["low"] <= truth) & (truth <= found["high"])) >= COVERAGE_FLOOR
+        assert (found["high"] - found["low"]).min() > 0.05
 
 
 def _width_ratios(kind: str) -> np.ndarray:
@@ -342,7 +433,9 @@ def test_compare_reports_the_corrected_paired_difference(tmp_path: Path) -> None
     (entry,) = json.loads(report.read_text())["corrected"]
     d = s_b - s_a
     expected = shared.prediction_powered_mean(
-        d[labelled], (y_b.astype(float) - y_a.astype(float))[labelled], d[~labelled])
+        d[labelled], (y_b.astype(float) - y_a.astype(float))[labelled], d[~labelled],
+        bounds=(-1, 1))  # a difference of two labels on 0..1
+    assert -1 <= entry["low"] <= entry["high"] <= 1
     assert {k: entry[k] for k in expected} == pytest.approx(expected)
     assert entry["judge_delta"] == pytest.approx(d.mean())
     assert (entry["n_labelled"], entry["n_unlabelled"]) == (labelled.sum(), (~labelled).sum())
@@ -363,7 +456,7 @@ def test_agree_shows_the_corrected_estimate(tmp_path: Path,
     assert "The mean label, corrected" in html and f"{corrected['value']:.4f}" in html
 
 
-def test_the_demo_tab_shows_the_three_estimates(tmp_path: Path) -> None:
+def test_the_demo_tab_shows_the_estimates(tmp_path: Path) -> None:
     from shared.demo.calibrate_tab import handle
 
     y, s = _population("informative", n=150)
@@ -374,7 +467,9 @@ def test_the_demo_tab_shows_the_three_estimates(tmp_path: Path) -> None:
     status, table, report = handle(str(path), "", "label", folder=tmp_path)
     assert "jm-ok" in status and report is not None and Path(report).is_file()
     expected = shared.prediction_powered_mean(s[labelled], y[labelled], s[~labelled])
-    assert table["estimate"].tolist() == ["prediction-powered", "labels alone", "judge only"]
+    assert table["estimate"].tolist() == [
+        "prediction-powered", "prediction-powered, calibrated scores (cross-fitted)",
+        "labels alone", "judge only"]
     assert table["mean label"][0] == f"{expected['value']:.4f}"
     assert table["95% interval"][0] == f"[{expected['low']:.4f}, {expected['high']:.4f}]"
     status, table, report = handle(str(path), "accuracy", "nope", folder=tmp_path)
@@ -409,3 +504,61 @@ def test_cli_refusals_are_one_line(tmp_path: Path, capsys: pytest.CaptureFixture
         assert main(argv) == 2, argv
         err = capsys.readouterr().err.strip()
         assert words in err and "\n" not in err, (argv, err)
+
+
+# ------------------------------------------------------- the estimate from calibrated scores
+
+
+def test_each_labelled_rows_calibrated_score_comes_from_a_map_fitted_without_it() -> None:
+    """``cross_fitted_scores``: fold ``k``'s map is scikit-learn's isotonic regression on the
+    labelled rows outside fold ``k``; unlabelled rows get the mean of the fold maps."""
+    from sklearn.isotonic import IsotonicRegression
+
+    from shared.analysis.calibration_maps import cross_fitted_scores
+
+    y, s = _population("miscalibrated", n=200)
+    found = cross_fitted_scores("isotonic", s[:80], y[:80], s[80:], binary=True, seed=4)
+    assert sorted(set(found["fold"].tolist())) == [0, 1, 2, 3, 4]
+    expected_unlabelled = np.zeros(120)
+    for k in range(5):
+        outside = found["fold"] != k
+        reference = IsotonicRegression(y_min=0.0, y_max=1.0, out_of_bounds="clip").fit(
+            s[:80][outside], y[:80][outside])
+        assert found["labelled"][~outside] == pytest.approx(reference.predict(s[:80][~outside]))
+        expected_unlabelled += reference.predict(s[80:]) / 5
+    assert found["unlabelled"] == pytest.approx(expected_unlabelled)
+
+
+def test_the_cross_fitted_calibrated_estimate_keeps_its_level() -> None:
+    """Over 300 seeded splits of 60 labels, the estimate from cross-fitted isotonic scores
+    covers the full set's mean at the 95% level (less three binomial standard errors)."""
+    from shared.analysis.calibration_maps import cross_fitted_scores
+
+    y, s = _population("miscalibrated")
+    truth, splits, covered = y.mean(), 300, 0
+    for seed in range(splits):
+        order = np.random.default_rng(seed).permutation(y.size)
+        labelled, unlabelled = order[:LABELLED], order[LABELLED:]
+        crossed = cross_fitted_scores("isotonic", s[labelled], y[labelled], s[unlabelled],
+                                      binary=True, seed=seed)
+        found = shared.prediction_powered_mean(crossed["labelled"], y[labelled],
+                                               crossed["unlabelled"])
+        covered += found["low"] <= truth <= found["high"]
+    assert covered / splits >= 0.95 - 3 * math.sqrt(0.95 * 0.05 / splits)
+
+
+def test_calibrate_reports_the_cross_fitted_calibrated_estimate() -> None:
+    from shared.analysis.calibration_maps import cross_fitted_scores
+
+    y, s = _population("miscalibrated")
+    labels = [float(v) if i % 6 == 0 else None for i, v in enumerate(y)]
+    report = calibration_report(s.tolist(), labels, seed=3)
+    found = report["calibrated_estimate"]
+    assert found["cross_fitted"] is True and found["method"] == report["calibration"]["method"]
+    labelled = np.arange(y.size) % 6 == 0
+    crossed = cross_fitted_scores(found["method"], s[labelled], y[labelled], s[~labelled],
+                                  binary=True, folds=found["folds"], seed=3)
+    expected = shared.prediction_powered_mean(crossed["labelled"], y[labelled],
+                                              crossed["unlabelled"])
+    assert {k: found[k] for k in expected} == pytest.approx(expected)
+    assert "cross-fitted over 5 folds" in report_table(report)

@@ -45,8 +45,14 @@ INTERFACE = {
                 "sources": "source"}),
     "pairwise": ({"predictions": "prediction", "baseline_predictions": "baseline_prediction"},
                  {"questions": "question", "references": "reference", "contexts": "contexts"}),
+    "tool_call_correctness": ({"expected_tool_calls": "expected_tool_calls"},
+                              {"tool_calls": "tool_calls", "messages": "messages",
+                               "tools": "tools"}),
+    "task_completion": ({"messages": "messages"}, {"task": "task"}),
+    "conversation_completeness": ({"messages": "messages"}, {}),
+    "knowledge_retention": ({"messages": "messages"}, {}),
 }
-NON_JUDGE = {"semantic_list_contains", "accuracy", "rouge", "bleu"}
+NON_JUDGE = {"semantic_list_contains", "accuracy", "rouge", "bleu", "tool_call_correctness"}
 EMBEDS = {"semantic_list_contains", "answer_correctness"}
 
 
@@ -113,6 +119,8 @@ def test_directions_and_shared_prompts_are_derived() -> None:
     assert users == {
         "statements": {"faithfulness", "answer_correctness", "answer_relevance", "context_recall"},
         "opinions": {"bias", "toxicity"},
+        "intentions": {"conversation_completeness"},
+        "user_facts": {"knowledge_retention"},
     }
 
 

@@ -257,6 +257,10 @@ def test_prompt_versions_of_the_metrics_run() -> None:
     assert prompts_of(["toxicity"]) == sorted([prompts.TOXICITY.prompt_id,
                                                 prompts.OPINIONS.prompt_id])
     assert prompts_of(["rouge"]) == []
+    # a metric's own extraction prompts, named in its EXTRACTIONS
+    assert prompts_of(["knowledge_retention", "task_completion"]) == sorted(
+        [prompts.KNOWLEDGE_RETENTION.prompt_id, prompts.USER_FACTS.prompt_id,
+         prompts.TASK_COMPLETION.prompt_id])
 
 
 # ------------------------------------------------------------------ reports, the tab

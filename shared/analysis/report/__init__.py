@@ -14,10 +14,12 @@ report); aggregates, intervals and plots always use every row.
 """
 
 from .agreement_report import write_agreement_html
+from .alignment_report import write_alignment_html
 from .calibration_report import write_calibration_html
 from .compare_report import write_compare_html
 from .page import DEFAULT_MAX_ROWS, script_json
 from .score_report import write_score_html
 
-__all__ = ["DEFAULT_MAX_ROWS", "script_json", "write_agreement_html", "write_calibration_html",
+__all__ = ["DEFAULT_MAX_ROWS", "script_json", "write_agreement_html", "write_alignment_html",
+           "write_calibration_html",
            "write_compare_html", "write_score_html"]

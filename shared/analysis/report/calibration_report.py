@@ -1,4 +1,4 @@
-"""The HTML report of ``calibrate --html``: the three estimates of the mean label and the
+"""The HTML report of ``calibrate --html``: the estimates of the mean label and the
 reliability diagram of the calibration map."""
 
 from __future__ import annotations
@@ -38,9 +38,13 @@ def write_calibration_html(report: Mapping[str, Any], path: str | os.PathLike[st
 
 
 def estimate_rows(report: Mapping[str, Any]) -> list[dict[str, Any]]:
-    """The three estimates as ``{"name", "value", "low", "high"}`` (judge only: no interval)."""
+    """The estimates as ``{"name", "value", "low", "high"}`` (judge only: no interval; the one
+    from the calibrated scores when the report has it)."""
+    calibrated = report.get("calibrated_estimate")
     return [
         {"name": "prediction-powered", **report["estimate"]},
+        *([{"name": "prediction-powered, calibrated scores (cross-fitted)",
+            **{k: calibrated[k] for k in ("value", "low", "high")}}] if calibrated else []),
         {"name": "labels alone", **report["classical"]},
         {"name": "judge only", "value": report["judge_only"]["value"], "low": None,
          "high": None},
@@ -48,13 +52,13 @@ def estimate_rows(report: Mapping[str, Any]) -> list[dict[str, Any]]:
 
 
 def estimates_plot(report: Mapping[str, Any]) -> str:
-    """The three estimates with their intervals, one row each."""
+    """The estimates with their intervals, one row each."""
     from . import plots
 
     rows = estimate_rows(report)
     return plots.forest([r["name"] for r in rows], [r["value"] for r in rows],
                         [r["low"] for r in rows], [r["high"] for r in rows],
-                        title="mean label: three estimates", zero_line=False)
+                        title="mean label: the estimates", zero_line=False)
 
 
 def _text(value: Any) -> str:

@@ -123,13 +123,11 @@ def prompts_of(metrics: Sequence[str]) -> list[str]:
     from ...kit.steps import prompts
 
     judged = [m for m in metrics if m in METRICS and METRICS[m].judge]
-    found = {value.prompt_id for value in vars(prompts).values()
-             if isinstance(value, prompts.PromptTemplate)
-             and any(value.name == m or value.name.startswith(m + "_") for m in judged)}
-    for prompt in (prompts.STATEMENTS, prompts.OPINIONS):
-        if any(m in EXTRACTION_USERS.get(prompt.name, ()) for m in judged):
-            found.add(prompt.prompt_id)
-    return sorted(found)
+    templates = [value for value in vars(prompts).values()
+                 if isinstance(value, prompts.PromptTemplate)]
+    return sorted({value.prompt_id for value in templates
+                   if any(value.name == m or value.name.startswith(m + "_")
+                          or m in EXTRACTION_USERS.get(value.name, ()) for m in judged)})
 
 
 def describe_judge(judge: Mapping[str, Any] | None,

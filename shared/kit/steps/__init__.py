@@ -2,7 +2,8 @@
 prompt, answer schema, grounding check and token limit), by family: :mod:`.extraction`
 (statements, opinions), :mod:`.verdicts` (one verdict per item; answer correctness's TP/FP/FN),
 :mod:`.rating` (summary coherence), :mod:`.criteria` (G-Eval's reason for its score; its
-rating and pairwise's preference are label readings, not structured answers); and
+rating and pairwise's preference are label readings, not structured answers),
+:mod:`.conversation` (task completion, conversation completeness, knowledge retention); and
 :mod:`.chains`, which turns their results into per-sample results (extracted items ->
 verdicts -> share of "yes").
 
@@ -18,6 +19,20 @@ from .chains import (
     statement_verdicts,
     verdict_share,
     yes_share,
+)
+from .conversation import (
+    CONVERSATION_COMPLETENESS,
+    INTENTIONS,
+    KNOWLEDGE_RETENTION,
+    TASK_LABELS,
+    USER_FACTS,
+    Retention,
+    has_assistant_turn,
+    intention_verdicts,
+    retention_jobs,
+    retention_verdicts,
+    said,
+    task_verdicts,
 )
 from .criteria import G_EVAL_REASON, ReasonStep
 from .extraction import (
@@ -53,6 +68,9 @@ from .verdicts import (
 )
 
 __all__ = [
+    "CONVERSATION_COMPLETENESS", "INTENTIONS", "KNOWLEDGE_RETENTION", "TASK_LABELS",
+    "USER_FACTS", "Retention", "has_assistant_turn", "intention_verdicts", "retention_verdicts",
+    "retention_jobs", "said", "task_verdicts",
     "G_EVAL_REASON",
     "ReasonStep",
     "ANSWER_RELEVANCE", "BIAS", "CONTEXT_PRECISION", "CONTEXT_RECALL", "CONTEXT_RELEVANCE",

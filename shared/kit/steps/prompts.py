@@ -245,6 +245,41 @@ HALLUCINATION = _verdict_prompt(
     "answer \"no\" if the text agrees with it or does not speak about it.",
     "Text:\n{text}\n\nContexts (JSON list):\n{contexts}")
 
+# --- conversations (task completion, conversation completeness, knowledge retention) --------
+# After DeepEval's definitions. Items are extracted in the user's own words, so the grounding
+# check can hold them to the user's messages; the task verdict is one Yes/No label token.
+INTENTIONS = PromptTemplate("intentions", "1", examples=(), text=(
+    "List what the user asks for or wants done in these messages: one short item per distinct "
+    "request, in the user's own words. " + FENCE_NOTE + "\n\nUser messages:\n{text}\n\n"
+    + _strings("intentions")))
+
+USER_FACTS = PromptTemplate("user_facts", "1", examples=(), text=(
+    "List the facts the user states in this message about themselves or their situation "
+    "(names, numbers, dates, places, preferences, constraints), in the user's own words. "
+    + FENCE_NOTE + "\n\nMessage:\n{text}\n\n" + _strings("facts")
+    + "; an empty list when it states none (a question alone states none)"))
+
+CONVERSATION_COMPLETENESS = _verdict_prompt(
+    "conversation_completeness",
+    "For each request of the user in the list, answer \"yes\" if the assistant's messages in "
+    "the conversation satisfy it and \"no\" if they do not (a refusal, a question back, a "
+    "promise or a failed tool call does not satisfy it).",
+    "Conversation:\n{conversation}\n\nRequests (JSON list):\n{intentions}")
+
+KNOWLEDGE_RETENTION = _verdict_prompt(
+    "knowledge_retention",
+    "The user gave the facts below earlier in a conversation. For each assistant reply in the "
+    "list, answer \"no\" if it asks again for one of the facts or contradicts one, and "
+    "\"yes\" if it does neither.",
+    "Facts (JSON list):\n{facts}\n\nReplies (JSON list):\n{replies}")
+
+TASK_COMPLETION = PromptTemplate("task_completion", "1", text=(
+    "Read the task and the transcript of an assistant working on it (its messages, the tools "
+    "it called and their results). Was the task completed? Only if the transcript shows it "
+    "done: an assistant that says it is done after a tool error, or without doing the work, "
+    "did not complete it. " + FENCE_NOTE + "\n\nTask:\n{task}\n\nTranscript:\n"
+    "{transcript}\n\nWas the task completed? Answer with one word: Yes or No."))
+
 _CORRECTNESS_TASK = (
     "Compare the statements of an answer with the statements of a reference answer. "
     "For each answer statement: \"TP\" if the reference supports it, \"FP\" if it does not. "

@@ -1,0 +1,133 @@
+"""``align`` on a dataset (score it, then :func:`shared.analysis.alignment.align_scores`), the
+profile it saves (what was tuned on every labelled row) and ``score --profile``, which applies
+a profile: per row ``<metric>_calibrated`` (P(label)) and ``<metric>_decision`` (0/1).
+
+A profile fitted for another metric or other metric options is refused in one line: its
+threshold and map describe that metric's scores only.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+from ..base.errors import UserInputError
+from ..kit import stats
+from .alignment import Tuning, align_scores
+from .labelled_runs import score_labelled
+from .labels import BOOLEAN, parse_labels
+
+__all__ = ["PROFILE_FORMAT", "align", "check_profile", "load_profile", "profile_columns",
+           "profile_of", "save_profile"]
+
+PROFILE_FORMAT = "judge-metrics alignment profile 1"
+
+
+def align(dataset: Any, metric: str, label: str, *, folds: int = 5, group: str | None = None,
+          seed: int | None = stats.DEFAULT_SEED, alpha: float = 0.05,
+          other_label: str | None = None, resamples: int = stats.DEFAULT_RESAMPLES,
+          **options: Any) -> tuple[Any, dict[str, Any]]:
+    """Score ``dataset`` with ``metric`` (``agree``'s options: ``columns``, ``score_key``,
+    ``metric_options``, ``chunk_size``, ``show_progress`` and the judge options) and align it
+    to the 0/1 labels in ``label``, every figure out-of-fold (``folds`` folds, whole
+    ``group``s kept together). ``other_label``: a second person's labels, for the
+    human-human agreement. Returns the scored rows and the report (``align_scores``' with
+    ``metric``, ``score_key``, ``column``, ``label``, ``judge``, ``metric_options`` and
+    ``profile``)."""
+    from ..kit.registry import DECISION_THRESHOLDS
+
+    for name, column in (("group", group), ("other_label", other_label)):
+        if column is not None and column not in dataset.column_names:
+            raise UserInputError(f"--{name.replace('_', '-')} {column!r}: the input has no "
+                                  "such column")
+    run = score_labelled(dataset, metric, label, group=group, seed=seed, **options)
+    labels, kind = parse_labels(run.scored[label], label)
+    if kind != BOOLEAN:
+        raise UserInputError(f"--label {label!r}: align needs 0/1 labels (booleans, yes/no, "
+                              "1/0), not ratings")
+    scores = np.array([math.nan if v is None else float(v) for v in run.scored[run.column]])
+    other = None if other_label is None else parse_labels(run.scored[other_label],
+                                                          other_label)[0]
+    report = align_scores(scores, labels, folds=folds,
+                          groups=None if group is None else run.scored[group], seed=seed,
+                          alpha=alpha, decision_threshold=DECISION_THRESHOLDS.get(metric),
+                          other_labels=other, resamples=resamples)
+    report.update(metric=metric, score_key=run.key, column=run.column, label=label,
+                  judge=run.judge, metric_options=dict(options.get("metric_options") or {}))
+    report["profile"] = profile_of(report)
+    return run.scored, report
+
+
+def profile_of(report: Mapping[str, Any]) -> dict[str, Any]:
+    """What ``--save-profile`` writes: the tuning fitted on every labelled row, the metric,
+    its options and score column, the judge, the data's digest."""
+    return {"format": PROFILE_FORMAT, "metric": report["metric"],
+            "score_key": report["score_key"], "column": report["column"],
+            "metric_options": report["metric_options"], "judge": report["judge"],
+            "label": report["label"], "threshold": report["tuning"]["threshold"],
+            "calibration": report["tuning"]["calibration"], "few_shot": [],
+            "prompt": None, "data_digest": report["data_digest"], "rows": report["n"],
+            "folds": len(report["folds"]), "seed": report["seed"]}
+
+
+def save_profile(path: str | os.PathLike[str], report: Mapping[str, Any]) -> None:
+    with open(path, "w", encoding="utf-8") as handle:
+        json.dump(report["profile"], handle, indent=2)
+        handle.write("\n")
+
+
+def load_profile(path: str | os.PathLike[str]) -> dict[str, Any]:
+    try:
+        with open(path, encoding="utf-8") as handle:
+            data = json.load(handle)
+    except (OSError, ValueError) as error:
+        raise UserInputError(f"--profile {path}: cannot read it ({error})") from None
+    if not isinstance(data, dict) or data.get("format") != PROFILE_FORMAT:
+        raise UserInputError(f"--profile {path}: not a profile written by `align "
+                              "--save-profile`")
+    return data
+
+
+def check_profile(path: str | os.PathLike[str], metrics: Sequence[str],
+                  metric_options: Mapping[str, Mapping[str, Any]]) -> dict[str, Any]:
+    """Before any work: the profile at ``path`` was fitted for a metric this run scores, with
+    the same metric options."""
+    data = load_profile(path)
+    metric = data.get("metric")
+    if metric not in metrics and "all" not in metrics:
+        raise UserInputError(f"--profile {path}: fitted for {metric!r}, which this run does "
+                              f"not score (--metric {', '.join(metrics)})")
+    given = dict(metric_options.get(metric) or {})
+    if given != data.get("metric_options", {}):
+        raise UserInputError(f"--profile {path}: fitted for {metric} with options "
+                              f"{data.get('metric_options') or 'none'}, this run has "
+                              f"{given or 'none'}")
+    return data
+
+
+def profile_columns(scored: Any, path: str | os.PathLike[str]) -> Any:
+    """``scored`` (a ``datasets.Dataset``) with ``<metric>_calibrated`` and
+    ``<metric>_decision`` from the profile at ``path`` (unmeasured rows stay null)."""
+    data = load_profile(path)
+    column = data["column"]
+    if column not in scored.column_names:
+        raise UserInputError(f"--profile {path}: fitted on {data['metric']}'s {column!r}, "
+                              "which this run does not write")
+    values = np.array([math.nan if v is None else float(v) for v in scored[column]])
+    tuning = Tuning(float(data["threshold"]), data.get("calibration"))
+    p = tuning.probabilities(values)
+    measured = np.isfinite(p)
+    new = {f"{data['metric']}_calibrated": [float(v) if ok else None
+                                            for v, ok in zip(p, measured, strict=True)],
+           f"{data['metric']}_decision": [int(v >= tuning.threshold) if ok else None
+                                          for v, ok in zip(p, measured, strict=True)]}
+    for name, cells in new.items():
+        if name in scored.column_names:
+            scored = scored.remove_columns(name)
+        scored = scored.add_column(name, cells)
+    return scored

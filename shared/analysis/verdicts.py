@@ -1,0 +1,157 @@
+"""Honest verdicts on a mean score: pass, fail, or "we cannot tell yet" (``assert_metric``).
+
+A verdict compares the whole confidence interval of the mean with the threshold: the interval
+clears it -> ``pass``, misses it entirely -> ``fail``, straddles it -> ``inconclusive``.
+
+The interval (:func:`mean_interval`), for per-row scores in a known range [lo, hi], rescaled to
+[0, 1]; each row is one observation (with several runs per row, the row's mean over its runs:
+the interval is clustered by row, since a row's runs share its text and are not independent):
+
+- the Student t-interval of the row means (n - 1 degrees of freedom), which follows the
+  spread the rows actually show;
+- widened, where it is narrower, to the Wilson score interval of the mean taken as a
+  proportion of n. A score in [0, 1] with mean p has variance at most p(1 - p) (the 0/1 score's),
+  so inverting the score test with that variance is valid for any bounded score, is the
+  well-studied interval for 0/1 scores (good coverage at small n, unlike the Wald interval),
+  and never has zero width: five rows all scoring 1.0 give [0.57, 1.0] at 95 %, so
+  ``at_least=0.9`` is inconclusive, not a pass. The t-interval alone would be [1.0, 1.0].
+
+The hull of the two keeps its coverage at small n whatever the scores' distribution (checked by
+simulation in tests/shared/test_verdicts.py); its price is width when scores are continuous and
+tightly spread, where more rows settle the verdict.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from ..base.errors import UserInputError
+
+OUTCOMES = ("pass", "fail", "inconclusive")
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """``outcome`` ("pass", "fail", "inconclusive") of the mean ``value`` with its interval
+    [``low``, ``high``] over ``n`` measured rows; ``unmeasured`` rows had no score in any run."""
+
+    outcome: str
+    value: float | None
+    low: float | None
+    high: float | None
+    n: int
+    unmeasured: int
+    at_least: float | None = None
+    at_most: float | None = None
+    confidence: float = 0.95
+    runs: int = 1
+
+    @property
+    def passed(self) -> bool:
+        return self.outcome == "pass"
+
+    def threshold_text(self) -> str:
+        parts = []
+        if self.at_least is not None:
+            parts.append(f">= {self.at_least:g}")
+        if self.at_most is not None:
+            parts.append(f"<= {self.at_most:g}")
+        return " and ".join(parts)
+
+    def describe(self) -> str:
+        """One line: value, interval, n and threshold."""
+        if self.value is None:
+            return f"no measured row (n=0, {self.unmeasured} unmeasured)"
+        runs = f" x {self.runs} runs" if self.runs > 1 else ""
+        return (f"mean {self.value:.4f}, {self.confidence:.0%} interval [{self.low:.4f}, "
+                f"{self.high:.4f}], n={self.n} rows{runs}, threshold {self.threshold_text()}")
+
+
+def _t_quantile(confidence: float, df: int) -> float:
+    from scipy import stats
+
+    return float(stats.t.ppf(0.5 + confidence / 2, df))
+
+
+def _wilson(p: float, n: int, z: float) -> tuple[float, float]:
+    denominator = 1 + z * z / n
+    centre = (p + z * z / (2 * n)) / denominator
+    half = z * math.sqrt(max(p * (1 - p), 0.0) / n + z * z / (4 * n * n)) / denominator
+    return max(0.0, centre - half), min(1.0, centre + half)
+
+
+def mean_interval(row_means: Sequence[float], confidence: float = 0.95,
+                  score_range: tuple[float, float] = (0.0, 1.0)) -> tuple[float, float, float]:
+    """(mean, low, high) of ``row_means`` (one value per row, inside ``score_range``): the hull
+    of the t-interval and the Wilson score interval (module docstring)."""
+    from scipy import stats
+
+    lo, hi = score_range
+    span = hi - lo
+    values = [(v - lo) / span for v in row_means]
+    n = len(values)
+    if n == 0:
+        raise ValueError("no row to build an interval from")
+    mean = sum(values) / n
+    z = float(stats.norm.ppf(0.5 + confidence / 2))
+    low, high = _wilson(mean, n, z)
+    if n > 1:
+        sd = math.sqrt(sum((v - mean) ** 2 for v in values) / (n - 1))
+        half = _t_quantile(confidence, n - 1) * sd / math.sqrt(n)
+        low, high = min(low, max(0.0, mean - half)), max(high, min(1.0, mean + half))
+    return lo + mean * span, lo + low * span, lo + high * span
+
+
+def check_thresholds(at_least: float | None, at_most: float | None,
+                     score_range: tuple[float, float], metric: str) -> None:
+    if at_least is None and at_most is None:
+        raise UserInputError("give a threshold: at_least=X and/or at_most=X")
+    lo, hi = score_range
+    for name, value in (("at_least", at_least), ("at_most", at_most)):
+        if value is None:
+            continue
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(
+                value):
+            raise UserInputError(f"{name} must be a finite number, got {value!r}")
+        if not lo <= value <= hi:
+            raise UserInputError(f"{name}={value:g} is outside {metric}'s score range "
+                                 f"[{lo:g}, {hi:g}]")
+
+
+def decide(low: float, high: float, at_least: float | None, at_most: float | None) -> str:
+    """``pass`` when [low, high] lies wholly on the good side of every threshold, ``fail`` when
+    it lies wholly on the bad side of one, else ``inconclusive``."""
+    outcomes = []
+    if at_least is not None:
+        outcomes.append("pass" if low >= at_least else "fail" if high < at_least
+                        else "inconclusive")
+    if at_most is not None:
+        outcomes.append("pass" if high <= at_most else "fail" if low > at_most
+                        else "inconclusive")
+    if "fail" in outcomes:
+        return "fail"
+    return "inconclusive" if "inconclusive" in outcomes else "pass"
+
+
+def verdict_of(runs: Sequence[Sequence[float | None]], *, at_least: float | None = None,
+               at_most: float | None = None, confidence: float = 0.95,
+               score_range: tuple[float, float] = (0.0, 1.0)) -> Verdict:
+    """The verdict of per-row scores over one or more runs (``runs[k][row]``, ``None`` where
+    unmeasured): each row's mean over its measured runs; a row measured in no run is
+    unmeasured."""
+    rows = len(runs[0]) if runs else 0
+    means = []
+    for row in range(rows):
+        measured = [run[row] for run in runs if run[row] is not None]
+        if measured:
+            means.append(sum(measured) / len(measured))
+    unmeasured = rows - len(means)
+    common = {"at_least": at_least, "at_most": at_most, "confidence": confidence,
+              "runs": len(runs)}
+    if not means:
+        return Verdict("inconclusive", None, None, None, 0, unmeasured, **common)
+    value, low, high = mean_interval(means, confidence, score_range)
+    return Verdict(decide(low, high, at_least, at_most), value, low, high, len(means),
+                   unmeasured, **common)

@@ -1,0 +1,123 @@
+"""inspect_ai scorers of our metrics (docs/INTEGRATIONS.md).
+
+``inspect_scorer("faithfulness", columns={"contexts": "documents"})`` is an inspect ``Scorer``:
+per sample, ``predictions`` <- the model's completion, ``references`` <- the target,
+``questions`` <- the input text, ``messages`` <- the conversation (``state.messages`` as OpenAI
+chat dicts), every other input from the sample's metadata (under its CLI column name, or the
+key ``columns`` maps the input to). The value is the metric's per-sample score as ``score``
+writes it (:class:`shared.runs.rows.MetricRows`); an unmeasured sample is ``Score.unscored``
+with its reason, never 0. inspect_ai is imported only when a scorer is made."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from collections.abc import Mapping
+from typing import Any
+
+from ..base.errors import UserInputError
+from ..runs.rows import MetricRows, RowScore
+
+NAMESPACE = "shared"  # the scorers' namespace in inspect's registry: shared/<metric>
+
+# compute argument -> where an inspect sample holds it (the rest come from the metadata)
+FROM_STATE = {"predictions": "completion", "references": "target", "questions": "input",
+              "messages": "messages"}
+
+
+def checked_columns(rows: MetricRows, columns: Mapping[str, str] | None) -> dict[str, str]:
+    """``columns`` (a compute argument or its CLI column -> a metadata key) keyed by CLI
+    column; an input the metric does not take is a one-line error."""
+    known = rows.columns()
+    found = {}
+    for name, key in (columns or {}).items():
+        column = known.get(name, name)
+        if column not in known.values():
+            raise UserInputError(f"columns: {rows.name} has no input {name!r} (its inputs: "
+                                 f"{', '.join(known)})")
+        found[column] = key
+    return found
+
+
+async def sample_row(state: Any, target: Any, rows: MetricRows,
+                     columns: Mapping[str, str]) -> dict[str, list[Any]]:
+    """One inspect sample as a one-row batch (CLI column -> [value])."""
+    metadata = state.metadata or {}
+    row = rows.mapped(columns, metadata, f"sample {state.sample_id}'s metadata")
+    for argument, column in rows.columns().items():
+        source = FROM_STATE.get(argument)
+        if column in row:
+            continue
+        if source == "completion":
+            row[column] = [state.output.completion]
+        elif source == "target":
+            texts = list(target.target)
+            row[column] = [texts[0] if len(texts) == 1 else texts]
+        elif source == "input":
+            row[column] = [state.input_text]
+        elif source == "messages":
+            from inspect_ai.model import messages_to_openai
+
+            row[column] = [[dict(m) for m in await messages_to_openai(state.messages)]]
+        elif column in metadata:
+            row[column] = [metadata[column]]
+    return row
+
+
+def as_inspect_score(result: RowScore, key: str) -> Any:
+    from inspect_ai.scorer import Score
+
+    if result.value is None:
+        return Score.unscored(reason=result.unmeasured, explanation=result.unmeasured,
+                              metadata=result.details)
+    reason = result.details.get("reason")
+    return Score(value=result.value, explanation=reason if isinstance(reason, str) else None,
+                 metadata={"score_key": key, **result.details})
+
+
+def score_function(metric: str, columns: Mapping[str, str] | None = None,
+                   score_key: str | None = None, **options: Any) -> Any:
+    """The async ``score(state, target)`` of ``metric`` (its options checked now)."""
+    rows = MetricRows(metric, score_key=score_key, **options)
+    mapped = checked_columns(rows, columns)
+    lock = threading.Lock()  # one compute at a time: a metric object is not thread-safe
+
+    def score_one(row: dict[str, list[Any]]) -> RowScore:
+        with lock:
+            return rows.score(row)[0]
+
+    async def score(state: Any, target: Any) -> Any:
+        row = await sample_row(state, target, rows, mapped)
+        return as_inspect_score(await asyncio.to_thread(score_one, row), rows.key)
+
+    return score
+
+
+_FACTORIES: dict[str, Any] = {}
+
+
+def registered(metric: str) -> Any:
+    """The scorer factory of ``metric`` in inspect's registry, registered at first use as
+    ``shared/<metric>`` (the name ``inspect score --scorer`` takes)."""
+    if metric not in _FACTORIES:
+        from inspect_ai._util.registry import registry_name
+        from inspect_ai.scorer import mean, scorer, stderr
+
+        def factory(columns: dict[str, str] | None = None, score_key: str | None = None,
+                    **options: Any) -> Any:
+            return score_function(metric, columns, score_key, **options)
+
+        factory.__name__ = factory.__qualname__ = metric
+        # inspect namespaces a scorer by the installed package of its code; an editable
+        # install (pip install -e .) is not found by the package's name: say it here
+        name = metric if "/" in registry_name(factory, metric) else f"{NAMESPACE}/{metric}"
+        _FACTORIES[metric] = scorer(metrics=[mean(), stderr()], name=name)(factory)
+    return _FACTORIES[metric]
+
+
+def inspect_scorer(metric: str, *, columns: Mapping[str, str] | None = None,
+                   score_key: str | None = None, **options: Any) -> Any:
+    """An inspect ``Scorer`` of ``metric`` (metrics ``mean()`` and ``stderr()``), named
+    ``shared/<metric>`` in logs; ``options``: the metric's and the judge's (provider, model,
+    judges, use_cache ...), checked now."""
+    return registered(metric)(columns=columns, score_key=score_key, **options)
