@@ -6,13 +6,10 @@ output or the run's summary, never from a score column."""
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from ..base.errors import UserInputError
 from ..runs.summary import BatchSummary
-
-if TYPE_CHECKING:  # numpy comes with the gates' evaluation, not with the CLI's start
-    import numpy as np
 
 AGREEMENT = "judge_agreement"
 #: Krippendorff's alpha is at most 1; below -1 it says nothing a gate could use.
@@ -34,14 +31,9 @@ def agreement_of(source: Any, metric: str, gate_text: str) -> tuple[float | None
                          "with two or more judges")
 
 
-def agreement_outcome(source: Any, gate: Any, scores: np.ndarray, outcome: Any,
-                      **fields: Any) -> Any:
-    """The :class:`~.gates.GateOutcome` (class ``outcome``) of a ``judge_agreement`` gate:
-    the alpha as its value, the alpha's interval as its interval."""
-    import numpy as np
-
+def run_agreement(source: Any, gate: Any) -> tuple[float | None, float | None, float | None]:
+    """The alpha a ``judge_agreement`` gate reads and its interval's ends (``None`` where
+    undefined)."""
     alpha, interval = agreement_of(source, gate.metric, gate.text)
     low, high = interval if interval else (None, None)
-    measured = int(np.isfinite(scores).sum())
-    return outcome(gate, gate.column(), int(scores.size), int(scores.size) - measured, alpha,
-                   low, high, **fields)
+    return alpha, low, high

@@ -142,7 +142,7 @@ def corrected_gates(source: Any, gates: Sequence[Gate], label: str, *,
         unsupported = check_gate_labels(np.where(measured, labels, np.nan), label)
         try:
             found = ppi_mean(scores[measured & labelled], labels[measured & labelled],
-                             scores[measured & ~labelled], alpha)
+                             scores[measured & ~labelled], alpha, bounds=score_range)
         except UserInputError as error:
             if not unsupported:
                 raise UserInputError(f"gate {gate.text!r} --gate-on corrected: {error}") \

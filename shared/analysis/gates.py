@@ -22,7 +22,7 @@ from ..base.errors import UserInputError
 from ..kit.registry import METRICS
 from ..runs.chunks import score_column_names
 from ..runs.summary import BatchSummary, format_table
-from .agreement_gate import AGREEMENT, AGREEMENT_RANGE, agreement_outcome
+from .agreement_gate import AGREEMENT, AGREEMENT_RANGE, run_agreement
 
 if TYPE_CHECKING:  # numpy is imported when gates are evaluated: the CLI starts without it
     import numpy as np
@@ -255,19 +255,14 @@ def evaluate_gates(
     outcomes = []
     for gate in parsed:
         scores = values[gate.text]
-        if gate.key == AGREEMENT:
-            outcomes.append(agreement_outcome(source, gate, scores, GateOutcome, gate_on=gate_on,
-                                              max_unmeasured=max_unmeasured,
-                                              confidence=confidence))
-            continue
         measured = scores[np.isfinite(scores)]
         mean = low = high = None
-        if measured.size:
+        if gate.key == AGREEMENT:  # a panel's alpha over the whole run, and its interval
+            mean, low, high = run_agreement(source, gate)
+        elif measured.size:
             mean = float(measured.mean())
-            low, high = stats.bootstrap_ci(
-                measured, confidence=confidence,
-                n_resamples=stats.DEFAULT_RESAMPLES if n_resamples is None else n_resamples,
-                seed=seed)
+            low, high = stats.bootstrap_ci(measured, confidence=confidence, seed=seed, n_resamples=(
+                stats.DEFAULT_RESAMPLES if n_resamples is None else n_resamples))
         outcomes.append(GateOutcome(
             gate, gate.column(), int(scores.size), int(scores.size - measured.size), mean, low,
             high, gate_on, max_unmeasured, confidence))

@@ -123,5 +123,5 @@ def test_compare_maps_ratings_by_the_declared_range(tmp_path: Path,
     (entry,) = json.loads(report.read_text())["corrected"]
     d = s_b - s_a
     expected = shared.prediction_powered_mean(d[labelled], ((y_b - y_a) / 4)[labelled],
-                                              d[~labelled])
+                                              d[~labelled], bounds=(-1.0, 1.0))
     assert {k: entry[k] for k in expected} == pytest.approx(expected)
