@@ -3,8 +3,8 @@
 ``inspect_scorer("faithfulness", columns={"contexts": "documents"})`` is an inspect ``Scorer``:
 per sample, ``predictions`` <- the model's completion, ``references`` <- the target,
 ``questions`` <- the input text, ``messages`` <- the conversation (``state.messages`` as OpenAI
-chat dicts), every other input from the sample's metadata (under its CLI column name, or the
-key ``columns`` maps the input to). The value is the metric's per-sample score as ``score``
+chat dicts, by :func:`shared.kit.conversations.from_inspect`), every other input from the
+sample's metadata (under its CLI column name, or the key ``columns`` maps the input to). The value is the metric's per-sample score as ``score``
 writes it (:class:`shared.runs.rows.MetricRows`); an unmeasured sample is ``Score.unscored``
 with its reason, never 0. inspect_ai is imported only when a scorer is made."""
 
@@ -16,6 +16,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from ..base.errors import UserInputError
+from ..kit.conversations import from_inspect
 from ..runs.rows import MetricRows, RowScore
 
 NAMESPACE = "shared"  # the scorers' namespace in inspect's registry: shared/<metric>
@@ -56,9 +57,7 @@ async def sample_row(state: Any, target: Any, rows: MetricRows,
         elif source == "input":
             row[column] = [state.input_text]
         elif source == "messages":
-            from inspect_ai.model import messages_to_openai
-
-            row[column] = [[dict(m) for m in await messages_to_openai(state.messages)]]
+            row[column] = [from_inspect(state.messages)]
         elif column in metadata:
             row[column] = [metadata[column]]
     return row

@@ -204,3 +204,36 @@ def test_the_entry_point_names_every_metric() -> None:
     module = point.load()
     assert sorted(module.SCORERS) == sorted(available())
     assert REPO.joinpath("pyproject.toml").read_text().count(point.value) == 1
+
+
+def test_a_conversation_metric_reads_state_messages() -> None:
+    """tool_call_correctness in inspect: the calls made come from ``state.messages`` (inspect's
+    own ChatMessage objects, converted by shared.kit.conversations.from_inspect) and the
+    expected calls from the metadata; the value equals compute()'s on the same conversation."""
+    import asyncio
+    import json
+
+    from inspect_ai.model import ChatMessageAssistant, ChatMessageTool, ChatMessageUser, ModelName
+    from inspect_ai.scorer import Target
+    from inspect_ai.solver import TaskState
+    from inspect_ai.tool import ToolCall
+
+    from shared.integrations import inspect_scorer
+    from shared.kit.conversations import from_inspect
+
+    call = ToolCall(id="c1", function="get_weather", arguments={"city": "Paris"})
+    messages = [ChatMessageUser(content="Weather in Paris?"),
+                ChatMessageAssistant(content="", tool_calls=[call]),
+                ChatMessageTool(content="sunny", tool_call_id="c1", function="get_weather"),
+                ChatMessageAssistant(content="Sunny.")]
+    metric = load_metrics(__file__, ["tool_call_correctness"])["tool_call_correctness"]
+    scorer = inspect_scorer("tool_call_correctness")
+    for expected in ([{"name": "get_weather", "arguments": {"city": "Paris"}}],
+                     [{"name": "get_weather", "arguments": {"city": "Rome"}}]):
+        state = TaskState(ModelName("mockllm/model"), "s", 1, "Weather in Paris?", messages,
+                          output=_output("Sunny."), metadata={"expected_tool_calls": expected})
+        result = asyncio.run(scorer(state, Target("")))
+        [want] = metric.compute(messages=[json.dumps(from_inspect(messages))],
+                                expected_tool_calls=[json.dumps(expected)])["scores"]
+        assert result.value == want
+    assert want == 0.0  # the second expectation (Rome) is not what was called: the test bites
