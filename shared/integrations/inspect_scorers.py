@@ -4,9 +4,10 @@
 per sample, ``predictions`` <- the model's completion, ``references`` <- the target,
 ``questions`` <- the input text, ``messages`` <- the conversation (``state.messages`` as OpenAI
 chat dicts, by :func:`shared.kit.conversations.from_inspect`), every other input from the
-sample's metadata (under its CLI column name, or the key ``columns`` maps the input to). The value is the metric's per-sample score as ``score``
-writes it (:class:`shared.runs.rows.MetricRows`); an unmeasured sample is ``Score.unscored``
-with its reason, never 0. inspect_ai is imported only when a scorer is made."""
+sample's metadata (under its CLI column name, or the key ``columns`` maps the input to). The
+value is the metric's per-sample score as ``score`` writes it
+(:class:`shared.runs.rows.MetricRows`); an unmeasured sample is ``Score.unscored`` with its
+reason, never 0. inspect_ai is imported only when a scorer is made."""
 
 from __future__ import annotations
 

@@ -1,8 +1,9 @@
 """The converters on objects of the real packages. inspect_ai's pins clash with ours (fsspec,
 boto3), so it lives in .venv-integrations, the integrations' venv that sees .venv's packages
-through a .pth file (the Makefile's set-up builds it from requirements-integrations.txt): a script there builds inspect_ai's own messages,
-converts them with ours (this repository on its path) and prints the result, which must be
-the conversation test_conversations.py's hand-built objects of the same shape give.
+through a .pth file (the Makefile's set-up builds it from requirements-integrations.txt): a
+script there builds inspect_ai's own messages, converts them with ours (this repository on its
+path) and prints the result, which must be the conversation test_conversations.py's
+hand-built objects of the same shape give.
 
 RAGAS and DeepEval live in the agreement benchmark's .venv-agreement (`make agreement`), too
 heavy a set-up for the test suite: their converters are tested on objects of their documented
