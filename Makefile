@@ -57,7 +57,9 @@ $(BFCL_STAMP): | $(PY)
 	touch $@
 
 setup: $(RUNTIME_STAMP)
-setup-test: $(TEST_STAMP) $(BFCL_STAMP) $(INTEGRATIONS_STAMP)
+# the tests also use the agreement peers' venv: the conversation converters on RAGAS's and
+# DeepEval's own objects (tests/shared/test_conversation_packages.py)
+setup-test: $(TEST_STAMP) $(BFCL_STAMP) $(INTEGRATIONS_STAMP) $(AGREEMENT_STAMP)
 
 run: $(RUNTIME_STAMP)
 	$(PY) -m shared score examples/rag_sample.jsonl --metric all \
@@ -74,7 +76,7 @@ $(INTEGRATIONS_STAMP): $(TEST_STAMP) requirements-integrations.txt pyproject.tom
 	$(INTEGRATIONS_VENV)/bin/python -m pip install --quiet -r requirements-integrations.txt
 	touch $@
 
-test: $(TEST_STAMP) $(BFCL_STAMP) $(INTEGRATIONS_STAMP)
+test: $(TEST_STAMP) $(BFCL_STAMP) $(INTEGRATIONS_STAMP) $(AGREEMENT_STAMP)
 	$(PY) -m ruff check shared metrics tests app.py bench
 	$(PY) -m pytest tests
 	$(INTEGRATIONS_VENV)/bin/python -m pytest $(INTEGRATION_TESTS)
