@@ -134,3 +134,31 @@ def test_make_run_selects_every_metric_on_the_sample() -> None:
         baseline = row["baseline_prediction"]
         assert isinstance(baseline, str) and baseline.strip(), row["id"]
         assert baseline != row["prediction"], f"{row['id']}: a baseline is another answer"
+
+
+def test_agent_sample_selects_the_metrics_over_conversations(tmp_path: Path) -> None:
+    """``examples/agent_sample.jsonl`` (docs/CONVERSATIONS.md): ``--metric all`` selects exactly
+    the four metrics over conversations and tool calls; through the CLI, tool_call_correctness
+    gives each row the verdict the sample was written to show (the Rome question answered with
+    Paris's weather is the one wrong call; the booking whose tool failed made the right call)."""
+    import json
+
+    from shared.kit.registry import METRICS, NAMES
+    from shared.runs.batch import select_metrics
+    from shared.runs.records import JSON_COLUMNS
+
+    sample = REPO / "examples" / "agent_sample.jsonl"
+    rows = [json.loads(line) for line in sample.open(encoding="utf-8")]
+    selected, _ = select_metrics(["all"], set().union(*rows), {})
+    assert set(selected) == {name for name in NAMES
+                             if set(METRICS[name].columns.values()) & set(JSON_COLUMNS)}
+    out = tmp_path / "agent.jsonl"
+    done = subprocess.run([sys.executable, "-m", "shared", "score", str(sample), "--metric",
+                           "tool_call_correctness", "--out", str(out), "--quiet"], cwd=REPO,
+                          capture_output=True, text=True, timeout=300,
+                          env={**os.environ, "PYTHONPATH": str(REPO)})
+    assert done.returncode == 0, done.stderr[-2000:]
+    scored = {r["id"]: r["tool_call_correctness"]
+              for r in map(json.loads, out.open(encoding="utf-8"))}
+    assert scored == {"weather-ok": 1.0, "weather-wrong-city": 0.0, "booking-after-error": 1.0,
+                      "booking-forgets": 1.0}
