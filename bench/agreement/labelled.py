@@ -47,6 +47,8 @@ NO_LABELLED_SET = {
     "task_completion": "no set here labels conversations",
     "conversation_completeness": "no set here labels conversations",
     "knowledge_retention": "no set here labels conversations",
+    "tool_call_correctness": "no set here has people's verdicts on tool calls; its reference is "
+                             "BFCL's checker, which it equals on BFCL's data (the card says how)",
 }
 
 @dataclass

@@ -32,11 +32,15 @@ def _step_objects() -> list[steps.JudgeStep]:
 
 def test_every_prompt_but_l3score_belongs_to_exactly_one_step() -> None:
     """A prompt, its schema, its check and its token limit travel together: no prompt is sent
-    outside a step (L3Score asks for log-probabilities, not a structured answer)."""
+    outside a step (L3Score and task_completion ask for log-probabilities, not a structured
+    answer)."""
     templates = [v for v in vars(prompts).values() if isinstance(v, prompts.PromptTemplate)]
     held = [step.template for step in _step_objects() if step.template is not None]
+    # L3Score's and task_completion's prompts are answered by label log-probabilities
+    # (Judge.label_probabilities), not by a structured answer: no step holds them
+    by_labels = (prompts.L3SCORE, prompts.TASK_COMPLETION)
     assert sorted(t.name for t in held) == sorted(t.name for t in templates
-                                                  if t is not prompts.L3SCORE)
+                                                  if t not in by_labels)
     assert all(step.template is getattr(prompts, name) for name, step in (
         ("STATEMENTS", steps.STATEMENTS), ("FAITHFULNESS", steps.FAITHFULNESS),
         ("ANSWER_CORRECTNESS_WITH_QUESTION", steps.CORRECTNESS_WITH_QUESTION)))
