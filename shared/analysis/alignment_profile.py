@@ -22,8 +22,9 @@ from .alignment import Tuning, align_scores
 from .labelled_runs import score_labelled
 from .labels import BOOLEAN, parse_labels
 
-__all__ = ["PROFILE_FORMAT", "align", "check_profile", "load_profile", "profile_columns",
-           "profile_of", "save_profile"]
+__all__ = ["PROFILE_FORMAT", "align", "apply_to_runs", "check_profile", "check_runs",
+           "load_profile", "profile_agreement", "profile_agreement_text", "profile_column_names",
+           "profile_columns", "profile_of", "save_profile"]
 
 PROFILE_FORMAT = "judge-metrics alignment profile 1"
 
@@ -110,15 +111,18 @@ def check_profile(path: str | os.PathLike[str], metrics: Sequence[str],
     return data
 
 
-def profile_columns(scored: Any, path: str | os.PathLike[str]) -> Any:
-    """``scored`` (a ``datasets.Dataset``) with ``<metric>_calibrated`` and
-    ``<metric>_decision`` from the profile at ``path`` (unmeasured rows stay null)."""
-    data = load_profile(path)
+def profile_columns(scored: Any, profile: str | os.PathLike[str] | Mapping[str, Any]) -> Any:
+    """``scored`` (a ``datasets.Dataset`` or a pandas DataFrame) with ``<metric>_calibrated``
+    (P(label)) and ``<metric>_decision`` (0/1) from ``profile`` (a path or a loaded profile;
+    unmeasured rows stay null). The one implementation of applying a profile: ``score``,
+    ``agree``, ``compare`` and gates read the columns it writes."""
+    data = profile if isinstance(profile, Mapping) else load_profile(profile)
     column = data["column"]
-    if column not in scored.column_names:
-        raise UserInputError(f"--profile {path}: fitted on {data['metric']}'s {column!r}, "
-                              "which this run does not write")
-    values = np.array([math.nan if v is None else float(v) for v in scored[column]])
+    names = list(getattr(scored, "column_names", None) or scored.columns)
+    if column not in names:
+        raise UserInputError(f"--profile: fitted on {data['metric']}'s {column!r}, which this "
+                              "run does not have")
+    values = np.array([math.nan if v is None else float(v) for v in list(scored[column])])
     tuning = Tuning(float(data["threshold"]), data.get("calibration"))
     p = tuning.probabilities(values)
     measured = np.isfinite(p)
@@ -126,8 +130,80 @@ def profile_columns(scored: Any, path: str | os.PathLike[str]) -> Any:
                                             for v, ok in zip(p, measured, strict=True)],
            f"{data['metric']}_decision": [int(v >= tuning.threshold) if ok else None
                                           for v, ok in zip(p, measured, strict=True)]}
+    if not hasattr(scored, "add_column"):  # a pandas DataFrame
+        import pandas as pd
+
+        return scored.assign(**{name: pd.Series(cells, index=scored.index, dtype=object)
+                                for name, cells in new.items()})
     for name, cells in new.items():
         if name in scored.column_names:
             scored = scored.remove_columns(name)
         scored = scored.add_column(name, cells)
     return scored
+
+
+def check_runs(profile: Mapping[str, Any], *columns: Sequence[str]) -> None:
+    """``compare --profile``: each run has the profile's score column and none of the columns
+    the profile adds (a run that carries them was already calibrated: one line)."""
+    added = profile_column_names(profile)
+    for run, names in zip("AB", columns, strict=False):
+        if any(name in names for name in added):
+            raise UserInputError(f"--profile: run {run} already has {' and '.join(added)}; "
+                                  "compare those columns without --profile")
+
+
+def apply_to_runs(profile: Mapping[str, Any], *runs: Any) -> list[Any]:
+    """:func:`profile_columns` on each run, after :func:`check_runs`."""
+    check_runs(profile, *(list(getattr(r, "column_names", None) or r.columns) for r in runs))
+    return [profile_columns(run, profile) for run in runs]
+
+
+def profile_column_names(data: Mapping[str, Any]) -> tuple[str, str]:
+    """The two columns a profile adds."""
+    return f"{data['metric']}_calibrated", f"{data['metric']}_decision"
+
+
+
+def profile_agreement(scored: Any, profile: Mapping[str, Any], label: str, *,
+                      group: str | None = None, seed: int | None = stats.DEFAULT_SEED,
+                      n_resamples: int = stats.DEFAULT_RESAMPLES) -> dict[str, Any]:
+    """``agree --profile``: the agreement of the profile's ``<metric>_calibrated`` (decided at
+    its threshold) and ``<metric>_decision`` with the 0/1 ``label`` on ``scored`` (which
+    :func:`profile_columns` has filled). ``in_sample`` is true when the profile was fitted on
+    these very (score, label) pairs (its ``data_digest`` equals theirs): its figures are then
+    not held out, and ``note`` says so."""
+    from .agreement import compare
+    from .alignment import data_digest
+
+    calibrated, decision = profile_column_names(profile)
+    labels, _ = parse_labels(scored[label], label)
+    y = np.asarray(labels, dtype=np.float64)
+    s = np.array([math.nan if v is None else float(v) for v in scored[profile["column"]]])
+    used = np.isfinite(s) & np.isfinite(y)
+    in_sample = data_digest(s[used], y[used]) == profile.get("data_digest")
+    note = ("in-sample: the profile was fitted on these very rows, so these figures are not "
+            "held out (they flatter it); `align` reports the held-out ones" if in_sample else
+            "the profile was fitted on other (score, label) pairs (its data digest differs): "
+            "these figures are held out as far as no row here was among them")
+    settings = dict(groups=None if group is None else scored[group], seed=seed,
+                    n_resamples=n_resamples, metric=profile["metric"], label=label, group=group,
+                    threshold_source="given")
+    reports = {name: compare(scored[column], scored[label], score_key=column,
+                             threshold=threshold, **settings).as_dict()
+               for name, column, threshold in (("calibrated", calibrated, profile["threshold"]),
+                                               ("decision", decision, 0.5))}
+    return {"in_sample": in_sample, "note": note, "data_digest": profile.get("data_digest"),
+            **reports}
+
+
+def profile_agreement_text(found: Mapping[str, Any]) -> str:
+    """``profile_agreement`` as ``agree`` prints it: a warning first when in-sample."""
+    lines = [("WARNING: " if found["in_sample"] else "") + "profile: " + found["note"]]
+    for name in ("calibrated", "decision"):
+        report = found[name]
+        shown = [s for s in report["statistics"]
+                 if s["name"] in ("auroc", "cohen_kappa", "balanced_accuracy", "f1")]
+        cells = ", ".join(f"{s['name']} " + ("n/a" if s["value"] is None
+                                              else format(s["value"], ".3f")) for s in shown)
+        lines.append(f"  {report['score_key']} ({report['n']} rows): {cells}")
+    return "\n".join(lines)
