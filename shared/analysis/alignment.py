@@ -29,7 +29,7 @@ from ..kit import stats
 from .agreement_stats import auroc, cohen_kappa
 from .calibration_maps import apply_map, brier, expected_calibration_error, fit_calibration
 
-__all__ = ["Tuning", "align_scores", "data_digest", "tune"]
+__all__ = ["Tuning", "align_scores", "data_digest", "fold_of_rows", "tune"]
 
 FIGURES = ("kappa", "auroc", "brier", "ece")
 
@@ -72,8 +72,8 @@ def align_scores(scores: Sequence[float], labels: Sequence[float], *, folds: int
                  groups: Sequence[Any] | None = None, seed: int | None = 0,
                  alpha: float = 0.05, decision_threshold: float | None = 0.5,
                  other_labels: Sequence[float] | None = None,
-                 resamples: int = stats.DEFAULT_RESAMPLES, tuner: Tuner = tune
-                 ) -> dict[str, Any]:
+                 resamples: int = stats.DEFAULT_RESAMPLES, tuner: Tuner = tune,
+                 held_out_scores: Sequence[float] | None = None) -> dict[str, Any]:
     """The held-out report of aligning per-row ``scores`` to 0/1 ``labels`` (rows with a
     missing score or label are left out and counted).
 
@@ -85,7 +85,10 @@ def align_scores(scores: Sequence[float], labels: Sequence[float], *, folds: int
     ``fold_of_row`` (``-1``: not used), ``tuning`` (fitted on every used row: what a profile
     saves), ``n``, ``unused``, ``alpha``, ``seed``, ``data_digest``.
     ``tuner(scores, labels, seed)`` returns an object with ``threshold``,
-    ``probabilities(scores)`` and ``as_dict()`` (default :func:`tune`)."""
+    ``probabilities(scores)`` and ``as_dict()`` (default :func:`tune`). ``held_out_scores``:
+    the scores a row's held-out prediction reads (``align --few-shot``: each row scored again
+    with its fold's examples; NaN there falls back to ``scores``); the tunings are fitted on
+    ``scores``, the folds are :func:`fold_of_rows`'."""
     s = np.asarray(scores, dtype=np.float64)
     y = np.asarray(labels, dtype=np.float64)
     if s.shape != y.shape or s.ndim != 1:
@@ -95,15 +98,16 @@ def align_scores(scores: Sequence[float], labels: Sequence[float], *, folds: int
         raise UserInputError("align needs 0/1 labels (booleans, yes/no, 1/0)")
     group_ids = None if groups is None else np.asarray(groups, dtype=object)
     rows = np.flatnonzero(used)
-    fold_ids = _folds(y[rows], None if group_ids is None else group_ids[rows], folds, seed)
-    fold_of_row = np.full(s.size, -1)
-    fold_of_row[rows] = fold_ids
+    fold_of_row = fold_of_rows(s, y, groups, folds, seed)
+    fold_ids = fold_of_row[rows]
+    h = s if held_out_scores is None else np.asarray(held_out_scores, dtype=np.float64)
+    h = np.where(np.isfinite(h), h, s)
     p_after, decided_after = np.full(s.size, np.nan), np.zeros(s.size)
     record = []
     for k in range(int(fold_ids.max()) + 1):
         held, train = rows[fold_ids == k], rows[fold_ids != k]
         tuning = tuner(s[train], y[train], seed)
-        p_after[held] = tuning.probabilities(s[held])
+        p_after[held] = tuning.probabilities(h[held])
         decided_after[held] = p_after[held] >= tuning.threshold
         record.append({"fold": k, "held_out": held.tolist(), "trained_on": train.tolist(),
                        "tuning": tuning.as_dict()})
@@ -133,6 +137,18 @@ def data_digest(scores: np.ndarray, labels: np.ndarray) -> str:
     """sha256 of the (score, label) pairs a tuning was fitted on."""
     pairs = np.stack([np.asarray(scores, dtype=np.float64), np.asarray(labels, dtype=np.float64)])
     return hashlib.sha256(pairs.tobytes()).hexdigest()
+
+
+def fold_of_rows(scores: Sequence[float], labels: Sequence[float],
+                 groups: Sequence[Any] | None, folds: int, seed: int | None) -> np.ndarray:
+    """The fold of every row as :func:`align_scores` makes them (-1: a row left out, its
+    score or label missing)."""
+    s, y = np.asarray(scores, dtype=np.float64), np.asarray(labels, dtype=np.float64)
+    rows = np.flatnonzero(np.isfinite(s) & np.isfinite(y))
+    group_ids = None if groups is None else np.asarray(groups, dtype=object)[rows]
+    found = np.full(s.size, -1)
+    found[rows] = _folds(y[rows], group_ids, folds, seed)
+    return found
 
 
 def _folds(y: np.ndarray, groups: np.ndarray | None, folds: int, seed: int | None

@@ -18,7 +18,7 @@ import numpy as np
 
 from ..base.errors import UserInputError
 from ..kit import stats
-from .alignment import Tuning, align_scores
+from .alignment import Tuning, align_scores, fold_of_rows
 from .labelled_runs import score_labelled
 from .labels import BOOLEAN, parse_labels
 
@@ -27,20 +27,26 @@ __all__ = ["PROFILE_FORMAT", "align", "apply_to_runs", "check_profile", "check_r
            "profile_columns", "profile_of", "save_profile"]
 
 PROFILE_FORMAT = "judge-metrics alignment profile 1"
+# the metrics whose judge prompt takes few-shot examples (their `examples` option): one prompt,
+# a Yes/No answer; the value names the prompt in shared.kit.steps.prompts
+FEW_SHOT_PROMPTS = {"l3score": "L3SCORE"}
 
 
 def align(dataset: Any, metric: str, label: str, *, folds: int = 5, group: str | None = None,
           seed: int | None = stats.DEFAULT_SEED, alpha: float = 0.05,
           other_label: str | None = None, resamples: int = stats.DEFAULT_RESAMPLES,
-          **options: Any) -> tuple[Any, dict[str, Any]]:
+          few_shot: int = 0, **options: Any) -> tuple[Any, dict[str, Any]]:
     """Score ``dataset`` with ``metric`` (``agree``'s options: ``columns``, ``score_key``,
     ``metric_options``, ``chunk_size``, ``show_progress`` and the judge options) and align it
     to the 0/1 labels in ``label``, every figure out-of-fold (``folds`` folds, whole
     ``group``s kept together). ``other_label``: a second person's labels, for the
     human-human agreement. Returns the scored rows and the report (``align_scores``' with
     ``metric``, ``score_key``, ``column``, ``label``, ``judge``, ``metric_options`` and
-    ``profile``)."""
+    ``profile``). ``few_shot``: K examples for the judge prompt per training fold (the
+    metrics of :data:`FEW_SHOT_PROMPTS`), see :func:`few_shot_scores`."""
     from ..kit.registry import DECISION_THRESHOLDS
+
+    check_few_shot(metric, few_shot)
 
     for name, column in (("group", group), ("other_label", other_label)):
         if column is not None and column not in dataset.column_names:
@@ -54,10 +60,18 @@ def align(dataset: Any, metric: str, label: str, *, folds: int = 5, group: str |
     scores = np.array([math.nan if v is None else float(v) for v in run.scored[run.column]])
     other = None if other_label is None else parse_labels(run.scored[other_label],
                                                           other_label)[0]
-    report = align_scores(scores, labels, folds=folds,
-                          groups=None if group is None else run.scored[group], seed=seed,
-                          alpha=alpha, decision_threshold=DECISION_THRESHOLDS.get(metric),
-                          other_labels=other, resamples=resamples)
+    groups = None if group is None else run.scored[group]
+    threshold = DECISION_THRESHOLDS.get(metric)
+    shots = None
+    if few_shot:
+        shots = few_shot_scores(dataset, run.scored, metric, label, scores, labels, few_shot,
+                                fold_of_rows(scores, labels, groups, folds, seed),
+                                0.5 if threshold is None else threshold, seed, options)
+    report = align_scores(scores, labels, folds=folds, groups=groups, seed=seed, alpha=alpha,
+                          decision_threshold=threshold, other_labels=other,
+                          resamples=resamples,
+                          held_out_scores=None if shots is None else shots.pop("scores"))
+    report["few_shot"] = shots
     report.update(metric=metric, score_key=run.key, column=run.column, label=label,
                   judge=run.judge, metric_options=dict(options.get("metric_options") or {}))
     report["profile"] = profile_of(report)
@@ -71,8 +85,10 @@ def profile_of(report: Mapping[str, Any]) -> dict[str, Any]:
             "score_key": report["score_key"], "column": report["column"],
             "metric_options": report["metric_options"], "judge": report["judge"],
             "label": report["label"], "threshold": report["tuning"]["threshold"],
-            "calibration": report["tuning"]["calibration"], "few_shot": [],
-            "prompt": None, "data_digest": report["data_digest"], "rows": report["n"],
+            "calibration": report["tuning"]["calibration"],
+            "few_shot": (report.get("few_shot") or {}).get("examples", []),
+            "prompt": (report.get("few_shot") or {}).get("prompt"),
+            "data_digest": report["data_digest"], "rows": report["n"],
             "folds": len(report["folds"]), "seed": report["seed"]}
 
 
@@ -103,6 +119,10 @@ def check_profile(path: str | os.PathLike[str], metrics: Sequence[str],
     if metric not in metrics and "all" not in metrics:
         raise UserInputError(f"--profile {path}: fitted for {metric!r}, which this run does "
                               f"not score (--metric {', '.join(metrics)})")
+    if data.get("prompt") and data["prompt"] != prompt_record(metric):
+        raise UserInputError(f"--profile {path}: its examples were chosen for the "
+                              f"{data['prompt']['name']} prompt version "
+                              f"{data['prompt']['version']}, which this version has changed")
     given = dict(metric_options.get(metric) or {})
     if given != data.get("metric_options", {}):
         raise UserInputError(f"--profile {path}: fitted for {metric} with options "
@@ -207,3 +227,64 @@ def profile_agreement_text(found: Mapping[str, Any]) -> str:
                                               else format(s["value"], ".3f")) for s in shown)
         lines.append(f"  {report['score_key']} ({report['n']} rows): {cells}")
     return "\n".join(lines)
+
+
+def check_few_shot(metric: str, k: Any) -> None:
+    """``--few-shot K``: a whole number >= 0, for a metric whose prompt takes examples."""
+    if isinstance(k, bool) or not isinstance(k, int) or k < 0:
+        raise UserInputError(f"--few-shot must be a whole number >= 0, got {k!r}")
+    if k and metric not in FEW_SHOT_PROMPTS:
+        raise UserInputError(f"--few-shot: {metric}'s judge prompt takes no examples (only "
+                              f"{', '.join(FEW_SHOT_PROMPTS)}: one prompt, a Yes/No answer)")
+
+
+def prompt_record(metric: str) -> dict[str, str]:
+    """The prompt a profile's examples were shown with: its name, version and digest (the
+    digest tests/shared/test_prompts.py pins)."""
+    import hashlib
+
+    from ..kit.steps import prompts
+
+    template = getattr(prompts, FEW_SHOT_PROMPTS[metric])
+    digest = hashlib.sha256(f"{template.prompt_id}\n{template.text}".encode()).hexdigest()
+    return {"name": template.name, "version": template.version, "digest": digest}
+
+
+def few_shot_scores(dataset: Any, scored: Any, metric: str, label: str, scores: np.ndarray,
+                    labels: Sequence[float], k: int, fold_of_row: np.ndarray,
+                    threshold: float, seed: int | None, options: Mapping[str, Any]
+                    ) -> dict[str, Any]:
+    """Per fold, ``k`` training rows (seeded) whose plain-prompt decision (score >=
+    ``threshold``) disagreed with the label become examples, and the fold's held-out rows are
+    scored again with them (the call cache keys the request text, so other examples are other
+    calls). Returns ``scores`` (per row, NaN where not scored again), ``folds`` (per fold its
+    example rows), ``examples`` (k chosen the same way from every row: the profile's) and
+    ``prompt``."""
+    y = np.asarray(labels, dtype=np.float64)
+    wrong = np.flatnonzero((fold_of_row >= 0) & ((scores >= threshold) != (y == 1)))
+    rng = np.random.default_rng(seed)
+
+    def pick(pool: np.ndarray) -> list[int]:
+        return sorted(rng.choice(pool, size=min(k, pool.size), replace=False).tolist())
+
+    def example(row: int) -> dict[str, str]:
+        return {"question": str(scored["question"][row]),
+                "reference": str(scored["reference"][row]),
+                "prediction": str(scored["prediction"][row]),
+                "answer": "Yes" if y[row] == 1 else "No"}
+
+    found = np.full(scores.size, np.nan)
+    record = []
+    for fold in range(int(fold_of_row.max()) + 1):
+        chosen = pick(wrong[fold_of_row[wrong] != fold])
+        held = np.flatnonzero(fold_of_row == fold)
+        record.append({"fold": fold, "example_rows": chosen})
+        if not chosen:  # no disagreement to show: the plain prompt's scores stand
+            continue
+        given = dict(options.get("metric_options") or {})
+        run = score_labelled(dataset.select(held.tolist()), metric, label, allow_constant=True,
+                             **{**options, "metric_options": {
+                                 **given, "examples": [example(r) for r in chosen]}})
+        found[held] = [math.nan if v is None else float(v) for v in run.scored[run.column]]
+    return {"k": k, "scores": found, "folds": record,
+            "examples": [example(r) for r in pick(wrong)], "prompt": prompt_record(metric)}

@@ -127,7 +127,11 @@ def run(args: argparse.Namespace) -> int:
     if args.profile:
         from ..analysis.alignment_profile import check_profile
 
-        profiled = check_profile(args.profile, args.metric, metric_options)["metric"]
+        fitted = check_profile(args.profile, args.metric, metric_options)
+        profiled = fitted["metric"]
+        if fitted.get("few_shot"):  # the judge sees the examples the profile was fitted with
+            metric_options[profiled] = {**metric_options.get(profiled, {}),
+                                        "examples": fitted["few_shot"]}
     for gate in gates.gates:
         if gate.profile and (not args.profile or profiled != gate.metric):
             raise UserInputError(f"gate {gate.text!r}: give --profile FILE fitted for "
