@@ -18,7 +18,8 @@ import numpy as np
 
 from ..base.errors import UserInputError
 from ..kit import stats
-from .alignment import Tuning, align_scores, fold_of_rows
+from ..runs.panel_columns import judge_column
+from .alignment import Tuning, align_scores, fold_of_rows, panel_weights, weighted_mean
 from .labelled_runs import score_labelled
 from .labels import BOOLEAN, parse_labels
 
@@ -47,6 +48,9 @@ def align(dataset: Any, metric: str, label: str, *, folds: int = 5, group: str |
     from ..kit.registry import DECISION_THRESHOLDS
 
     check_few_shot(metric, few_shot)
+    if few_shot and len(options.get("judges") or ()) > 1:
+        raise UserInputError("--few-shot takes one judge: a panel (--judge repeated) is "
+                              "aligned through its weights")
 
     for name, column in (("group", group), ("other_label", other_label)):
         if column is not None and column not in dataset.column_names:
@@ -67,11 +71,17 @@ def align(dataset: Any, metric: str, label: str, *, folds: int = 5, group: str |
         shots = few_shot_scores(dataset, run.scored, metric, label, scores, labels, few_shot,
                                 fold_of_rows(scores, labels, groups, folds, seed),
                                 0.5 if threshold is None else threshold, seed, options)
+    weights: list[list[float]] = []
     report = align_scores(scores, labels, folds=folds, groups=groups, seed=seed, alpha=alpha,
                           decision_threshold=threshold, other_labels=other,
                           resamples=resamples,
-                          held_out_scores=None if shots is None else shots.pop("scores"))
+                          held_out_scores=None if shots is None else shots.pop("scores"),
+                          rescore=_panel_rescore(run, metric, scores, labels, weights))
     report["few_shot"] = shots
+    report["panel_weights"] = None if not weights else {
+        "folds": weights[:-1], "profile": weights[-1],
+        "method": "logistic regression of the label on the judges' scores, on the training "
+                  "folds; negatives set to 0, normalised to sum 1"}
     report.update(metric=metric, score_key=run.key, column=run.column, label=label,
                   judge=run.judge, metric_options=dict(options.get("metric_options") or {}))
     report["profile"] = profile_of(report)
@@ -88,6 +98,7 @@ def profile_of(report: Mapping[str, Any]) -> dict[str, Any]:
             "calibration": report["tuning"]["calibration"],
             "few_shot": (report.get("few_shot") or {}).get("examples", []),
             "prompt": (report.get("few_shot") or {}).get("prompt"),
+            "panel_weights": (report.get("panel_weights") or {}).get("profile"),
             "data_digest": report["data_digest"], "rows": report["n"],
             "folds": len(report["folds"]), "seed": report["seed"]}
 
@@ -142,7 +153,16 @@ def profile_columns(scored: Any, profile: str | os.PathLike[str] | Mapping[str, 
     if column not in names:
         raise UserInputError(f"--profile: fitted on {data['metric']}'s {column!r}, which this "
                               "run does not have")
-    values = np.array([math.nan if v is None else float(v) for v in list(scored[column])])
+    values = _floats(scored[column])
+    if data.get("panel_weights"):  # a panel: its weighted mean, the panel's mean where none
+        columns = [judge_column(data["metric"], k) for k in range(len(data["panel_weights"]))]
+        missing = [c for c in columns if c not in names]
+        if missing:
+            raise UserInputError(f"--profile: fitted on a panel of {len(columns)} judges, "
+                                  f"this run has no {missing[0]!r} (give the same --judge)")
+        weighted = weighted_mean(np.column_stack([_floats(scored[c]) for c in columns]),
+                                 data["panel_weights"])
+        values = np.where(np.isfinite(weighted), weighted, values)
     tuning = Tuning(float(data["threshold"]), data.get("calibration"))
     p = tuning.probabilities(values)
     measured = np.isfinite(p)
@@ -288,3 +308,29 @@ def few_shot_scores(dataset: Any, scored: Any, metric: str, label: str, scores: 
         found[held] = [math.nan if v is None else float(v) for v in run.scored[run.column]]
     return {"k": k, "scores": found, "folds": record,
             "examples": [example(r) for r in pick(wrong)], "prompt": prompt_record(metric)}
+
+
+def _floats(cells: Any) -> np.ndarray:
+    return np.array([math.nan if v is None else float(v) for v in list(cells)])
+
+
+def _panel_rescore(run: Any, metric: str, scores: np.ndarray, labels: Sequence[float],
+                   record: list[list[float]]) -> Any:
+    """A panel's ``rescore`` for ``align_scores``: per fold, the judges' weights fitted on
+    its training rows (appended to ``record``: the folds', then every row's for the profile)
+    and the weighted mean of its rows (the panel's mean where the weighted judges measured
+    nothing). ``None`` for one judge."""
+    panel = getattr(run.summary, "panel", None)
+    count = len(panel["judges"]) if panel else 0
+    if count < 2:
+        return None
+    z = np.column_stack([_floats(run.scored[judge_column(metric, k)]) for k in range(count)])
+    y = np.asarray(labels, dtype=np.float64)
+
+    def rescore(train: np.ndarray, held: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        record.append(panel_weights(z[train], y[train]))
+        found = [weighted_mean(z[rows], record[-1]) for rows in (train, held)]
+        return tuple(np.where(np.isfinite(f), f, scores[rows])  # type: ignore[return-value]
+                     for f, rows in zip(found, (train, held), strict=True))
+
+    return rescore
