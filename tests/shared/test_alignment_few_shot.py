@@ -89,3 +89,53 @@ def test_held_out_prompts_carry_only_training_fold_disagreements(
                  "-q"]) == 2
     error = capsys.readouterr().err.strip()
     assert "takes no examples" in error and "\n" not in error
+
+
+def test_a_panel_is_weighted_on_the_training_folds(tmp_path: Path) -> None:
+    """Two judges: one says Yes to good answers, the other the reverse. The weights fitted on
+    each fold's training rows (recomputed here from the recorded rows) give the first all the
+    say; score --profile applies the profile's weights to the judges' columns."""
+    import numpy as np
+
+    from shared.analysis.alignment import panel_weights
+
+    rows = [{"id": f"r{i}", "question": f"question {i}", "reference": "ref",
+             "prediction": "a good answer" if i % 2 else "a poor answer",
+             "label": bool(i % 2) if i not in (3, 8) else not i % 2} for i in range(24)]
+    data = tmp_path / "rows.jsonl"
+    data.write_text("".join(json.dumps(r) + "\n" for r in rows))
+
+    def reversed_judge(body: dict) -> list[tuple[str, float]]:
+        return [(token, lp) for (token, _), (_, lp) in zip(
+            _answer_yes_when_good(body), reversed(_answer_yes_when_good(body)), strict=True)]
+
+    report, profile = tmp_path / "align.json", tmp_path / "profile.json"
+    with JudgeServer(lambda b: "Yes", top_logprobs=_answer_yes_when_good) as good, \
+            JudgeServer(lambda b: "Yes", top_logprobs=reversed_judge) as bad:
+        judges = [x for s in (good, bad) for x in
+                  ("--judge", f"provider=openai-compatible,base_url={s.url},model=m")]
+        common = [*judges, "--cache-dir", str(tmp_path / "cache"), "-q"]
+        assert main(["align", str(data), "-m", "l3score", "--label", "label", "--folds", "3",
+                     "--resamples", "50", "--json", str(report), "--save-profile",
+                     str(profile), "--out", str(tmp_path / "aligned.jsonl"), *common]) == 0
+        out = tmp_path / "scored.jsonl"
+        assert main(["score", str(data), "-m", "l3score", "--profile", str(profile), "--out",
+                     str(out), *common]) == 0
+    found = json.loads(report.read_text())
+    scored = [json.loads(line) for line in (tmp_path / "aligned.jsonl").read_text().splitlines()]
+    z = np.array([[r["l3score_judge_1"], r["l3score_judge_2"]] for r in scored])
+    y = np.array([float(r["label"]) for r in rows])
+    weights = found["panel_weights"]
+    for fold, fitted in zip(found["folds"], weights["folds"], strict=True):
+        assert fitted == pytest.approx(panel_weights(z[fold["trained_on"]],
+                                                     y[fold["trained_on"]]))
+        assert fitted[0] > 0.99 and fitted[1] < 0.01
+    saved = json.loads(profile.read_text())
+    assert saved["panel_weights"] == pytest.approx(panel_weights(z, y))
+    assert found["after"]["auroc"]["value"] > found["before"]["auroc"]["value"]
+    from shared.analysis.alignment import Tuning
+
+    p = Tuning(saved["threshold"], saved["calibration"]).probabilities(z @ np.array(
+        saved["panel_weights"]))
+    applied = [json.loads(line) for line in out.read_text().splitlines()]
+    assert [r["l3score_calibrated"] for r in applied] == pytest.approx(p.tolist())
