@@ -29,7 +29,8 @@ from ..kit import stats
 from .agreement_stats import auroc, cohen_kappa
 from .calibration_maps import apply_map, brier, expected_calibration_error, fit_calibration
 
-__all__ = ["Tuning", "align_scores", "data_digest", "tune"]
+__all__ = ["Tuning", "align_scores", "data_digest", "fold_of_rows", "panel_weights", "tune",
+           "weighted_mean"]
 
 FIGURES = ("kappa", "auroc", "brier", "ece")
 
@@ -66,14 +67,16 @@ def tune(scores: np.ndarray, labels: np.ndarray, seed: int | None = 0) -> Tuning
 
 
 Tuner = Callable[[np.ndarray, np.ndarray, "int | None"], Any]
+Rescore = Callable[[np.ndarray, np.ndarray], "tuple[np.ndarray, np.ndarray]"]
 
 
 def align_scores(scores: Sequence[float], labels: Sequence[float], *, folds: int = 5,
                  groups: Sequence[Any] | None = None, seed: int | None = 0,
                  alpha: float = 0.05, decision_threshold: float | None = 0.5,
                  other_labels: Sequence[float] | None = None,
-                 resamples: int = stats.DEFAULT_RESAMPLES, tuner: Tuner = tune
-                 ) -> dict[str, Any]:
+                 resamples: int = stats.DEFAULT_RESAMPLES, tuner: Tuner = tune,
+                 held_out_scores: Sequence[float] | None = None,
+                 rescore: Rescore | None = None) -> dict[str, Any]:
     """The held-out report of aligning per-row ``scores`` to 0/1 ``labels`` (rows with a
     missing score or label are left out and counted).
 
@@ -85,7 +88,12 @@ def align_scores(scores: Sequence[float], labels: Sequence[float], *, folds: int
     ``fold_of_row`` (``-1``: not used), ``tuning`` (fitted on every used row: what a profile
     saves), ``n``, ``unused``, ``alpha``, ``seed``, ``data_digest``.
     ``tuner(scores, labels, seed)`` returns an object with ``threshold``,
-    ``probabilities(scores)`` and ``as_dict()`` (default :func:`tune`)."""
+    ``probabilities(scores)`` and ``as_dict()`` (default :func:`tune`). ``held_out_scores``:
+    the scores a row's held-out prediction reads (``align --few-shot``: each row scored again
+    with its fold's examples; NaN there falls back to ``scores``); the tunings are fitted on
+    ``scores``, the folds are :func:`fold_of_rows`'. ``rescore(train, held)``: instead, the
+    scores a fold is tuned on and predicts with, from its training and held-out row numbers
+    (a panel's weights fitted on ``train``); ``rescore(rows, rows)`` for the profile."""
     s = np.asarray(scores, dtype=np.float64)
     y = np.asarray(labels, dtype=np.float64)
     if s.shape != y.shape or s.ndim != 1:
@@ -95,15 +103,20 @@ def align_scores(scores: Sequence[float], labels: Sequence[float], *, folds: int
         raise UserInputError("align needs 0/1 labels (booleans, yes/no, 1/0)")
     group_ids = None if groups is None else np.asarray(groups, dtype=object)
     rows = np.flatnonzero(used)
-    fold_ids = _folds(y[rows], None if group_ids is None else group_ids[rows], folds, seed)
-    fold_of_row = np.full(s.size, -1)
-    fold_of_row[rows] = fold_ids
+    fold_of_row = fold_of_rows(s, y, groups, folds, seed)
+    fold_ids = fold_of_row[rows]
+    h = s if held_out_scores is None else np.asarray(held_out_scores, dtype=np.float64)
+    h = np.where(np.isfinite(h), h, s)
+    if rescore is None:
+        def rescore(train: np.ndarray, held: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+            return s[train], h[held]
     p_after, decided_after = np.full(s.size, np.nan), np.zeros(s.size)
     record = []
     for k in range(int(fold_ids.max()) + 1):
         held, train = rows[fold_ids == k], rows[fold_ids != k]
-        tuning = tuner(s[train], y[train], seed)
-        p_after[held] = tuning.probabilities(s[held])
+        train_scores, held_scores = rescore(train, held)
+        tuning = tuner(train_scores, y[train], seed)
+        p_after[held] = tuning.probabilities(held_scores)
         decided_after[held] = p_after[held] >= tuning.threshold
         record.append({"fold": k, "held_out": held.tolist(), "trained_on": train.tolist(),
                        "tuning": tuning.as_dict()})
@@ -123,7 +136,8 @@ def align_scores(scores: Sequence[float], labels: Sequence[float], *, folds: int
                      "accuracy": max(rate, 1 - rate), "kappa": 0.0},
         "human_agreement": _human_agreement(y, other_labels),
         "before_threshold": before_threshold, "folds": record,
-        "fold_of_row": fold_of_row.tolist(), "tuning": tuner(s[rows], y[rows], seed).as_dict(),
+        "fold_of_row": fold_of_row.tolist(),
+        "tuning": tuner(rescore(rows, rows)[0], y[rows], seed).as_dict(),
         "n": int(rows.size), "unused": int(s.size - rows.size), "alpha": alpha, "seed": seed,
         "data_digest": data_digest(s[rows], y[rows]),
     }
@@ -133,6 +147,18 @@ def data_digest(scores: np.ndarray, labels: np.ndarray) -> str:
     """sha256 of the (score, label) pairs a tuning was fitted on."""
     pairs = np.stack([np.asarray(scores, dtype=np.float64), np.asarray(labels, dtype=np.float64)])
     return hashlib.sha256(pairs.tobytes()).hexdigest()
+
+
+def fold_of_rows(scores: Sequence[float], labels: Sequence[float],
+                 groups: Sequence[Any] | None, folds: int, seed: int | None) -> np.ndarray:
+    """The fold of every row as :func:`align_scores` makes them (-1: a row left out, its
+    score or label missing)."""
+    s, y = np.asarray(scores, dtype=np.float64), np.asarray(labels, dtype=np.float64)
+    rows = np.flatnonzero(np.isfinite(s) & np.isfinite(y))
+    group_ids = None if groups is None else np.asarray(groups, dtype=object)[rows]
+    found = np.full(s.size, -1)
+    found[rows] = _folds(y[rows], group_ids, folds, seed)
+    return found
 
 
 def _folds(y: np.ndarray, groups: np.ndarray | None, folds: int, seed: int | None
@@ -216,3 +242,32 @@ def _human_agreement(y: np.ndarray, other: Sequence[float] | None) -> dict[str, 
     both = np.isfinite(y) & np.isfinite(o)
     value = _kappa(o[both], y[both]) if both.sum() else math.nan
     return {"kappa": None if math.isnan(value) else float(value), "n": int(both.sum())}
+
+
+def panel_weights(judge_scores: np.ndarray, labels: np.ndarray) -> list[float]:
+    """Per-judge weights for a panel's mean, fitted on these rows only: the coefficients of a
+    logistic regression of the 0/1 label on the judges' scores (scikit-learn, L2 as its
+    default), negatives set to 0 (a judge that ranks against the label gets no say, not a
+    negative one), normalised to sum 1; equal weights when none is positive. Rows where a
+    judge is unmeasured are left out of the fit."""
+    from sklearn.linear_model import LogisticRegression
+
+    z = np.asarray(judge_scores, dtype=np.float64)
+    y = np.asarray(labels, dtype=np.float64)
+    rows = np.isfinite(z).all(axis=1) & np.isfinite(y)
+    equal = [1.0 / z.shape[1]] * z.shape[1]
+    if rows.sum() < 2 or np.unique(y[rows]).size < 2:
+        return equal
+    coefficients = np.clip(LogisticRegression().fit(z[rows], y[rows]).coef_[0], 0.0, None)
+    total = coefficients.sum()
+    return equal if total <= 0 else (coefficients / total).tolist()
+
+
+def weighted_mean(judge_scores: np.ndarray, weights: Sequence[float]) -> np.ndarray:
+    """Per row, the weighted mean of the judges that measured it (NaN: none did, or only
+    judges of weight 0)."""
+    z = np.asarray(judge_scores, dtype=np.float64)
+    w = np.where(np.isfinite(z), np.asarray(weights, dtype=np.float64), 0.0)
+    total = w.sum(axis=1)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(total > 0, (w * np.nan_to_num(z)).sum(axis=1) / total, np.nan)

@@ -18,28 +18,39 @@ import numpy as np
 
 from ..base.errors import UserInputError
 from ..kit import stats
-from .alignment import Tuning, align_scores
+from ..runs.panel_columns import judge_column
+from .alignment import Tuning, align_scores, fold_of_rows, panel_weights, weighted_mean
 from .labelled_runs import score_labelled
 from .labels import BOOLEAN, parse_labels
 
-__all__ = ["PROFILE_FORMAT", "align", "check_profile", "load_profile", "profile_columns",
-           "profile_of", "save_profile"]
+__all__ = ["PROFILE_FORMAT", "align", "apply_to_runs", "check_profile", "check_runs",
+           "load_profile", "profile_agreement", "profile_agreement_text", "profile_column_names",
+           "profile_columns", "profile_of", "save_profile"]
 
 PROFILE_FORMAT = "judge-metrics alignment profile 1"
+# the metrics whose judge prompt takes few-shot examples (their `examples` option): one prompt,
+# a Yes/No answer; the value names the prompt in shared.kit.steps.prompts
+FEW_SHOT_PROMPTS = {"l3score": "L3SCORE"}
 
 
 def align(dataset: Any, metric: str, label: str, *, folds: int = 5, group: str | None = None,
           seed: int | None = stats.DEFAULT_SEED, alpha: float = 0.05,
           other_label: str | None = None, resamples: int = stats.DEFAULT_RESAMPLES,
-          **options: Any) -> tuple[Any, dict[str, Any]]:
+          few_shot: int = 0, **options: Any) -> tuple[Any, dict[str, Any]]:
     """Score ``dataset`` with ``metric`` (``agree``'s options: ``columns``, ``score_key``,
     ``metric_options``, ``chunk_size``, ``show_progress`` and the judge options) and align it
     to the 0/1 labels in ``label``, every figure out-of-fold (``folds`` folds, whole
     ``group``s kept together). ``other_label``: a second person's labels, for the
     human-human agreement. Returns the scored rows and the report (``align_scores``' with
     ``metric``, ``score_key``, ``column``, ``label``, ``judge``, ``metric_options`` and
-    ``profile``)."""
+    ``profile``). ``few_shot``: K examples for the judge prompt per training fold (the
+    metrics of :data:`FEW_SHOT_PROMPTS`), see :func:`few_shot_scores`."""
     from ..kit.registry import DECISION_THRESHOLDS
+
+    check_few_shot(metric, few_shot)
+    if few_shot and len(options.get("judges") or ()) > 1:
+        raise UserInputError("--few-shot takes one judge: a panel (--judge repeated) is "
+                              "aligned through its weights")
 
     for name, column in (("group", group), ("other_label", other_label)):
         if column is not None and column not in dataset.column_names:
@@ -53,10 +64,24 @@ def align(dataset: Any, metric: str, label: str, *, folds: int = 5, group: str |
     scores = np.array([math.nan if v is None else float(v) for v in run.scored[run.column]])
     other = None if other_label is None else parse_labels(run.scored[other_label],
                                                           other_label)[0]
-    report = align_scores(scores, labels, folds=folds,
-                          groups=None if group is None else run.scored[group], seed=seed,
-                          alpha=alpha, decision_threshold=DECISION_THRESHOLDS.get(metric),
-                          other_labels=other, resamples=resamples)
+    groups = None if group is None else run.scored[group]
+    threshold = DECISION_THRESHOLDS.get(metric)
+    shots = None
+    if few_shot:
+        shots = few_shot_scores(dataset, run.scored, metric, label, scores, labels, few_shot,
+                                fold_of_rows(scores, labels, groups, folds, seed),
+                                0.5 if threshold is None else threshold, seed, options)
+    weights: list[list[float]] = []
+    report = align_scores(scores, labels, folds=folds, groups=groups, seed=seed, alpha=alpha,
+                          decision_threshold=threshold, other_labels=other,
+                          resamples=resamples,
+                          held_out_scores=None if shots is None else shots.pop("scores"),
+                          rescore=_panel_rescore(run, metric, scores, labels, weights))
+    report["few_shot"] = shots
+    report["panel_weights"] = None if not weights else {
+        "folds": weights[:-1], "profile": weights[-1],
+        "method": "logistic regression of the label on the judges' scores, on the training "
+                  "folds; negatives set to 0, normalised to sum 1"}
     report.update(metric=metric, score_key=run.key, column=run.column, label=label,
                   judge=run.judge, metric_options=dict(options.get("metric_options") or {}))
     report["profile"] = profile_of(report)
@@ -70,8 +95,11 @@ def profile_of(report: Mapping[str, Any]) -> dict[str, Any]:
             "score_key": report["score_key"], "column": report["column"],
             "metric_options": report["metric_options"], "judge": report["judge"],
             "label": report["label"], "threshold": report["tuning"]["threshold"],
-            "calibration": report["tuning"]["calibration"], "few_shot": [],
-            "prompt": None, "data_digest": report["data_digest"], "rows": report["n"],
+            "calibration": report["tuning"]["calibration"],
+            "few_shot": (report.get("few_shot") or {}).get("examples", []),
+            "prompt": (report.get("few_shot") or {}).get("prompt"),
+            "panel_weights": (report.get("panel_weights") or {}).get("profile"),
+            "data_digest": report["data_digest"], "rows": report["n"],
             "folds": len(report["folds"]), "seed": report["seed"]}
 
 
@@ -102,6 +130,10 @@ def check_profile(path: str | os.PathLike[str], metrics: Sequence[str],
     if metric not in metrics and "all" not in metrics:
         raise UserInputError(f"--profile {path}: fitted for {metric!r}, which this run does "
                               f"not score (--metric {', '.join(metrics)})")
+    if data.get("prompt") and data["prompt"] != prompt_record(metric):
+        raise UserInputError(f"--profile {path}: its examples were chosen for the "
+                              f"{data['prompt']['name']} prompt version "
+                              f"{data['prompt']['version']}, which this version has changed")
     given = dict(metric_options.get(metric) or {})
     if given != data.get("metric_options", {}):
         raise UserInputError(f"--profile {path}: fitted for {metric} with options "
@@ -110,15 +142,27 @@ def check_profile(path: str | os.PathLike[str], metrics: Sequence[str],
     return data
 
 
-def profile_columns(scored: Any, path: str | os.PathLike[str]) -> Any:
-    """``scored`` (a ``datasets.Dataset``) with ``<metric>_calibrated`` and
-    ``<metric>_decision`` from the profile at ``path`` (unmeasured rows stay null)."""
-    data = load_profile(path)
+def profile_columns(scored: Any, profile: str | os.PathLike[str] | Mapping[str, Any]) -> Any:
+    """``scored`` (a ``datasets.Dataset`` or a pandas DataFrame) with ``<metric>_calibrated``
+    (P(label)) and ``<metric>_decision`` (0/1) from ``profile`` (a path or a loaded profile;
+    unmeasured rows stay null). The one implementation of applying a profile: ``score``,
+    ``agree``, ``compare`` and gates read the columns it writes."""
+    data = profile if isinstance(profile, Mapping) else load_profile(profile)
     column = data["column"]
-    if column not in scored.column_names:
-        raise UserInputError(f"--profile {path}: fitted on {data['metric']}'s {column!r}, "
-                              "which this run does not write")
-    values = np.array([math.nan if v is None else float(v) for v in scored[column]])
+    names = list(getattr(scored, "column_names", None) or scored.columns)
+    if column not in names:
+        raise UserInputError(f"--profile: fitted on {data['metric']}'s {column!r}, which this "
+                              "run does not have")
+    values = _floats(scored[column])
+    if data.get("panel_weights"):  # a panel: its weighted mean, the panel's mean where none
+        columns = [judge_column(data["metric"], k) for k in range(len(data["panel_weights"]))]
+        missing = [c for c in columns if c not in names]
+        if missing:
+            raise UserInputError(f"--profile: fitted on a panel of {len(columns)} judges, "
+                                  f"this run has no {missing[0]!r} (give the same --judge)")
+        weighted = weighted_mean(np.column_stack([_floats(scored[c]) for c in columns]),
+                                 data["panel_weights"])
+        values = np.where(np.isfinite(weighted), weighted, values)
     tuning = Tuning(float(data["threshold"]), data.get("calibration"))
     p = tuning.probabilities(values)
     measured = np.isfinite(p)
@@ -126,8 +170,167 @@ def profile_columns(scored: Any, path: str | os.PathLike[str]) -> Any:
                                             for v, ok in zip(p, measured, strict=True)],
            f"{data['metric']}_decision": [int(v >= tuning.threshold) if ok else None
                                           for v, ok in zip(p, measured, strict=True)]}
+    if not hasattr(scored, "add_column"):  # a pandas DataFrame
+        import pandas as pd
+
+        return scored.assign(**{name: pd.Series(cells, index=scored.index, dtype=object)
+                                for name, cells in new.items()})
     for name, cells in new.items():
         if name in scored.column_names:
             scored = scored.remove_columns(name)
         scored = scored.add_column(name, cells)
     return scored
+
+
+def check_runs(profile: Mapping[str, Any], *columns: Sequence[str]) -> None:
+    """``compare --profile``: each run has the profile's score column and none of the columns
+    the profile adds (a run that carries them was already calibrated: one line)."""
+    added = profile_column_names(profile)
+    for run, names in zip("AB", columns, strict=False):
+        if any(name in names for name in added):
+            raise UserInputError(f"--profile: run {run} already has {' and '.join(added)}; "
+                                  "compare those columns without --profile")
+
+
+def apply_to_runs(profile: Mapping[str, Any], *runs: Any) -> list[Any]:
+    """:func:`profile_columns` on each run, after :func:`check_runs`."""
+    check_runs(profile, *(list(getattr(r, "column_names", None) or r.columns) for r in runs))
+    return [profile_columns(run, profile) for run in runs]
+
+
+def profile_column_names(data: Mapping[str, Any]) -> tuple[str, str]:
+    """The two columns a profile adds."""
+    return f"{data['metric']}_calibrated", f"{data['metric']}_decision"
+
+
+
+def profile_agreement(scored: Any, profile: Mapping[str, Any], label: str, *,
+                      group: str | None = None, seed: int | None = stats.DEFAULT_SEED,
+                      n_resamples: int = stats.DEFAULT_RESAMPLES) -> dict[str, Any]:
+    """``agree --profile``: the agreement of the profile's ``<metric>_calibrated`` (decided at
+    its threshold) and ``<metric>_decision`` with the 0/1 ``label`` on ``scored`` (which
+    :func:`profile_columns` has filled). ``in_sample`` is true when the profile was fitted on
+    these very (score, label) pairs (its ``data_digest`` equals theirs): its figures are then
+    not held out, and ``note`` says so."""
+    from .agreement import compare
+    from .alignment import data_digest
+
+    calibrated, decision = profile_column_names(profile)
+    labels, _ = parse_labels(scored[label], label)
+    y = np.asarray(labels, dtype=np.float64)
+    s = np.array([math.nan if v is None else float(v) for v in scored[profile["column"]]])
+    used = np.isfinite(s) & np.isfinite(y)
+    in_sample = data_digest(s[used], y[used]) == profile.get("data_digest")
+    note = ("in-sample: the profile was fitted on these very rows, so these figures are not "
+            "held out (they flatter it); `align` reports the held-out ones" if in_sample else
+            "the profile was fitted on other (score, label) pairs (its data digest differs): "
+            "these figures are held out as far as no row here was among them")
+    settings = dict(groups=None if group is None else scored[group], seed=seed,
+                    n_resamples=n_resamples, metric=profile["metric"], label=label, group=group,
+                    threshold_source="given")
+    reports = {name: compare(scored[column], scored[label], score_key=column,
+                             threshold=threshold, **settings).as_dict()
+               for name, column, threshold in (("calibrated", calibrated, profile["threshold"]),
+                                               ("decision", decision, 0.5))}
+    return {"in_sample": in_sample, "note": note, "data_digest": profile.get("data_digest"),
+            **reports}
+
+
+def profile_agreement_text(found: Mapping[str, Any]) -> str:
+    """``profile_agreement`` as ``agree`` prints it: a warning first when in-sample."""
+    lines = [("WARNING: " if found["in_sample"] else "") + "profile: " + found["note"]]
+    for name in ("calibrated", "decision"):
+        report = found[name]
+        shown = [s for s in report["statistics"]
+                 if s["name"] in ("auroc", "cohen_kappa", "balanced_accuracy", "f1")]
+        cells = ", ".join(f"{s['name']} " + ("n/a" if s["value"] is None
+                                              else format(s["value"], ".3f")) for s in shown)
+        lines.append(f"  {report['score_key']} ({report['n']} rows): {cells}")
+    return "\n".join(lines)
+
+
+def check_few_shot(metric: str, k: Any) -> None:
+    """``--few-shot K``: a whole number >= 0, for a metric whose prompt takes examples."""
+    if isinstance(k, bool) or not isinstance(k, int) or k < 0:
+        raise UserInputError(f"--few-shot must be a whole number >= 0, got {k!r}")
+    if k and metric not in FEW_SHOT_PROMPTS:
+        raise UserInputError(f"--few-shot: {metric}'s judge prompt takes no examples (only "
+                              f"{', '.join(FEW_SHOT_PROMPTS)}: one prompt, a Yes/No answer)")
+
+
+def prompt_record(metric: str) -> dict[str, str]:
+    """The prompt a profile's examples were shown with: its name, version and digest (the
+    digest tests/shared/test_prompts.py pins)."""
+    import hashlib
+
+    from ..kit.steps import prompts
+
+    template = getattr(prompts, FEW_SHOT_PROMPTS[metric])
+    digest = hashlib.sha256(f"{template.prompt_id}\n{template.text}".encode()).hexdigest()
+    return {"name": template.name, "version": template.version, "digest": digest}
+
+
+def few_shot_scores(dataset: Any, scored: Any, metric: str, label: str, scores: np.ndarray,
+                    labels: Sequence[float], k: int, fold_of_row: np.ndarray,
+                    threshold: float, seed: int | None, options: Mapping[str, Any]
+                    ) -> dict[str, Any]:
+    """Per fold, ``k`` training rows (seeded) whose plain-prompt decision (score >=
+    ``threshold``) disagreed with the label become examples, and the fold's held-out rows are
+    scored again with them (the call cache keys the request text, so other examples are other
+    calls). Returns ``scores`` (per row, NaN where not scored again), ``folds`` (per fold its
+    example rows), ``examples`` (k chosen the same way from every row: the profile's) and
+    ``prompt``."""
+    y = np.asarray(labels, dtype=np.float64)
+    wrong = np.flatnonzero((fold_of_row >= 0) & ((scores >= threshold) != (y == 1)))
+    rng = np.random.default_rng(seed)
+
+    def pick(pool: np.ndarray) -> list[int]:
+        return sorted(rng.choice(pool, size=min(k, pool.size), replace=False).tolist())
+
+    def example(row: int) -> dict[str, str]:
+        return {"question": str(scored["question"][row]),
+                "reference": str(scored["reference"][row]),
+                "prediction": str(scored["prediction"][row]),
+                "answer": "Yes" if y[row] == 1 else "No"}
+
+    found = np.full(scores.size, np.nan)
+    record = []
+    for fold in range(int(fold_of_row.max()) + 1):
+        chosen = pick(wrong[fold_of_row[wrong] != fold])
+        held = np.flatnonzero(fold_of_row == fold)
+        record.append({"fold": fold, "example_rows": chosen})
+        if not chosen:  # no disagreement to show: the plain prompt's scores stand
+            continue
+        given = dict(options.get("metric_options") or {})
+        run = score_labelled(dataset.select(held.tolist()), metric, label, allow_constant=True,
+                             **{**options, "metric_options": {
+                                 **given, "examples": [example(r) for r in chosen]}})
+        found[held] = [math.nan if v is None else float(v) for v in run.scored[run.column]]
+    return {"k": k, "scores": found, "folds": record,
+            "examples": [example(r) for r in pick(wrong)], "prompt": prompt_record(metric)}
+
+
+def _floats(cells: Any) -> np.ndarray:
+    return np.array([math.nan if v is None else float(v) for v in list(cells)])
+
+
+def _panel_rescore(run: Any, metric: str, scores: np.ndarray, labels: Sequence[float],
+                   record: list[list[float]]) -> Any:
+    """A panel's ``rescore`` for ``align_scores``: per fold, the judges' weights fitted on
+    its training rows (appended to ``record``: the folds', then every row's for the profile)
+    and the weighted mean of its rows (the panel's mean where the weighted judges measured
+    nothing). ``None`` for one judge."""
+    panel = getattr(run.summary, "panel", None)
+    count = len(panel["judges"]) if panel else 0
+    if count < 2:
+        return None
+    z = np.column_stack([_floats(run.scored[judge_column(metric, k)]) for k in range(count)])
+    y = np.asarray(labels, dtype=np.float64)
+
+    def rescore(train: np.ndarray, held: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        record.append(panel_weights(z[train], y[train]))
+        found = [weighted_mean(z[rows], record[-1]) for rows in (train, held)]
+        return tuple(np.where(np.isfinite(f), f, scores[rows])  # type: ignore[return-value]
+                     for f, rows in zip(found, (train, held), strict=True))
+
+    return rescore

@@ -152,6 +152,7 @@ def compare(
     chunk_size: int | None = None,
     show_progress: bool = False,
     metric_options: Mapping[str, Mapping[str, Any]] | None = None,
+    profile: Mapping[str, Any] | None = None,
     **options: Any,
 ) -> CompareReport:
     """Compare run B with run A, pair by pair.
@@ -162,12 +163,12 @@ def compare(
     ``metric_options``: ``{metric: {option: value}}``, as ``score --option``).
     ``key``: the column pairing the rows (default ``id`` when both runs have it, else a hash of
     the task columns both share). ``names``: labels of the runs (default the file names).
+    ``profile``: an alignment profile (``shared.analysis.alignment_profile.load_profile``)
+    applied to both runs' scores first, so that its ``<metric>_calibrated`` and
+    ``<metric>_decision`` are compared too; refused when a run already has those columns.
     Raises :class:`UserInputError` on a missing key column, a duplicated key, no common score
     column or no pair.
     """
-    started = time.perf_counter()
-    if n_resamples < 1:
-        raise UserInputError(f"n_resamples must be >= 1, got {n_resamples}")
     started = time.perf_counter()
     if n_resamples < 1:
         raise UserInputError(f"n_resamples must be >= 1, got {n_resamples}")
@@ -189,6 +190,10 @@ def compare(
     if metrics is not None:
         (frame_a, frame_b), runs, wanted = _score_runs(
             [frame_a, frame_b], metrics, chunk_size, show_progress, options, metric_options)
+    if profile is not None:
+        from .alignment_profile import apply_to_runs
+
+        frame_a, frame_b = apply_to_runs(profile, frame_a, frame_b)
     index_b = {k: i for i, k in enumerate(keys_b)}
     pair_a = [i for i, k in enumerate(keys_a) if k in index_b]
     pair_b = [index_b[keys_a[i]] for i in pair_a]

@@ -1,7 +1,8 @@
 """Gates: fail a run whose score misses a threshold (``score --gate``, :func:`assert_gates`).
 
 A gate is ``METRIC[.KEY]>=X`` or ``METRIC[.KEY]<=X``. It reads one score column of a run (the
-metric's headline score, or the named one of a metric with several: ``rouge.rougeL``) and
+metric's headline score, the named one of a metric with several: ``rouge.rougeL``, or an
+alignment profile's ``METRIC_decision`` / ``METRIC_calibrated``, from ``score --profile``) and
 holds when the value gated meets X. The value gated is the mean of the measured per-row scores
 (``estimate``), or the lower or upper bound of its seeded percentile bootstrap interval
 (``stats.bootstrap_ci``, as the HTML report's aggregates): ``lower`` is the conservative bound
@@ -31,6 +32,7 @@ GATE_ON = ("estimate", "lower", "upper")
 GATE_HEADER = ["gate", "value (mean)", "interval", "gated", "unmeasured", "result"]
 _GATE = re.compile(r"\s*([A-Za-z_]\w*)(?:\.(\w+))?\s*(>=|<=)\s*(.*?)\s*")
 _NUMBER = re.compile(r"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
+PROFILE_COLUMNS = ("calibrated", "decision")  # the columns `score --profile` adds
 _GATED_LABEL = {"estimate": "mean", "lower": "lower bound", "upper": "upper bound"}
 
 
@@ -43,6 +45,7 @@ class Gate:
     op: str  # ">=" or "<="
     threshold: float
     text: str  # as written, without spaces
+    profile: str | None = None  # "calibrated" or "decision": an alignment profile's column
 
     def holds(self, value: float) -> bool:
         return value >= self.threshold if self.op == ">=" else value <= self.threshold
@@ -50,9 +53,14 @@ class Gate:
     def column(self) -> str:
         """The score column the gate reads (``score`` writes it; a metric result's output
         key is :meth:`output_key`). A metric or key that does not exist: ``UserInputError``."""
+        if self.profile:  # score --profile wrote it (docs/ALIGNMENT.md)
+            return f"{self.metric}_{self.profile}"
         return score_column_names(self.metric, METRICS[self.metric])[self.output_key()]
 
     def output_key(self) -> str:
+        if self.profile:
+            raise UserInputError(f"gate {self.text!r}: a profile's column is in a scored run "
+                                 "(score --profile), not in a metric's compute() result")
         headline = METRICS[self.metric].headline
         if self.key == AGREEMENT and METRICS[self.metric].judge:  # a panel's, run-level
             return headline[0]
@@ -79,6 +87,9 @@ def parse_gate(text: str) -> Gate:
         raise UserInputError(f"gate {text!r}: expected METRIC[.KEY]>=X or METRIC[.KEY]<=X, "
                              "e.g. faithfulness>=0.8 or rouge.rougeL>=0.3")
     metric, key, op, number = match.groups()
+    base, _, profile = metric.rpartition("_")  # faithfulness_decision: a profile's column
+    profiled = metric not in METRICS and base in METRICS and profile in PROFILE_COLUMNS
+    metric, profile = (base, profile) if profiled and not key else (metric, None)
     if metric not in METRICS:
         raise UserInputError(f"gate {text!r}: unknown metric {metric!r}; choose from: "
                              f"{', '.join(METRICS)}")
@@ -87,11 +98,13 @@ def parse_gate(text: str) -> Gate:
     if not math.isfinite(threshold):
         raise UserInputError(f"gate {text!r}: X must be a finite number written as a plain "
                              f"decimal (e.g. 0.8), got {number!r}")
-    low, high = AGREEMENT_RANGE if key == AGREEMENT else METRICS[metric].score_range
+    low, high = (AGREEMENT_RANGE if key == AGREEMENT else (0.0, 1.0) if profile
+                 else METRICS[metric].score_range)
     if not low <= threshold <= high:
         raise UserInputError(f"gate {text!r}: X={number} is outside {metric}'s score range "
                              f"[{low:g}, {high:g}], so the gate could never fail or never hold")
-    gate = Gate(metric, key, op, threshold, f"{metric}{'.' + key if key else ''}{op}{number}")
+    gate = Gate(metric, key, op, threshold, f"{metric}{'_' + profile if profile else ''}"
+                f"{'.' + key if key else ''}{op}{number}", profile)
     gate.column()  # a key the metric does not have fails here
     return gate
 
@@ -114,12 +127,10 @@ def check_gate_on(gate_on: Any) -> None:
 def check_max_unmeasured(fraction: Any, name: str = "max unmeasured") -> None:
     """``None`` (no limit) or a number in [0, 1]; anything else is a one-line
     ``UserInputError`` (a text such as ``"0.1"`` included: it is not read as a number)."""
-    if fraction is None:
-        return
-    if not _is_real(fraction):
+    if fraction is not None and not _is_real(fraction):
         raise UserInputError(f"{name} must be a fraction in [0, 1] (a number) or None, got "
                              f"{fraction!r} ({type(fraction).__name__})")
-    if not 0.0 <= fraction <= 1.0:
+    if fraction is not None and not 0.0 <= fraction <= 1.0:
         raise UserInputError(f"{name} must be a fraction in [0, 1], got {fraction}")
 
 
@@ -223,26 +234,18 @@ class GateOutcome:
                 f"{_GATED_LABEL[self.gate_on]} {_number(gated)}", self.unmeasured_text()]
 
 
-def evaluate_gates(
-    source: Any,
-    gates: str | Gate | Iterable[str | Gate],
-    *,
-    gate_on: str = "estimate",
-    max_unmeasured: float | None = None,
-    confidence: float = 0.95,
-    n_resamples: int | None = None,
-    seed: int | None = 0,
-) -> list[GateOutcome]:
+def evaluate_gates(source: Any, gates: str | Gate | Iterable[str | Gate], *,
+                   gate_on: str = "estimate", max_unmeasured: float | None = None,
+                   confidence: float = 0.95, n_resamples: int | None = None,
+                   seed: int | None = 0) -> list[GateOutcome]:
     """Evaluate ``gates`` (a text like ``"faithfulness>=0.8"``, a :class:`Gate`, or a list of
     them) on a run.
 
     ``source``: a metric's ``compute()`` output (or that output saved as JSON and loaded
-    back); the ``(scored, summary)`` pair that
-    ``shared.score_dataset`` returns; or a scored run (a path to ``score``'s output, a
-    ``datasets.Dataset``, a DataFrame or a list of row dicts). Intervals: ``stats.bootstrap_ci``
-    of the measured per-row scores (``confidence``, ``n_resamples``: default
-    ``stats.DEFAULT_RESAMPLES``, ``seed``).
-    """
+    back); the ``(scored, summary)`` pair that ``shared.score_dataset`` returns; or a scored
+    run (a path to ``score``'s output, a ``datasets.Dataset``, a DataFrame or a list of row
+    dicts). Intervals: ``stats.bootstrap_ci`` of the measured per-row scores (``confidence``,
+    ``n_resamples``: default ``stats.DEFAULT_RESAMPLES``, ``seed``)."""
     import numpy as np
 
     from ..kit import stats
@@ -272,11 +275,8 @@ def evaluate_gates(
 def assert_gates(source: Any, gates: str | Gate | Iterable[str | Gate],
                  **options: Any) -> list[GateOutcome]:
     """:func:`evaluate_gates`, raising ``AssertionError`` that lists every failed gate with its
-    value and interval; returns the outcomes when all hold.
-
-    Deprecated for pytest: ``shared.assert_metric`` scores the rows itself and gives an honest
-    verdict (pass, fail or inconclusive, judge errors apart: docs/INTEGRATIONS.md). This stays
-    for a run already scored, as ``score --gate`` checks it."""
+    value and interval. Deprecated for pytest: ``shared.assert_metric`` scores the rows itself
+    and gives an honest verdict (docs/INTEGRATIONS.md); this stays for a run already scored."""
     import warnings
 
     warnings.warn("assert_gates is deprecated in tests: use shared.assert_metric (an honest "
@@ -313,7 +313,8 @@ def gate_scores(source: Any, gates: Sequence[Gate]) -> dict[str, np.ndarray]:
                                      f"{gate.column()!r}")
     from .comparison import numeric_scores
 
-    return {g.text: numeric_scores(frame, g.column(), "scored", g.metric) for g in gates}
+    return {g.text: numeric_scores(frame, g.column(), "scored", None if g.profile else g.metric)
+            for g in gates}
 
 
 def _output_scores(output: Mapping[str, Any], gates: Sequence[Gate]) -> dict[str, np.ndarray]:
@@ -391,8 +392,7 @@ def checks_html(title: str, header: Sequence[str], checks: Sequence[Any],
 
 
 def gates_html(outcomes: Sequence[GateOutcome]) -> dict[str, Any]:
-    """The reports' block of the gates."""
-    return checks_html("Gates", GATE_HEADER, outcomes)
+    return checks_html("Gates", GATE_HEADER, outcomes)  # the reports' block of the gates
 
 
 def _number(value: float | None) -> str:

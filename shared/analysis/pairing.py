@@ -66,6 +66,9 @@ def _nan_cells(dataset: Any) -> dict[str, set[int]]:
     return found
 
 
+PROFILE_SUFFIXES = ("_calibrated", "_decision")
+
+
 def score_columns(columns: Sequence[str]) -> dict[str, str]:
     """Score column -> its metric, for the score columns ``score`` writes that are present."""
     present = set(columns)
@@ -74,6 +77,9 @@ def score_columns(columns: Sequence[str]) -> dict[str, str]:
         for column in score_column_names(name, spec).values():
             if column in present:
                 found[column] = name
+        for suffix in PROFILE_SUFFIXES:  # written by an alignment profile (score --profile)
+            if f"{name}{suffix}" in present:
+                found[f"{name}{suffix}"] = name
     return found
 
 

@@ -43,6 +43,10 @@ def add_arguments(agree: argparse.ArgumentParser) -> None:
                        help="decision threshold on the score (default: the metric's own)")
     agree.add_argument("--limit", type=int, metavar="N",
                        help="score a seeded random subsample of N rows")
+    agree.add_argument("--profile", metavar="FILE",
+                       help="a profile written by `align --save-profile`: also the agreement "
+                       "of its <metric>_calibrated and <metric>_decision with the labels "
+                       "(in-sample, and said so, when the profile was fitted on these rows)")
     common.add_seed_argument(agree, "the subsample and of the bootstrap")
     common.add_resamples_argument(agree, 1000)
     common.add_out_arguments(agree)
@@ -73,6 +77,11 @@ def run(args: argparse.Namespace) -> int:
     metric_options = common.parse_metric_options(args.option, [args.metric])
     if set(metric_options) - {args.metric}:
         raise UserInputError(f"--option names another metric than {args.metric}")
+    profile = None
+    if args.profile:
+        from ..analysis.alignment_profile import check_profile
+
+        profile = check_profile(args.profile, [args.metric], metric_options)
     options = common.judge_options(args)
     options.pop("dry_run", None)
     common.check_judge_options(options)
@@ -93,16 +102,31 @@ def run(args: argparse.Namespace) -> int:
             show_progress=not args.quiet, **options,
         )
     print(report.table())
+    found = report.as_dict()
+    if profile is not None:
+        from ..analysis.alignment_profile import (
+            profile_agreement,
+            profile_agreement_text,
+            profile_columns,
+        )
+
+        scored = profile_columns(scored, profile)
+        found["profile"] = profile_agreement(scored, profile, args.label, group=args.group,
+                                             seed=args.seed, n_resamples=args.resamples)
+        print(profile_agreement_text(found["profile"]))
+        if found["profile"]["in_sample"]:
+            print("agree: the profile was fitted on these rows: its figures are in-sample, "
+                  "not held out", file=sys.stderr)
     if out is not None:
         files.write_output(scored, out, csv_raw=args.csv_raw)
         print(f"wrote {out} ({len(scored):,} rows)", file=sys.stderr)
     if args.json:
-        common.write_json(report.as_dict(), Path(args.json))
+        common.write_json(found, Path(args.json))
         print(f"wrote {args.json}", file=sys.stderr)
     if args.html:
         from ..analysis.report import write_agreement_html
 
-        write_agreement_html(report.as_dict(), args.html, rows=scored)
+        write_agreement_html(found, args.html, rows=scored)
         print(f"wrote {args.html}", file=sys.stderr)
     return 0
 

@@ -48,6 +48,10 @@ def add_arguments(align: argparse.ArgumentParser) -> None:
                        help="a second person's 0/1 labels: the human-human kappa beside")
     align.add_argument("--alpha", type=float, default=0.05, metavar="A",
                        help="intervals are 1 - A, the paired test's level A (default 0.05)")
+    align.add_argument("--few-shot", type=int, default=0, metavar="K",
+                       help="judge metrics whose prompt takes examples (l3score): K rows of "
+                       "each training fold where the judge disagreed with the label are shown "
+                       "as examples when the held-out fold is scored again (default 0: none)")
     common.add_column_argument(align)
     align.add_argument("--score-key", metavar="KEY",
                        help="which of the metric's scores (default: its first)")
@@ -69,6 +73,9 @@ def run(args: argparse.Namespace) -> int:
     if args.metric == "all":
         raise UserInputError("align takes one metric, not 'all'")
     check_metric_names([args.metric])
+    from ..analysis.alignment_profile import check_few_shot
+
+    check_few_shot(args.metric, args.few_shot)
     if not 0 < args.alpha < 1:
         raise UserInputError(f"--alpha must be in (0, 1), got {args.alpha}")
     if args.resamples < 1:
@@ -83,7 +90,8 @@ def run(args: argparse.Namespace) -> int:
         scored, report = align(
             dataset, args.metric, args.label, folds=args.folds, group=args.group,
             seed=args.seed, alpha=args.alpha, other_label=args.second_label,
-            resamples=args.resamples, columns=common.parse_columns(args.column),
+            resamples=args.resamples, few_shot=args.few_shot,
+            columns=common.parse_columns(args.column),
             score_key=args.score_key, chunk_size=args.chunk_size,
             metric_options=metric_options, show_progress=not args.quiet,
             **options)
@@ -127,4 +135,10 @@ def report_table(report: dict[str, Any]) -> str:
     method = (tuning["calibration"] or {}).get("method", "none")
     lines.append(f"tuned on every row (the profile): calibration {method}, threshold "
                  f"{tuning['threshold']:.4f} on P(label)")
+    shots = report.get("few_shot")
+    if shots:
+        lines.append(f"few-shot: {shots['k']} examples per fold from its training folds' "
+                     f"disagreements ({shots['prompt']['name']} prompt, version "
+                     f"{shots['prompt']['version']}); the profile keeps "
+                     f"{len(shots['examples'])}")
     return "\n".join(lines)

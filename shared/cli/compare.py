@@ -50,6 +50,10 @@ def add_arguments(compare: argparse.ArgumentParser) -> None:
                          help="with --label: the rating scale's ends (e.g. 1:5), mapped onto "
                          "0..1; needed for labels outside 0..1 (never guessed from the labels "
                          "present); a label outside LOW:HIGH is refused")
+    compare.add_argument("--profile", metavar="FILE",
+                         help="a profile written by `align --save-profile`: applied to both "
+                         "runs' scores first, so that <metric>_calibrated and "
+                         "<metric>_decision are compared too (refused when a run has them)")
     common.add_seed_argument(compare, "the paired bootstrap")
     common.add_resamples_argument(compare, 2000)
     common.add_scoring_arguments(
@@ -113,6 +117,7 @@ def run(args: argparse.Namespace) -> int:
         _check_shared_scores(args, columns, metric_options)
     if args.label:
         _check_label(args, columns)
+    profile = _profile(args, columns, metric_options)
     from ..analysis.comparison import compare
     from ..engine.backends.base import LogprobsUnavailable
 
@@ -121,7 +126,7 @@ def run(args: argparse.Namespace) -> int:
                          metrics=args.metric, key=args.key, seed=args.seed,
                          n_resamples=args.resamples, chunk_size=args.chunk_size,
                          show_progress=not args.quiet, metric_options=metric_options,
-                         **options)
+                         profile=profile, **options)
     except LogprobsUnavailable as error:
         raise UserInputError(f"the judge model returns no log-probabilities: {error}") from None
     print(report.table())
@@ -155,6 +160,25 @@ def _metric_options(args: argparse.Namespace) -> dict | None:
         return None
     check_metric_names(args.metric)
     return common.parse_metric_options(args.option, args.metric)
+
+
+def _profile(args: argparse.Namespace, columns: tuple[list[str], list[str]],
+             metric_options: dict | None) -> dict | None:
+    """``--profile``, checked before any scoring: fitted for a metric of ``--metric`` with its
+    options; without ``--metric``, both runs hold its score column and neither its columns."""
+    from ..analysis.alignment_profile import check_profile, check_runs, load_profile
+
+    if not args.profile:
+        return None
+    if args.metric:
+        return check_profile(args.profile, args.metric, metric_options or {})
+    profile = load_profile(args.profile)
+    check_runs(profile, *columns)
+    for run, names in zip("AB", columns, strict=True):
+        if profile["column"] not in names:
+            raise UserInputError(f"--profile {args.profile}: run {run} has no {profile['column']!r}"
+                                 f" (the {profile['metric']} score it was fitted on)")
+    return profile
 
 
 def _check_shared_scores(args: argparse.Namespace, columns: tuple[list[str], list[str]],

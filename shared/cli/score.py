@@ -123,10 +123,19 @@ def run(args: argparse.Namespace) -> int:
                        overwrite_input=args.overwrite_input)
     options = judge_options(args)
     metric_options = parse_metric_options(args.option, args.metric)
+    profiled = None
     if args.profile:
         from ..analysis.alignment_profile import check_profile
 
-        check_profile(args.profile, args.metric, metric_options)
+        fitted = check_profile(args.profile, args.metric, metric_options)
+        profiled = fitted["metric"]
+        if fitted.get("few_shot"):  # the judge sees the examples the profile was fitted with
+            metric_options[profiled] = {**metric_options.get(profiled, {}),
+                                        "examples": fitted["few_shot"]}
+    for gate in gates.gates:
+        if gate.profile and (not args.profile or profiled != gate.metric):
+            raise UserInputError(f"gate {gate.text!r}: give --profile FILE fitted for "
+                                 f"{gate.metric} (it writes {gate.column()})")
     judge = check_judge_options(options)
     quiet_libraries()
     dataset = engine.read_input(Path(args.input))
