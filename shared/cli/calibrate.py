@@ -83,17 +83,10 @@ def run(args: argparse.Namespace) -> int:
     columns = common.parse_columns(args.column)
     outputs = {"--out": args.out, "--json": args.json, "--html": args.html,
                "--save-calibration": args.save_calibration}
-    dataset, metric_options, options = common.labelled_run_inputs(args, outputs)
-    with common.scoring_errors():
-        scored, report = calibrate(
-            dataset, args.metric, args.label, alpha=args.alpha, seed=args.seed,
-            label_range=label_range, columns=columns, score_key=args.score_key,
-            chunk_size=args.chunk_size, metric_options=metric_options,
-            show_progress=not args.quiet, **options)
-    print(report_table(report))
-    if args.out:
-        files.write_output(scored, Path(args.out), csv_raw=args.csv_raw)
-        print(f"wrote {args.out} ({len(scored):,} rows)", file=sys.stderr)
+    _, report = common.labelled_run(args, outputs, lambda dataset, **options: calibrate(
+        dataset, args.metric, args.label, alpha=args.alpha, seed=args.seed,
+        label_range=label_range, columns=columns, score_key=args.score_key,
+        chunk_size=args.chunk_size, **options), report_table)
     from ..analysis.report import write_calibration_html
 
     common.write_report_files(args, report, write_calibration_html)

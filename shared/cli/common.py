@@ -336,12 +336,13 @@ def write_json(data: dict[str, Any], path: Path) -> None:
         temporary.unlink(missing_ok=True)
 
 
-def labelled_run_inputs(args: argparse.Namespace, outputs: dict[str, str | None]
-                        ) -> tuple[Any, dict[str, Any] | None, dict[str, Any]]:
-    """What `calibrate` and `align` do before scoring, in this order: every output in
-    ``outputs`` writable and apart from INPUT, the input read, ``--option`` parsed for the one
-    metric, the judge options checked. Returns the dataset, the metric's options and the judge
-    options."""
+def labelled_run(args: argparse.Namespace, outputs: dict[str, str | None], analyse: Any,
+                 table: Any) -> tuple[Any, dict[str, Any]]:
+    """`calibrate`'s and `align`'s run: every output in ``outputs`` writable and apart from
+    INPUT, the input read, ``--option`` parsed for the one metric, the judge options checked;
+    then ``analyse(dataset, metric_options=..., show_progress=..., **judge options)``, its
+    report's ``table`` printed and the scored rows written to ``--out``. Returns the scored rows
+    and the report."""
     from ..runs import files
 
     for option, value in outputs.items():
@@ -352,11 +353,18 @@ def labelled_run_inputs(args: argparse.Namespace, outputs: dict[str, str | None]
     files.check_output_paths({"INPUT": args.input}, outputs)
     quiet_libraries()
     dataset = files.load_input(Path(args.input))
-    metric_options = parse_metric_options(args.option, [args.metric])
+    metric_options = parse_metric_options(args.option, [args.metric]).get(args.metric)
     options = judge_options(args)
     options.pop("dry_run", None)
     check_judge_options(options)
-    return dataset, metric_options.get(args.metric), options
+    with scoring_errors():
+        scored, report = analyse(dataset, metric_options=metric_options,
+                                 show_progress=not args.quiet, **options)
+    print(table(report))
+    if args.out:
+        files.write_output(scored, Path(args.out), csv_raw=args.csv_raw)
+        print(f"wrote {args.out} ({len(scored):,} rows)", file=sys.stderr)
+    return scored, report
 
 
 def write_report_files(args: argparse.Namespace, report: dict[str, Any],
