@@ -32,13 +32,10 @@ DESCRIPTION = (
 
 def add_arguments(calibrate: argparse.ArgumentParser) -> None:
     common.add_input_argument(calibrate)
-    calibrate.add_argument("--metric", "-m", metavar="NAME", help="one metric name")
-    calibrate.add_argument("--label", metavar="COLUMN",
-                           help="the column of human labels (0/1 or booleans, or numeric "
-                           "ratings), blank or null on the unlabelled rows")
-    common.add_column_argument(calibrate)
-    calibrate.add_argument("--score-key", metavar="KEY",
-                           help="which of the metric's scores (default: its first)")
+    common.add_labelled_metric_arguments(
+        calibrate, "the column of human labels (0/1 or booleans, or numeric ratings), blank or "
+        "null on the unlabelled rows", required=False,
+        score_key_help="which of the metric's scores (default: its first)")
     calibrate.add_argument("--alpha", type=float, default=0.05, metavar="A",
                            help="the interval is 1 - A (default 0.05: 95%%)")
     calibrate.add_argument("--label-range", metavar="LOW:HIGH",

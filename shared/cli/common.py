@@ -131,6 +131,17 @@ def add_column_argument(parser: argparse.ArgumentParser) -> None:
                         "becomes one context")
 
 
+def add_labelled_metric_arguments(parser: argparse.ArgumentParser, label_help: str, *,
+                                  required: bool, score_key_help: str) -> None:
+    """``--metric`` (one), ``--label``, ``--column`` and ``--score-key``: the arguments of a
+    command that sets one metric's scores against human labels (`agree`, `calibrate`)."""
+    parser.add_argument("--metric", "-m", required=required, metavar="NAME",
+                        help="one metric name")
+    parser.add_argument("--label", required=required, metavar="COLUMN", help=label_help)
+    add_column_argument(parser)
+    parser.add_argument("--score-key", metavar="KEY", help=score_key_help)
+
+
 def add_seed_argument(parser: argparse.ArgumentParser, of: str) -> None:
     """``--seed``: ``of`` says what it seeds."""
     parser.add_argument("--seed", type=int, default=0, metavar="S",
