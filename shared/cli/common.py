@@ -316,17 +316,14 @@ def quiet_libraries() -> None:
     evaluate.logging.set_verbosity_error()
 
 
-def print_embedded_judge_notes(summary: Any, args: argparse.Namespace) -> None:
-    """Under `score`'s summary: with the embedded judge, each judge metric's measured agreement
-    with people (``shared/analysis/agreement_figures.json``), so its numbers are not read bare."""
-    from ..analysis.embedded_judge import (
-        embedded_judge_figures,
-        embedded_judge_note,
-        is_embedded_judge,
-    )
+def print_embedded_judge_notes(summary: Any, judge: JudgeConfig) -> None:
+    """Under `score`'s summary: with the embedded judge (``judge``: the command's, no panel),
+    each judge metric's measured agreement with people
+    (``shared/analysis/agreement_figures.json``), so its numbers are not read bare."""
+    from ..analysis.embedded_judge import embedded_judge_figures, embedded_judge_note
+    from ..engine.backends.registry import LOCAL
 
-    if summary.dry_run or getattr(args, "judges", None) or not is_embedded_judge(
-            args.provider, args.model, args.api_key):
+    if summary.dry_run or judge.judges or judge.provider != LOCAL or judge.model:
         return
     figures = embedded_judge_figures()
     for metric in summary.metrics:
