@@ -42,7 +42,7 @@ from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any
+from typing import Any, Self
 from urllib.parse import urlparse
 
 RETRY_AFTER = 1  # seconds, sent with every 429
@@ -95,8 +95,24 @@ class Seen:
         return "\n".join(str(m.get("content", "")) for m in self.body.get("messages") or [])
 
 
+class Started:
+    """A proxy used as a context manager: started on entry, stopped on exit."""
+
+    def start(self) -> Self:
+        raise NotImplementedError
+
+    def stop(self) -> None:
+        raise NotImplementedError
+
+    def __enter__(self) -> Self:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+
 @dataclass
-class FaultProxy:
+class FaultProxy(Started):
     """``with FaultProxy(upstream, schedule=[...], default="pass") as proxy: proxy.url``."""
 
     upstream: str | None = None  # e.g. "http://127.0.0.1:PORT/v1"; None: synthetic only
@@ -136,12 +152,6 @@ class FaultProxy:
             self._server.shutdown()
             self._server.server_close()
             self._server = None
-
-    def __enter__(self) -> FaultProxy:
-        return self.start()
-
-    def __exit__(self, *exc: object) -> None:
-        self.stop()
 
     @property
     def url(self) -> str:
@@ -364,7 +374,7 @@ def bad_schema_completion(body: dict[str, Any]) -> dict[str, Any]:
                                 "content": '{"verdicts": "not a list", "x": 1}'}, logprobs)
 
 
-class SubprocessProxy:
+class SubprocessProxy(Started):
     """A :class:`FaultProxy` in a child process, for load tests: the proxy's work then does not
     compete with the client under test for the GIL. Counters come from its stats endpoint; the
     child stops when this object stops (or when the parent dies and closes its stdin)."""
@@ -405,12 +415,6 @@ class SubprocessProxy:
             self.process.kill()
             self.process.wait()
         self.process = None
-
-    def __enter__(self) -> SubprocessProxy:
-        return self.start()
-
-    def __exit__(self, *exc: object) -> None:
-        self.stop()
 
 
 def main(argv: Sequence[str] | None = None) -> None:

@@ -29,13 +29,10 @@ DESCRIPTION = (
 
 def add_arguments(agree: argparse.ArgumentParser) -> None:
     common.add_input_argument(agree)
-    agree.add_argument("--metric", "-m", required=True, metavar="NAME", help="one metric name")
-    agree.add_argument("--label", required=True, metavar="COLUMN",
-                       help="the column of human labels (booleans, or numeric ratings)")
-    common.add_column_argument(agree)
-    agree.add_argument("--score-key", metavar="KEY",
-                       help="which aggregate's per-row score to compare (rouge: rouge1, rouge2, "
-                       "rougeL, rougeLsum; default: the metric's first)")
+    common.add_labelled_metric_arguments(
+        agree, "the column of human labels (booleans, or numeric ratings)", required=True,
+        score_key_help="which aggregate's per-row score to compare (rouge: rouge1, rouge2, "
+        "rougeL, rougeLsum; default: the metric's first)")
     agree.add_argument("--group", metavar="COLUMN",
                        help="group rows (e.g. by source document): per-group mean correlations, "
                        "and the bootstrap resamples groups")

@@ -85,20 +85,11 @@ def run(args: argparse.Namespace) -> int:
         raise UserInputError("align cannot dry-run: use `score --dry-run`")
     outputs = {"--out": args.out, "--json": args.json, "--html": args.html,
                "--save-profile": args.save_profile}
-    dataset, metric_options, options = common.labelled_run_inputs(args, outputs)
-    with common.scoring_errors():
-        scored, report = align(
-            dataset, args.metric, args.label, folds=args.folds, group=args.group,
-            seed=args.seed, alpha=args.alpha, other_label=args.second_label,
-            resamples=args.resamples, few_shot=args.few_shot,
-            columns=common.parse_columns(args.column),
-            score_key=args.score_key, chunk_size=args.chunk_size,
-            metric_options=metric_options, show_progress=not args.quiet,
-            **options)
-    print(report_table(report))
-    if args.out:
-        files.write_output(scored, Path(args.out), csv_raw=args.csv_raw)
-        print(f"wrote {args.out} ({len(scored):,} rows)", file=sys.stderr)
+    _, report = common.labelled_run(args, outputs, lambda dataset, **options: align(
+        dataset, args.metric, args.label, folds=args.folds, group=args.group, seed=args.seed,
+        alpha=args.alpha, other_label=args.second_label, resamples=args.resamples,
+        few_shot=args.few_shot, columns=common.parse_columns(args.column),
+        score_key=args.score_key, chunk_size=args.chunk_size, **options), report_table)
     if args.save_profile:
         save_profile(args.save_profile, report)
         print(f"wrote {args.save_profile}", file=sys.stderr)

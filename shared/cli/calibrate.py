@@ -32,13 +32,10 @@ DESCRIPTION = (
 
 def add_arguments(calibrate: argparse.ArgumentParser) -> None:
     common.add_input_argument(calibrate)
-    calibrate.add_argument("--metric", "-m", metavar="NAME", help="one metric name")
-    calibrate.add_argument("--label", metavar="COLUMN",
-                           help="the column of human labels (0/1 or booleans, or numeric "
-                           "ratings), blank or null on the unlabelled rows")
-    common.add_column_argument(calibrate)
-    calibrate.add_argument("--score-key", metavar="KEY",
-                           help="which of the metric's scores (default: its first)")
+    common.add_labelled_metric_arguments(
+        calibrate, "the column of human labels (0/1 or booleans, or numeric ratings), blank or "
+        "null on the unlabelled rows", required=False,
+        score_key_help="which of the metric's scores (default: its first)")
     calibrate.add_argument("--alpha", type=float, default=0.05, metavar="A",
                            help="the interval is 1 - A (default 0.05: 95%%)")
     calibrate.add_argument("--label-range", metavar="LOW:HIGH",
@@ -83,17 +80,10 @@ def run(args: argparse.Namespace) -> int:
     columns = common.parse_columns(args.column)
     outputs = {"--out": args.out, "--json": args.json, "--html": args.html,
                "--save-calibration": args.save_calibration}
-    dataset, metric_options, options = common.labelled_run_inputs(args, outputs)
-    with common.scoring_errors():
-        scored, report = calibrate(
-            dataset, args.metric, args.label, alpha=args.alpha, seed=args.seed,
-            label_range=label_range, columns=columns, score_key=args.score_key,
-            chunk_size=args.chunk_size, metric_options=metric_options,
-            show_progress=not args.quiet, **options)
-    print(report_table(report))
-    if args.out:
-        files.write_output(scored, Path(args.out), csv_raw=args.csv_raw)
-        print(f"wrote {args.out} ({len(scored):,} rows)", file=sys.stderr)
+    _, report = common.labelled_run(args, outputs, lambda dataset, **options: calibrate(
+        dataset, args.metric, args.label, alpha=args.alpha, seed=args.seed,
+        label_range=label_range, columns=columns, score_key=args.score_key,
+        chunk_size=args.chunk_size, **options), report_table)
     from ..analysis.report import write_calibration_html
 
     common.write_report_files(args, report, write_calibration_html)

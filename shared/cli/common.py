@@ -131,6 +131,17 @@ def add_column_argument(parser: argparse.ArgumentParser) -> None:
                         "becomes one context")
 
 
+def add_labelled_metric_arguments(parser: argparse.ArgumentParser, label_help: str, *,
+                                  required: bool, score_key_help: str) -> None:
+    """``--metric`` (one), ``--label``, ``--column`` and ``--score-key``: the arguments of a
+    command that sets one metric's scores against human labels (`agree`, `calibrate`)."""
+    parser.add_argument("--metric", "-m", required=required, metavar="NAME",
+                        help="one metric name")
+    parser.add_argument("--label", required=required, metavar="COLUMN", help=label_help)
+    add_column_argument(parser)
+    parser.add_argument("--score-key", metavar="KEY", help=score_key_help)
+
+
 def add_seed_argument(parser: argparse.ArgumentParser, of: str) -> None:
     """``--seed``: ``of`` says what it seeds."""
     parser.add_argument("--seed", type=int, default=0, metavar="S",
@@ -305,17 +316,14 @@ def quiet_libraries() -> None:
     evaluate.logging.set_verbosity_error()
 
 
-def print_embedded_judge_notes(summary: Any, args: argparse.Namespace) -> None:
-    """Under `score`'s summary: with the embedded judge, each judge metric's measured agreement
-    with people (``shared/analysis/agreement_figures.json``), so its numbers are not read bare."""
-    from ..analysis.embedded_judge import (
-        embedded_judge_figures,
-        embedded_judge_note,
-        is_embedded_judge,
-    )
+def print_embedded_judge_notes(summary: Any, judge: JudgeConfig) -> None:
+    """Under `score`'s summary: with the embedded judge (``judge``: the command's, no panel),
+    each judge metric's measured agreement with people
+    (``shared/analysis/agreement_figures.json``), so its numbers are not read bare."""
+    from ..analysis.embedded_judge import embedded_judge_figures, embedded_judge_note
+    from ..engine.backends.registry import LOCAL
 
-    if summary.dry_run or getattr(args, "judges", None) or not is_embedded_judge(
-            args.provider, args.model, args.api_key):
+    if summary.dry_run or judge.judges or judge.provider != LOCAL or judge.model:
         return
     figures = embedded_judge_figures()
     for metric in summary.metrics:
@@ -336,12 +344,13 @@ def write_json(data: dict[str, Any], path: Path) -> None:
         temporary.unlink(missing_ok=True)
 
 
-def labelled_run_inputs(args: argparse.Namespace, outputs: dict[str, str | None]
-                        ) -> tuple[Any, dict[str, Any] | None, dict[str, Any]]:
-    """What `calibrate` and `align` do before scoring, in this order: every output in
-    ``outputs`` writable and apart from INPUT, the input read, ``--option`` parsed for the one
-    metric, the judge options checked. Returns the dataset, the metric's options and the judge
-    options."""
+def labelled_run(args: argparse.Namespace, outputs: dict[str, str | None], analyse: Any,
+                 table: Any) -> tuple[Any, dict[str, Any]]:
+    """`calibrate`'s and `align`'s run: every output in ``outputs`` writable and apart from
+    INPUT, the input read, ``--option`` parsed for the one metric, the judge options checked;
+    then ``analyse(dataset, metric_options=..., show_progress=..., **judge options)``, its
+    report's ``table`` printed and the scored rows written to ``--out``. Returns the scored rows
+    and the report."""
     from ..runs import files
 
     for option, value in outputs.items():
@@ -352,11 +361,18 @@ def labelled_run_inputs(args: argparse.Namespace, outputs: dict[str, str | None]
     files.check_output_paths({"INPUT": args.input}, outputs)
     quiet_libraries()
     dataset = files.load_input(Path(args.input))
-    metric_options = parse_metric_options(args.option, [args.metric])
+    metric_options = parse_metric_options(args.option, [args.metric]).get(args.metric)
     options = judge_options(args)
     options.pop("dry_run", None)
     check_judge_options(options)
-    return dataset, metric_options.get(args.metric), options
+    with scoring_errors():
+        scored, report = analyse(dataset, metric_options=metric_options,
+                                 show_progress=not args.quiet, **options)
+    print(table(report))
+    if args.out:
+        files.write_output(scored, Path(args.out), csv_raw=args.csv_raw)
+        print(f"wrote {args.out} ({len(scored):,} rows)", file=sys.stderr)
+    return scored, report
 
 
 def write_report_files(args: argparse.Namespace, report: dict[str, Any],

@@ -143,7 +143,7 @@ def run(args: argparse.Namespace) -> int:
     check_judge_capabilities(judge, selected)
     gates.check_computed(selected, skipped)
     gates.check_labels(dataset)
-    _note_local_judge(args, judge)
+    _note_local_judge(judge, args.metric, args.dry_run)
     from ..engine.backends.base import LogprobsUnavailable
 
     try:
@@ -163,7 +163,7 @@ def run(args: argparse.Namespace) -> int:
     if not summary.metrics:
         raise UserInputError("no metric to run: the input has none of the columns they need")
     print(summary.table())
-    print_embedded_judge_notes(summary, args)
+    print_embedded_judge_notes(summary, judge)
     if summary.dry_run:
         plan = total_plan(summary.metrics)
         cost = "unknown (no price for this model)" if plan["cost"] is None else (
@@ -183,7 +183,8 @@ def run(args: argparse.Namespace) -> int:
         rows = engine.write_output(scored, out, csv_raw=args.csv_raw)
     except OSError as error:
         raise UserInputError(
-            f"cannot write --out {out}: {error.strerror or error}; {_cache_note(args)}"
+            f"cannot write --out {out}: {error.strerror or error}; "
+            f"{_cache_note(args.use_cache, args.cache_dir)}"
         ) from None
     print(f"wrote {out} ({rows:,} rows)", file=sys.stderr)
     outcomes = gates.evaluate(scored, summary)
@@ -192,7 +193,7 @@ def run(args: argparse.Namespace) -> int:
     if args.html:
         from ..analysis.report import write_score_html
 
-        write_score_html(scored, summary, args.html, judge=judge_options(args),
+        write_score_html(scored, summary, args.html, judge=options,
                          source=args.input, gates=gates.html(outcomes))
         print(f"wrote {args.html}", file=sys.stderr)
     return gates.status(outcomes)
@@ -218,24 +219,25 @@ def _engine(args: argparse.Namespace) -> Engine:
     return engine
 
 
-def _cache_note(args: argparse.Namespace) -> str:
-    if args.use_cache is False:
+def _cache_note(use_cache: bool | None, cache_dir: str | None) -> str:
+    if use_cache is False:
         return "nothing was cached (--no-cache): a rerun sends every judge request again"
     from ..engine.cache import default_cache_dir
 
-    folder = args.cache_dir or default_cache_dir()
+    folder = cache_dir or default_cache_dir()
     return (f"the judge answers are in the call cache ({folder}), so rerunning the same command "
             "with a writable --out is cheap")
 
 
-def _note_local_judge(args: argparse.Namespace, judge: JudgeConfig) -> None:
-    """Say so when the command's judge (or one of its panel's) is the embedded default."""
+def _note_local_judge(judge: JudgeConfig, metrics: list[str], dry_run: bool) -> None:
+    """Say so when the command's judge (or one of its panel's) is the embedded default and one
+    of ``metrics`` asks a judge."""
     from ..engine.config import judge_configs
     from ..kit.registry import METRICS, available
 
-    names = available() if "all" in args.metric else args.metric
+    names = available() if "all" in metrics else metrics
     embedded = any(c.provider == LOCAL and not c.model for c in judge_configs(judge))
-    if embedded and not args.dry_run and any(METRICS[n].judge for n in names):
+    if embedded and not dry_run and any(METRICS[n].judge for n in names):
         print("judge: the embedded SmolLM2-135M-Instruct on this CPU (tiny and slow: a demo, "
               "not a real evaluation; point --provider/--model/--base-url at a strong judge)",
               file=sys.stderr)

@@ -54,3 +54,14 @@ def refuses_a_malformed_conversation(metric: Any) -> None:
         metric.compute(messages=[good, [{"role": "robot", "content": "beep"}]], dry_run=True)
     with pytest.raises(InputError, match=r"messages\[0\]"):
         metric.compute(messages=["[not json"], dry_run=True)
+
+
+def share_of_yes_verdicts(result: dict[str, Any]) -> list[bool]:
+    """The first row's verdicts as booleans ("yes"), checking that its score, when measured, is
+    their share; empty when the row is unmeasured."""
+    details = result["details"][0]
+    if result["scores"][0] is None:
+        return []
+    yes = [v["verdict"] == "yes" for v in details["verdicts"]]
+    assert result["scores"][0] == pytest.approx(sum(yes) / len(yes))
+    return yes

@@ -4,7 +4,7 @@ hand-made verdicts, the edge cases that need no request, and the input checks.""
 from __future__ import annotations
 
 import pytest
-from conversation_checks import refuses_a_malformed_conversation
+from conversation_checks import refuses_a_malformed_conversation, share_of_yes_verdicts
 from conversation_checks import run_twice_on_the_embedded_judge as run_twice
 
 from shared.base.types import Outcome
@@ -18,11 +18,9 @@ ASKED = {"role": "user", "content": "Translate 'good morning' into Spanish and G
 def test_embedded_judge_scores_and_the_cache_answers_the_second_run(metric, cache_dir) -> None:
     conversation = [ASKED, {"role": "assistant", "content": "Spanish: 'buenos días'."}]
     result = run_twice(metric, "conversation_completeness", cache_dir, messages=[conversation])
-    details = result["details"][0]
-    if result["scores"][0] is not None:  # the share of satisfied requests
-        yes = [v["verdict"] == "yes" for v in details["verdicts"]]
-        assert len(yes) == len(details["intentions"]) >= 1
-        assert result["scores"][0] == pytest.approx(sum(yes) / len(yes))
+    yes = share_of_yes_verdicts(result)  # the share of satisfied requests
+    if yes:
+        assert len(yes) == len(result["details"][0]["intentions"]) >= 1
 
 
 def test_the_score_is_the_share_of_satisfied_requests() -> None:

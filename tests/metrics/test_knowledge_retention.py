@@ -5,7 +5,11 @@ checks."""
 from __future__ import annotations
 
 import pytest
-from conversation_checks import BOOKING_CALL, refuses_a_malformed_conversation
+from conversation_checks import (
+    BOOKING_CALL,
+    refuses_a_malformed_conversation,
+    share_of_yes_verdicts,
+)
 from conversation_checks import run_twice_on_the_embedded_judge as run_twice
 
 from shared.base.types import Outcome
@@ -21,10 +25,7 @@ NAME = {"role": "user", "content": "I am Ana."}
 def test_embedded_judge_scores_and_the_cache_answers_the_second_run(metric, cache_dir) -> None:
     conversation = [NAME, {"role": "assistant", "content": "What is your name?"}]
     result = run_twice(metric, "knowledge_retention", cache_dir, messages=[conversation])
-    details = result["details"][0]
-    if result["scores"][0] is not None:  # the share of assistant messages that retain
-        yes = [v["verdict"] == "yes" for v in details["verdicts"]]
-        assert result["scores"][0] == pytest.approx(sum(yes) / len(yes))
+    share_of_yes_verdicts(result)  # the share of assistant messages that retain
 
 
 def test_each_assistant_turn_is_judged_against_the_facts_before_it() -> None:

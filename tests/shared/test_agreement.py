@@ -547,7 +547,7 @@ def test_every_card_carries_the_runs_agreement_block() -> None:
 
 
 def test_score_summary_notes_the_embedded_judges_agreement(capsys) -> None:
-    from shared.cli.common import print_embedded_judge_notes
+    from shared.cli.common import check_judge_options, judge_options, print_embedded_judge_notes
     from shared.cli.main import build_parser
     from shared.runs.summary import BatchSummary, MetricSummary
 
@@ -555,15 +555,15 @@ def test_score_summary_notes_the_embedded_judges_agreement(capsys) -> None:
                             MetricSummary("bias", {"bias": 0.9}, 2, 0, True),
                             MetricSummary("rouge", {"rouge1": 0.5}, 2, 0, False)], {})
     embedded = build_parser().parse_args(["score", "x.jsonl", "-m", "all", "--out", "o.jsonl"])
-    print_embedded_judge_notes(summary, embedded)
+    print_embedded_judge_notes(summary, check_judge_options(judge_options(embedded)))
     lines = capsys.readouterr().out.splitlines()
     assert lines == [f"  l3score: {agreement.embedded_judge_note('l3score')}",
                      f"  bias: {agreement.embedded_judge_note('bias')}"]
     assert "not measured" in lines[1]
     other = build_parser().parse_args(["score", "x.jsonl", "-m", "all", "--out", "o.jsonl",
-                                       "--provider", "openai-compatible", "--base-url", "u",
-                                       "--model", "m"])
-    print_embedded_judge_notes(summary, other)
+                                       "--provider", "openai-compatible",
+                                       "--base-url", "http://127.0.0.1:8000/v1", "--model", "m"])
+    print_embedded_judge_notes(summary, check_judge_options(judge_options(other)))
     assert capsys.readouterr().out == ""
 
 

@@ -6,7 +6,7 @@ the converters from inspect_ai, RAGAS and DeepEval against objects of their docu
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, make_dataclass
 from typing import Any
 
 import pytest
@@ -122,10 +122,13 @@ class InspectToolCall:  # inspect_ai.tool.ToolCall
     arguments: dict[str, Any]
 
 
-@dataclass
-class InspectContentText:  # inspect_ai.model.ContentText
-    text: str
-    type: str = "text"
+def text_part(name: str, text_field: str, kind: str) -> type:
+    """A stand-in holding one text field and a ``type`` tag defaulting to ``kind``: the shape
+    of inspect_ai's ContentText and of ragas's HumanMessage and ToolMessage."""
+    return make_dataclass(name, [(text_field, str), ("type", str, field(default=kind))])
+
+
+InspectContentText = text_part("InspectContentText", "text", "text")  # inspect_ai.model
 
 
 @dataclass
@@ -167,10 +170,7 @@ class RagasToolCall:  # ragas.messages.ToolCall
     args: dict[str, Any]
 
 
-@dataclass
-class HumanMessage:  # ragas.messages.HumanMessage
-    content: str
-    type: str = "human"
+HumanMessage = text_part("HumanMessage", "content", "human")  # ragas.messages
 
 
 @dataclass
@@ -180,10 +180,7 @@ class AIMessage:  # ragas.messages.AIMessage
     type: str = "ai"
 
 
-@dataclass
-class ToolMessage:  # ragas.messages.ToolMessage
-    content: str
-    type: str = "tool"
+ToolMessage = text_part("ToolMessage", "content", "tool")  # ragas.messages
 
 
 @dataclass

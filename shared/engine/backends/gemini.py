@@ -132,10 +132,8 @@ class GeminiBackend(RemoteBackend):
         """Each label's probability in the first token's top-20 list; from a model that has
         never returned log-probabilities, the label its short written answer names (1.0,
         ``method`` "sampled"); an answer naming none is unusable."""
-        params = self.sampling_params("labels")
-        written = {k: v for k, v in params.items() if k not in ("responseLogprobs", "logprobs")}
-        written[self.max_tokens_field] = SAMPLED_MAX_TOKENS
-        self._label_probabilities(requests, labels, params, written, named_label, on_result)
+        self._label_probabilities(requests, labels, ("responseLogprobs", "logprobs"),
+                                  named_label, on_result)
 
     def structured(self, requests: Sequence[JudgeRequest], json_schema: dict[str, Any],
                    max_tokens: int, on_result: ResultCallback) -> None:

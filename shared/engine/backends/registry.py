@@ -156,15 +156,17 @@ _OPENAI_CAPABILITIES = Capabilities(
 
 def openai_compatible_host(title: str, base_url: str | None, key_env: tuple[str, ...],
                            default_model: str | None = None, *, top_logprobs: int = 20,
-                           seed: bool = True, **options: bool) -> Provider:
-    """The entry of an OpenAI-compatible host with JSON-schema answers, no batch API and no
-    known prompt caching: as a self-hosted server (vLLM, llama.cpp's server, LiteLLM) speaks
-    OpenAI's protocol. ``top_logprobs``: the most alternatives per token, 0 for a host that
-    returns no top log-probabilities; ``seed``: it takes a sampling seed; ``options``: the
-    entry's ``needs_base_url`` and ``needs_key``."""
-    capabilities = Capabilities(structured="json_schema", logprobs=top_logprobs > 0,
+                           seed: bool = True, structured: str = "json_schema",
+                           prompt_caching: str | None = None, **options: Any) -> Provider:
+    """The entry of an OpenAI-compatible host with no batch API (by default JSON-schema answers
+    and no known prompt caching): as a self-hosted server (vLLM, llama.cpp's server, LiteLLM)
+    speaks OpenAI's protocol. ``top_logprobs``: the most alternatives per token, 0 for a host
+    that returns no top log-probabilities; ``seed``: it takes a sampling seed; ``structured``
+    and ``prompt_caching``: as in :class:`Capabilities`; ``options``: the entry's other fields
+    (``prices``, ``prices_as_of``, ``needs_base_url``, ``needs_key``)."""
+    capabilities = Capabilities(structured=structured, logprobs=top_logprobs > 0,
                                 top_logprobs=top_logprobs, seed=seed, batch=None,
-                                prompt_caching=None)
+                                prompt_caching=prompt_caching)
     return Provider(_OPENAI_COMPATIBLE, title, capabilities, base_url, key_env, default_model,
                     **options)
 
@@ -218,21 +220,18 @@ PROVIDERS: dict[str, Provider] = {
         ("OPENAI_API_KEY",), "gpt-4o-mini", _OPENAI_PRICES, prices_as_of=_AUGUST_2025,
         models=_OPENAI_MODELS),
     # DeepSeek: JSON mode without a schema, no seed; automatic context caching on disk.
-    "deepseek": Provider(
-        _OPENAI_COMPATIBLE, "DeepSeek",
-        Capabilities(structured="json_object_plain", logprobs=True, top_logprobs=20, seed=False,
-                     batch=None, prompt_caching="automatic"),
-        "https://api.deepseek.com", ("DEEPSEEK_API_KEY",), "deepseek-chat",
-        {"deepseek-chat": _P(0.27, 1.10, 0.07), "deepseek-reasoner": _P(0.55, 2.19, 0.14)},
+    "deepseek": openai_compatible_host(
+        "DeepSeek", "https://api.deepseek.com", ("DEEPSEEK_API_KEY",), "deepseek-chat",
+        seed=False, structured="json_object_plain", prompt_caching="automatic",
+        prices={"deepseek-chat": _P(0.27, 1.10, 0.07),
+                "deepseek-reasoner": _P(0.55, 2.19, 0.14)},
         prices_as_of=_AUGUST_2025),
     # xAI: top_logprobs 0-8.
-    "xai": Provider(
-        _OPENAI_COMPATIBLE, "xAI",
-        Capabilities(structured="json_schema", logprobs=True, top_logprobs=8, seed=True,
-                     batch=None, prompt_caching="automatic"),
-        "https://api.x.ai/v1", ("XAI_API_KEY",), "grok-3-mini",
-        {"grok-4": _P(3.00, 15.00, 0.75), "grok-3": _P(3.00, 15.00, 0.75),
-         "grok-3-mini": _P(0.30, 0.50, 0.075), "grok-2": _P(2.00, 10.00)},
+    "xai": openai_compatible_host(
+        "xAI", "https://api.x.ai/v1", ("XAI_API_KEY",), "grok-3-mini", top_logprobs=8,
+        prompt_caching="automatic",
+        prices={"grok-4": _P(3.00, 15.00, 0.75), "grok-3": _P(3.00, 15.00, 0.75),
+                "grok-3-mini": _P(0.30, 0.50, 0.075), "grok-2": _P(2.00, 10.00)},
         prices_as_of=_AUGUST_2025),
     "openai-compatible": openai_compatible_host(
         "any OpenAI-compatible server", None, ("OPENAI_COMPATIBLE_API_KEY",),

@@ -35,7 +35,7 @@ from urllib.parse import urlparse
 from ...base.redaction import redact
 from ...base.types import JudgeRequest, LabelAnswer, Outcome, TokenUsage, YesNoAnswer
 from ..logprobs import label_mass, sampled_answer
-from .base import Backend, LogprobsUnavailable, ResultCallback
+from .base import SAMPLED_MAX_TOKENS, Backend, LogprobsUnavailable, ResultCallback
 from .batching import BatchAPI, Batcher, deliver
 from .openai_transport import DEAD_AFTER, Liveness, event_loop
 
@@ -201,14 +201,19 @@ class RemoteBackend(Backend):
                   probe_until=lambda: self._logprobs_seen)
 
     def _label_probabilities(
-        self, requests: Sequence[JudgeRequest], labels: Sequence[str], params: dict[str, Any],
-        written: dict[str, Any], read_label: Callable[[Any, Sequence[str]], LabelAnswer],
-        on_result: ResultCallback,
+        self, requests: Sequence[JudgeRequest], labels: Sequence[str],
+        logprob_fields: tuple[str, ...],
+        read_label: Callable[[Any, Sequence[str]], LabelAnswer], on_result: ResultCallback,
     ) -> None:
         """:meth:`label_probabilities`: each label's probability in the first token's top
-        log-probabilities (asked with ``params``); from a model that has never returned them,
-        the label its short written answer names (asked with ``written``, read by
+        log-probabilities (asked with the ``labels`` sampling parameters); from a model that has
+        never returned them, the label its short written answer names (asked with those
+        parameters less ``logprob_fields`` and at most ``SAMPLED_MAX_TOKENS`` tokens, read by
         ``read_label``; ``method`` "sampled"): never silently, each answer says which it is."""
+        params = self.sampling_params("labels")
+        written = {k: v for k, v in params.items() if k not in logprob_fields}
+        written[self.max_tokens_field] = SAMPLED_MAX_TOKENS
+
         async def read(request: JudgeRequest) -> Outcome | None:
             try:
                 got = await self._top_logprobs(request, params)
