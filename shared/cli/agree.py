@@ -40,10 +40,9 @@ def add_arguments(agree: argparse.ArgumentParser) -> None:
                        help="decision threshold on the score (default: the metric's own)")
     agree.add_argument("--limit", type=int, metavar="N",
                        help="score a seeded random subsample of N rows")
-    agree.add_argument("--profile", metavar="FILE",
-                       help="a profile written by `align --save-profile`: also the agreement "
-                       "of its <metric>_calibrated and <metric>_decision with the labels "
-                       "(in-sample, and said so, when the profile was fitted on these rows)")
+    common.add_profile_argument(
+        agree, "also the agreement of its <metric>_calibrated and <metric>_decision with the "
+        "labels (in-sample, and said so, when the profile was fitted on these rows)")
     common.add_seed_argument(agree, "the subsample and of the bootstrap")
     common.add_resamples_argument(agree, 1000)
     common.add_out_arguments(agree)

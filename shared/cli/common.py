@@ -148,6 +148,12 @@ def add_seed_argument(parser: argparse.ArgumentParser, of: str) -> None:
                         help=f"seed of {of} (default 0)")
 
 
+def add_profile_argument(parser: argparse.ArgumentParser, applied: str) -> None:
+    """``--profile``: ``applied`` says what the command does with the profile."""
+    parser.add_argument("--profile", metavar="FILE",
+                        help=f"a profile written by `align --save-profile`: {applied}")
+
+
 def add_resamples_argument(parser: argparse.ArgumentParser, default: int) -> None:
     parser.add_argument("--resamples", type=int, default=default, metavar="N",
                         help=f"bootstrap resamples (default {default})")

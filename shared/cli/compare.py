@@ -50,10 +50,9 @@ def add_arguments(compare: argparse.ArgumentParser) -> None:
                          help="with --label: the rating scale's ends (e.g. 1:5), mapped onto "
                          "0..1; needed for labels outside 0..1 (never guessed from the labels "
                          "present); a label outside LOW:HIGH is refused")
-    compare.add_argument("--profile", metavar="FILE",
-                         help="a profile written by `align --save-profile`: applied to both "
-                         "runs' scores first, so that <metric>_calibrated and "
-                         "<metric>_decision are compared too (refused when a run has them)")
+    common.add_profile_argument(
+        compare, "applied to both runs' scores first, so that <metric>_calibrated and "
+        "<metric>_decision are compared too (refused when a run has them)")
     common.add_seed_argument(compare, "the paired bootstrap")
     common.add_resamples_argument(compare, 2000)
     common.add_scoring_arguments(

@@ -20,6 +20,7 @@ from ..runs.summary import total_plan
 from .common import (
     add_input_argument,
     add_out_arguments,
+    add_profile_argument,
     add_scoring_arguments,
     check_at_least_one,
     check_judge_capabilities,
@@ -54,9 +55,8 @@ def add_arguments(score: argparse.ArgumentParser) -> None:
     score.add_argument("--calibration", metavar="FILE",
                        help="a map written by `calibrate --save-calibration`: adds the column "
                        "<score column>_calibrated, P(label) per row")
-    score.add_argument("--profile", metavar="FILE",
-                       help="a profile written by `align --save-profile`: adds the columns "
-                       "<metric>_calibrated (P(label)) and <metric>_decision (0/1) per row")
+    add_profile_argument(score, "adds the columns <metric>_calibrated (P(label)) and "
+                         "<metric>_decision (0/1) per row")
     engine = score.add_argument_group("engine (docs/SCALING.md)")
     engine.add_argument("--engine", choices=list(ENGINES), default=LocalEngine.name,
                         help="local: this process (default); ray: Ray Data workers (pip install "
