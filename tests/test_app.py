@@ -161,14 +161,16 @@ def test_option_fields_are_the_declared_options(demo: Any) -> None:
                 assert isinstance(field, control[option.kind])
             initial = panel.initial[panel.option_fields[option.name]]
             expected = spec.example.options.get(option.name, option.default)
-            if option.kind == "json":
+            if option.kind == "json" and expected is None:  # unset: an empty box, the default
+                assert initial == ""
+            elif option.kind == "json":
                 assert json.loads(initial) == list(expected)
             elif option.kind == "text" or isinstance(field, gr.Textbox):
                 assert initial == ("" if expected is None else expected)
             else:
                 assert initial == expected
     assert "tokenizer" not in demo.jm_panels["rouge"].option_fields  # a function: no field
-    assert [o.name for o in demo.jm_panels["l3score"].options] == ["exact"]
+    assert [o.name for o in demo.jm_panels["l3score"].options] == ["exact", "examples"]
 
 
 def test_accuracy_mode_is_a_dropdown_whose_choice_reaches_the_metric(demo: Any) -> None:
