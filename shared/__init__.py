@@ -58,7 +58,7 @@ _EXPORTS: dict[str, str] = {
     "YesNoAnswer": "base.types:YesNoAnswer",
     "LabelAnswer": "base.types:LabelAnswer",
     "prompts": "kit.steps.prompts",
-    "fence": "kit.steps.prompts:fence",
+    "fence": "base.text:fence",
     # scoring helpers, public: l3score's rule and average precision, for users to reuse
     "l3score_from_top_logprobs": "engine.logprobs:l3score_from_top_logprobs",
     "exact_yes_probability": "engine.logprobs:exact_yes_probability",

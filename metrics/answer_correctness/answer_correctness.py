@@ -68,6 +68,7 @@ class AnswerCorrectness(JudgeMetric):
     )
     HEADLINE = ("answer_correctness",)
     ROUNDS = ("statements of the answers and the references", "TP/FP/FN verdicts")
+    SCORING_PROMPTS = ("answer_correctness", "answer_correctness_q")
     USES_EMBEDDINGS = True
     EXTRACTIONS = ("statements",)
     EXAMPLE = Example({

@@ -3,8 +3,6 @@ judge's log-probabilities of "Yes" and "No" (SPIQA, arXiv:2407.09413)."""
 
 from __future__ import annotations
 
-import dataclasses
-import json
 from typing import Any
 
 from shared import (
@@ -16,7 +14,6 @@ from shared import (
     Option,
     SampleResult,
     exact_yes_probability,
-    fence,
     first_failure,
     judge_fault,
     l3score_breakdown,
@@ -75,14 +72,10 @@ class L3Score(JudgeMetric):
                check=lambda name, value: False if value is None else validation.flag(name, value),
                doc="local judge only: score P(Yes) / (P(Yes) + P(No)) from the full next-token "
                "distribution instead of the top-5 rule"),
-        Option("examples", list, None, nullable=True, type_doc="list of dict",
-               check=lambda name, value: _check_examples(name, value),
-               doc="few-shot examples shown before the card's prompt, in one fenced block: "
-               "dicts with question, reference, prediction and answer (Yes or No); `align "
-               "--few-shot K` chooses them from the training folds' disagreements"),
     )
     HEADLINE = ("L3Score",)
     ROUNDS = ("yes/no",)
+    SCORING_PROMPTS = ("l3score",)
     REQUIRES = (("top_logprobs", TOP_K),)
     EXAMPLE = Example({
         "questions": ["What is the capital of France?", "What is the capital of Germany?"],
@@ -91,42 +84,13 @@ class L3Score(JudgeMetric):
     })
 
     def score(self, judge: Judge, questions: list[str], predictions: list[str],
-              references: list[str], exact: bool = False,
-              examples: list[dict[str, str]] | None = None) -> list[SampleResult]:
+              references: list[str], exact: bool = False) -> list[SampleResult]:
         if exact:
             judge.require("full_distribution", "exact=True (use exact=False for the top-5 rule)")
-        requests = [
-            _with_examples(prompts.L3SCORE.request(question=q, gt=r, answer=p), examples)
-            for q, p, r in zip(questions, predictions, references, strict=True)
-        ]
+        requests = [prompts.L3SCORE.request(question=q, gt=r, answer=p)
+                    for q, p, r in zip(questions, predictions, references, strict=True)]
         outcomes = judge.yes_no(requests, top_k=TOP_K, desc="l3score")
         return [first_failure(outcome) or _score(outcome.value, exact) for outcome in outcomes]
-
-
-EXAMPLE_KEYS = ("question", "reference", "prediction", "answer")
-
-
-def _check_examples(name: str, value: Any) -> list[dict[str, str]] | None:
-    if value is None or value == []:
-        return None
-    if not isinstance(value, list) or not all(
-            isinstance(e, dict) and set(e) == set(EXAMPLE_KEYS)
-            and all(isinstance(e[k], str) for k in EXAMPLE_KEYS) and e["answer"] in ("Yes", "No")
-            for e in value):
-        raise validation.InputError(f"{name}: a list of dicts with the texts "
-                                    f"{', '.join(EXAMPLE_KEYS)} (answer Yes or No)")
-    return value
-
-
-def _with_examples(request: Any, examples: list[dict[str, str]] | None) -> Any:
-    """The card's request with the examples first, as one fenced JSON block (the examples are
-    user data: fenced against prompt injection). No examples: the card's prompt unchanged."""
-    if not examples:
-        return request
-    block = fence("examples", json.dumps(examples, ensure_ascii=False, indent=1))
-    text = ("Examples of candidate answers and the answer people gave (JSON):\n" + block
-            + "\n\n" + request.messages[0][1])
-    return dataclasses.replace(request, messages=(("user", text),))
 
 
 def _score(answer: Any, exact: bool) -> SampleResult:

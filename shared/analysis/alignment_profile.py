@@ -28,9 +28,6 @@ __all__ = ["PROFILE_FORMAT", "align", "apply_to_runs", "check_profile", "check_r
            "profile_columns", "profile_of", "save_profile"]
 
 PROFILE_FORMAT = "judge-metrics alignment profile 1"
-# the metrics whose judge prompt takes few-shot examples (their `examples` option): one prompt,
-# a Yes/No answer; the value names the prompt in shared.kit.steps.prompts
-FEW_SHOT_PROMPTS = {"l3score": "L3SCORE"}
 
 
 def align(dataset: Any, metric: str, label: str, *, folds: int = 5, group: str | None = None,
@@ -43,8 +40,8 @@ def align(dataset: Any, metric: str, label: str, *, folds: int = 5, group: str |
     ``group``s kept together). ``other_label``: a second person's labels, for the
     human-human agreement. Returns the scored rows and the report (``align_scores``' with
     ``metric``, ``score_key``, ``column``, ``label``, ``judge``, ``metric_options`` and
-    ``profile``). ``few_shot``: K examples for the judge prompt per training fold (the
-    metrics of :data:`FEW_SHOT_PROMPTS`), see :func:`few_shot_scores`."""
+    ``profile``). ``few_shot``: K examples for the judge prompt per training fold (a judge
+    metric's ``examples`` option), see :func:`few_shot_scores`."""
     from ..kit.registry import DECISION_THRESHOLDS
 
     check_few_shot(metric, few_shot)
@@ -118,6 +115,10 @@ def load_profile(path: str | os.PathLike[str]) -> dict[str, Any]:
     if not isinstance(data, dict) or data.get("format") != PROFILE_FORMAT:
         raise UserInputError(f"--profile {path}: not a profile written by `align "
                               "--save-profile`")
+    if isinstance(data.get("prompt"), dict):  # written when only l3score took examples
+        data["prompt"] = [data["prompt"]]
+        data["few_shot"] = [{("label" if k == "answer" else k): v for k, v in example.items()}
+                            for example in data.get("few_shot") or []]
     return data
 
 
@@ -131,9 +132,9 @@ def check_profile(path: str | os.PathLike[str], metrics: Sequence[str],
         raise UserInputError(f"--profile {path}: fitted for {metric!r}, which this run does "
                               f"not score (--metric {', '.join(metrics)})")
     if data.get("prompt") and data["prompt"] != prompt_record(metric):
-        raise UserInputError(f"--profile {path}: its examples were chosen for the "
-                              f"{data['prompt']['name']} prompt version "
-                              f"{data['prompt']['version']}, which this version has changed")
+        shown = ", ".join(f"{p['name']} version {p['version']}" for p in data["prompt"])
+        raise UserInputError(f"--profile {path}: its examples were chosen for the prompt "
+                              f"{shown}, which this version has changed")
     given = dict(metric_options.get(metric) or {})
     if given != data.get("metric_options", {}):
         raise UserInputError(f"--profile {path}: fitted for {metric} with options "
@@ -250,24 +251,39 @@ def profile_agreement_text(found: Mapping[str, Any]) -> str:
 
 
 def check_few_shot(metric: str, k: Any) -> None:
-    """``--few-shot K``: a whole number >= 0, for a metric whose prompt takes examples."""
+    """``--few-shot K``: a whole number >= 0, for a judge metric (its ``examples`` option)."""
+    from ..kit.registry import METRICS
+
     if isinstance(k, bool) or not isinstance(k, int) or k < 0:
         raise UserInputError(f"--few-shot must be a whole number >= 0, got {k!r}")
-    if k and metric not in FEW_SHOT_PROMPTS:
-        raise UserInputError(f"--few-shot: {metric}'s judge prompt takes no examples (only "
-                              f"{', '.join(FEW_SHOT_PROMPTS)}: one prompt, a Yes/No answer)")
+    if k and metric in METRICS and not METRICS[metric].scoring_prompts:
+        raise UserInputError(f"--few-shot: {metric} is not a judge metric, so no prompt "
+                              "takes examples (few-shot is for the judge metrics)")
 
 
-def prompt_record(metric: str) -> dict[str, str]:
-    """The prompt a profile's examples were shown with: its name, version and digest (the
-    digest tests/shared/test_prompts.py pins)."""
+def prompt_record(metric: str) -> list[dict[str, str]]:
+    """The prompts a profile's examples are shown with (the metric's ``SCORING_PROMPTS``):
+    each one's name, version and digest: sha256 of ``name@version``, a newline and its text
+    (the digest tests/shared/test_prompts.py pins); g_eval's and pairwise's prompts, built by a
+    function, digest their text with every field a placeholder."""
     import hashlib
 
+    from ..kit.registry import METRICS
     from ..kit.steps import prompts
 
-    template = getattr(prompts, FEW_SHOT_PROMPTS[metric])
-    digest = hashlib.sha256(f"{template.prompt_id}\n{template.text}".encode()).hexdigest()
-    return {"name": template.name, "version": template.version, "digest": digest}
+    texts = {t.name: (t.prompt_id, t.text) for t in vars(prompts).values()
+             if isinstance(t, prompts.PromptTemplate)}
+    fields = {k: "{" + k + "}" for k in prompts.MATERIAL_HEADINGS}
+    for built in (prompts.g_eval_request("{criteria}", ("{evaluation_steps}",),
+                                         {1: "{rubric}"}, 1, 5, "{prediction}", **fields),
+                  prompts.pairwise_request("{criteria}", "{answer_a}", "{answer_b}", **fields)):
+        texts[built.prompt_id.partition("@")[0]] = (built.prompt_id, built.messages[0][1])
+    record = []
+    for name in METRICS[metric].scoring_prompts:
+        prompt_id, text = texts[name]
+        record.append({"name": name, "version": prompt_id.partition("@")[2],
+                       "digest": hashlib.sha256(f"{prompt_id}\n{text}".encode()).hexdigest()})
+    return record
 
 
 def few_shot_scores(dataset: Any, scored: Any, metric: str, label: str, scores: np.ndarray,
@@ -280,6 +296,8 @@ def few_shot_scores(dataset: Any, scored: Any, metric: str, label: str, scores: 
     calls). Returns ``scores`` (per row, NaN where not scored again), ``folds`` (per fold its
     example rows), ``examples`` (k chosen the same way from every row: the profile's) and
     ``prompt``."""
+    from ..kit.registry import METRICS
+
     y = np.asarray(labels, dtype=np.float64)
     wrong = np.flatnonzero((fold_of_row >= 0) & ((scores >= threshold) != (y == 1)))
     rng = np.random.default_rng(seed)
@@ -287,11 +305,13 @@ def few_shot_scores(dataset: Any, scored: Any, metric: str, label: str, scores: 
     def pick(pool: np.ndarray) -> list[int]:
         return sorted(rng.choice(pool, size=min(k, pool.size), replace=False).tolist())
 
-    def example(row: int) -> dict[str, str]:
-        return {"question": str(scored["question"][row]),
-                "reference": str(scored["reference"][row]),
-                "prediction": str(scored["prediction"][row]),
-                "answer": "Yes" if y[row] == 1 else "No"}
+    spec = METRICS[metric]
+    columns = {c: scored[c] for c in (*spec.columns.values(), *spec.optional_columns.values())
+               if c in scored.column_names}
+
+    def example(row: int) -> dict[str, Any]:  # the row's inputs and the person's Yes/No
+        return {**{c: cells[row] for c, cells in columns.items() if cells[row] is not None},
+                "label": "Yes" if y[row] == 1 else "No"}
 
     found = np.full(scores.size, np.nan)
     record = []

@@ -1,4 +1,5 @@
-r"""Text normalisation and tokenisation shared by the lexical metrics (accuracy, BLEU, ...).
+r"""Text normalisation and tokenisation shared by the lexical metrics (accuracy, BLEU, ...), and
+the fence every judge prompt wraps user text in (:func:`fence`).
 
 Plain ``str`` work, plus the third-party ``regex`` engine for the BLEU tokeniser (imported on
 first use): nltk's ``RegexpTokenizer`` compiles with ``regex``, whose ``\w``/``\s`` classes differ
@@ -9,6 +10,7 @@ whitespace), and BLEU must tokenise exactly as nltk does.
 from __future__ import annotations
 
 import gc
+import hashlib
 import string
 import threading
 from collections.abc import Callable, Iterable, Iterator
@@ -139,3 +141,12 @@ def short_reason(text: object, limit: int = MAX_REASON_CHARS) -> str:
     """``str(text)`` on one line (whitespace collapsed), at most ``limit`` characters: how the
     judge engine words a failure reason (``Outcome.error``)."""
     return shorten(collapse_whitespace(str(text)), limit)
+
+
+def fence(label: str, value: str) -> str:
+    """Wrap user text in a tag it cannot close: ``<data-LABEL-DIGEST> ... </data-LABEL-DIGEST>``
+    (every judge prompt's user text: :mod:`shared.kit.steps.prompts`, the few-shot examples:
+    :mod:`shared.kit.few_shot`)."""
+    digest = hashlib.sha256(value.encode("utf-8", "surrogatepass")).hexdigest()[:12]
+    tag = f"data-{label}-{digest}"
+    return f"<{tag}>\n{value}\n</{tag}>"

@@ -49,9 +49,10 @@ def add_arguments(align: argparse.ArgumentParser) -> None:
     align.add_argument("--alpha", type=float, default=0.05, metavar="A",
                        help="intervals are 1 - A, the paired test's level A (default 0.05)")
     align.add_argument("--few-shot", type=int, default=0, metavar="K",
-                       help="judge metrics whose prompt takes examples (l3score): K rows of "
-                       "each training fold where the judge disagreed with the label are shown "
-                       "as examples when the held-out fold is scored again (default 0: none)")
+                       help="judge metrics: K rows of each training fold where the judge "
+                       "disagreed with the label are shown as examples (before the prompt the "
+                       "score is read from) when the held-out fold is scored again (default "
+                       "0: none)")
     common.add_column_argument(align)
     align.add_argument("--score-key", metavar="KEY",
                        help="which of the metric's scores (default: its first)")
@@ -128,8 +129,8 @@ def report_table(report: dict[str, Any]) -> str:
                  f"{tuning['threshold']:.4f} on P(label)")
     shots = report.get("few_shot")
     if shots:
+        shown = ", ".join(f"{p['name']} version {p['version']}" for p in shots["prompt"])
         lines.append(f"few-shot: {shots['k']} examples per fold from its training folds' "
-                     f"disagreements ({shots['prompt']['name']} prompt, version "
-                     f"{shots['prompt']['version']}); the profile keeps "
+                     f"disagreements (shown before the prompt {shown}); the profile keeps "
                      f"{len(shots['examples'])}")
     return "\n".join(lines)

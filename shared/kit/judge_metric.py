@@ -16,13 +16,14 @@ result. Nothing here catches exceptions, so a programming error still raises.
 from __future__ import annotations
 
 import inspect
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from ..base.validation import same_length
 from ..engine.config import JUDGE_OPTION_NAMES, JudgeConfig, judge_config
 from ..engine.runner import get_judge
+from .few_shot import examples_option, show_examples
 from .invalid_answers import category
 from .metric_base import ValidatedMetric
 from .results import MetricOutput, SampleResult, build_output, mean_measured
@@ -79,6 +80,16 @@ class JudgeMetric(ValidatedMetric):
     #: ``batch=True`` each round is one provider batch. The card and docs/COST.md show it
     #: (:mod:`shared.tools.cards`); a test counts the rounds ``score`` really sends.
     ROUNDS: ClassVar[tuple[str, ...]] = ()
+    #: The prompts (names, ``shared.kit.steps.prompts``) whose answers the per-row score is
+    #: read from: the metric's ``examples`` option (added to ``OPTIONS`` for every subclass
+    #: that names them) is shown before these, and only these (:mod:`shared.kit.few_shot`).
+    SCORING_PROMPTS: ClassVar[tuple[str, ...]] = ()
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        if cls.SCORING_PROMPTS:  # declared once here, for every judge metric
+            cls.OPTIONS = (*(o for o in cls.OPTIONS if o.name != "examples"),
+                           examples_option(cls))
 
     @classmethod
     def describe_inputs(cls, description: str) -> str:
@@ -104,6 +115,15 @@ class JudgeMetric(ValidatedMetric):
         ``judge`` are the declared inputs, then the metric's own options (with defaults)."""
         raise NotImplementedError
 
+    def score_samples(self, judge: Judge, inputs: Mapping[str, Any],
+                      options: Mapping[str, Any]) -> list[SampleResult]:
+        """:meth:`score` with the ``examples`` option taken out of ``options`` and shown to
+        the judge before the ``SCORING_PROMPTS`` (:func:`shared.kit.few_shot.show_examples`:
+        the judge itself when there are none)."""
+        options = dict(options)
+        shown = show_examples(judge, options.pop("examples", None), self.SCORING_PROMPTS)
+        return list(self.score(shown, **inputs, **options))
+
     def _compute(self, **arguments: Any) -> MetricOutput:
         inputs = {spec.name: arguments.pop(spec.name, None) for spec in self.INPUTS}
         given = {name: value for name, value in inputs.items() if value is not None}
@@ -117,7 +137,7 @@ class JudgeMetric(ValidatedMetric):
         judge = get_judge(config)
         for capability, minimum in self.REQUIRES:
             judge.require(capability, self.metric_name, minimum)
-        results = list(self.score(judge, **inputs, **options))
+        results = self.score_samples(judge, inputs, options)
         return build_output(self.aggregates(results, **options), results, judge)
 
     def aggregates(self, results: list[SampleResult], **options: Any) -> dict[str, Any]:

@@ -59,7 +59,7 @@ def score_panel(metric: Any, config: JudgeConfig, inputs: Mapping[str, Any],
         for capability, minimum in metric.REQUIRES:
             judge.require(capability, f"{metric.metric_name} ({judge_label(judge.config)})",
                           minimum)
-    per_judge = [list(metric.score(judge, **inputs, **options)) for judge in judges]
+    per_judge = [metric.score_samples(judge, inputs, options) for judge in judges]
     how = config.panel_aggregate
     if how == "majority":
         _check_binary(metric, per_judge)

@@ -4,7 +4,7 @@ derived from the metric classes.
 Each metric class declares what the registry reads (``shared.kit.metric_base.ValidatedMetric``):
 its ``INPUTS`` (with the batch-file column of each), ``OPTIONS``, ``HEADLINE``, ``USES_JUDGE``,
 ``USES_EMBEDDINGS``, ``LOWER_IS_BETTER``, ``EXTRACTIONS``, ``EXAMPLE``, ``DECISION_THRESHOLD``
-and, for a judge metric, ``ROUNDS``. The registry imports ``metrics/<name>/<name>.py`` (no
+and, for a judge metric, ``ROUNDS`` and ``SCORING_PROMPTS``. The registry imports ``metrics/<name>/<name>.py`` (no
 model is loaded at import) the first time something asks, so ``import shared.kit.registry``
 stays cheap and the CLI starts fast. Only the names, in the order
 the CLI and the demo list them, are written here.
@@ -65,6 +65,8 @@ class MetricSpec:
     rounds: tuple[str, ...] = ()  # a judge metric's dependent rounds of requests (ROUNDS)
     # what a judge metric needs of its judge (REQUIRES): (capability, minimum) pairs
     requires: tuple[tuple[str, bool | int], ...] = ()
+    # the prompts a judge metric's score is read from, its `examples` shown before them
+    scoring_prompts: tuple[str, ...] = ()
 
 
 def spec_of(metric_class: type, name: str) -> MetricSpec:
@@ -87,6 +89,7 @@ def spec_of(metric_class: type, name: str) -> MetricSpec:
         score_range=tuple(getattr(metric_class, "SCORE_RANGE", (0.0, 1.0))),
         rounds=tuple(getattr(metric_class, "ROUNDS", ())),
         requires=tuple(getattr(metric_class, "REQUIRES", ())),
+        scoring_prompts=tuple(getattr(metric_class, "SCORING_PROMPTS", ())),
     )
 
 

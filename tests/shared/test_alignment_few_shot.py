@@ -68,14 +68,14 @@ def test_held_out_prompts_carry_only_training_fold_disagreements(
             for example in examples:
                 assert example["question"] in wrong  # a disagreement, with the person's answer
                 assert fold_of[example["question"]] != fold_of[question]
-                assert example["answer"] == ("Yes" if rows[int(example["question"].split()[1])]
-                                             ["label"] else "No")
+                assert example["label"] == ("Yes" if rows[int(example["question"].split()[1])]
+                                            ["label"] else "No")
         saved = json.loads(profile.read_text())
         template = prompts.L3SCORE
-        assert saved["prompt"] == {"name": "l3score", "version": template.version,
-                                   "digest": hashlib.sha256(f"{template.prompt_id}\n"
-                                                            f"{template.text}".encode()
-                                                            ).hexdigest()}
+        assert saved["prompt"] == [{"name": "l3score", "version": template.version,
+                                    "digest": hashlib.sha256(f"{template.prompt_id}\n"
+                                                             f"{template.text}".encode()
+                                                             ).hexdigest()}]
         assert len(saved["few_shot"]) == 2
         assert {e["question"] for e in saved["few_shot"]} <= wrong
         before = len(server.seen)
@@ -88,7 +88,7 @@ def test_held_out_prompts_carry_only_training_fold_disagreements(
     assert main(["align", str(data), "-m", "accuracy", "--label", "label", "--few-shot", "2",
                  "-q"]) == 2
     error = capsys.readouterr().err.strip()
-    assert "takes no examples" in error and "\n" not in error
+    assert "not a judge metric" in error and "\n" not in error
 
 
 def test_a_panel_is_weighted_on_the_training_folds(tmp_path: Path) -> None:

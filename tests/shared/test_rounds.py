@@ -53,7 +53,7 @@ def rounds_sent(name: str, **options: Any) -> list[str]:
     checked = metric.check_options({**example.options, **options})
     judge = CountingJudge(judge_config(provider="openai", model="gpt-4o-mini",
                                       api_key="a dry run sends nothing", dry_run=True))
-    metric.score(judge, **{**inputs, **optional}, **checked)
+    metric.score_samples(judge, {**inputs, **optional}, checked)
     return judge.calls
 
 
