@@ -2,8 +2,9 @@
 records every prompt, each held-out row is scored again with a prompt whose fenced examples
 are K training-fold rows where the plain judge disagreed with the label, never a row of its own
 fold; the profile keeps the examples with the prompt's name, version and digest, and ``score
---profile`` shows them to the judge. A metric whose prompt takes no examples is refused in one
-line."""
+--profile`` shows them to the judge. The same for a multi-step metric (faithfulness: its
+verdict prompt only) and a one-prompt one (hallucination). A metric with no judge prompt is
+refused in one line."""
 
 from __future__ import annotations
 
@@ -11,9 +12,10 @@ import hashlib
 import json
 import re
 from pathlib import Path
+from typing import Any
 
 import pytest
-from judgeserver import JudgeServer
+from judgeserver import JudgeServer, fenced_fields
 
 from shared.cli.main import main
 from shared.kit.steps import prompts
@@ -139,3 +141,89 @@ def test_a_panel_is_weighted_on_the_training_folds(tmp_path: Path) -> None:
         saved["panel_weights"]))
     applied = [json.loads(line) for line in out.read_text().splitlines()]
     assert [r["l3score_calibrated"] for r in applied] == pytest.approx(p.tolist())
+
+
+def _sentences(text: str) -> list[str]:
+    return [s for s in re.split(r"(?<=[.!?])\s+", text.strip()) if s]
+
+
+def _verdicts(items: list[str], yes: bool) -> str:
+    """One verdict per item, all ``yes`` or all "no", each reason quoting its item."""
+    return json.dumps({"verdicts": [
+        {"item": k, "verdict": "yes" if yes else "no",
+         "reason": f"{' '.join(item.split()[:3])!r} is what is judged"}
+        for k, item in enumerate(items, start=1)]})
+
+
+def _grounded(body: dict) -> str:
+    """A grounded judge: the text's own sentences as its statements; faithfulness's claims
+    supported iff they say "good", hallucination's contexts contradicted iff the text says
+    "poor"."""
+    fields = fenced_fields(body)
+    if "Split the text" in body["messages"][0]["content"]:
+        return json.dumps({"statements": _sentences(fields["text"])})
+    if "claims" in fields:
+        claims = json.loads(fields["claims"])
+        return _verdicts(claims, all("good" in c for c in claims))
+    return _verdicts(json.loads(fields["contexts"]), "poor" in fields["text"])
+
+
+def _row_of(contexts: list[str]) -> int:
+    return int(contexts[0].split()[3].rstrip("."))
+
+
+@pytest.mark.parametrize(("metric", "verdict_prompt", "judge_says_yes"), [
+    ("faithfulness", "faithfulness", lambda good: good),  # claims, then verdicts
+    ("hallucination", "hallucination", lambda good: not good),  # one verdict prompt
+])
+def test_every_judge_metric_takes_examples_from_other_folds_only(
+        tmp_path: Path, metric: str, verdict_prompt: str, judge_says_yes: Any) -> None:
+    """The planted-leak check for a multi-step and a one-prompt metric: every held-out row's
+    verdict request carries K examples, each a training-fold row (never one of its own fold)
+    where the plain judge disagreed with the person, with the metric's own inputs and the
+    person's label; no extraction request ever carries examples."""
+    from shared.analysis.alignment_profile import prompt_record
+
+    rows = []
+    for i in range(16):  # the judge is wrong on rows 0-5
+        good = i % 2 == 0
+        says = judge_says_yes(good)
+        rows.append({"id": f"r{i}", "prediction": f"Row {i} gives a {'good' if good else 'poor'}"
+                     " answer.", "contexts": [f"Context of row {i}."],
+                     "label": (not says) if i < 6 else says})
+    data = tmp_path / "rows.jsonl"
+    data.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    report, profile = tmp_path / "align.json", tmp_path / "profile.json"
+    with JudgeServer(_grounded) as server:
+        judge = ["--provider", "openai-compatible", "--base-url", server.url, "--model", "m",
+                 "--cache-dir", str(tmp_path / "cache")]
+        assert main(["align", str(data), "-m", metric, "--label", "label", "--few-shot", "2",
+                     "--folds", "4", "--resamples", "50", "--json", str(report),
+                     "--save-profile", str(profile), "-q", *judge]) == 0
+        fold_of = json.loads(report.read_text())["fold_of_row"]
+        with_examples = 0
+        for body in server.seen:
+            fields = fenced_fields(body)
+            if "examples" not in fields:
+                continue
+            assert body["messages"][0]["content"].count("<data-examples-") == 1
+            assert "Split the text" not in body["messages"][0]["content"]
+            with_examples += 1
+            held = _row_of(json.loads(fields["contexts"]))
+            examples = json.loads(fields["examples"])
+            assert len(examples) == 2
+            for example in examples:
+                row = _row_of(example["contexts"])
+                assert row < 6 and fold_of[row] != fold_of[held]  # a disagreement, elsewhere
+                assert example == {"prediction": rows[row]["prediction"],
+                                   "contexts": rows[row]["contexts"],
+                                   "label": "Yes" if rows[row]["label"] else "No"}
+        assert with_examples == len(rows)  # each held-out row scored again, once
+        saved = json.loads(profile.read_text())
+        assert [p["name"] for p in saved["prompt"]] == [verdict_prompt]
+        assert saved["prompt"] == prompt_record(metric) and len(saved["few_shot"]) == 2
+        before = len(server.seen)
+        assert main(["score", str(data), "-m", metric, "--profile", str(profile), "--out",
+                     str(tmp_path / "scored.jsonl"), "-q", *judge]) == 0
+        shown = [json.loads(fenced_fields(b)["examples"]) for b in server.seen[before:]]
+        assert shown == [saved["few_shot"]] * len(rows)
