@@ -35,13 +35,17 @@ EXAMPLES_INTRO = ("Examples a person labelled (JSON: each example's inputs and t
 
 def examples_option(metric_class: Any) -> Option:
     """The ``examples`` option of ``metric_class``: its inputs' columns plus ``label``."""
-    keys = ", ".join(spec.column_name for spec in metric_class.INPUTS)
-    shown = " and ".join(metric_class.SCORING_PROMPTS)
+    inputs = metric_class.INPUTS
+    keys = ", ".join(spec.column_name for spec in inputs)
+    optional = [spec.column_name for spec in inputs if not spec.required]
+    names = metric_class.SCORING_PROMPTS
+    shown = " and ".join(names) + (" prompts" if len(names) > 1 else " prompt")
     return Option("examples", list, None, nullable=True, type_doc="list of dict",
-                  check=lambda name, value: check_examples(name, value, metric_class.INPUTS),
+                  check=lambda name, value: check_examples(name, value, inputs),
                   doc=f"few-shot examples, shown in one fenced JSON block before the {shown} "
-                  f"prompt: dicts with {keys} (a row's inputs, optional ones may be left out) "
-                  "and label (the person's, e.g. Yes or No); `align --few-shot K` chooses "
+                  f"(docs/ALIGNMENT.md): dicts with {keys} (a row's inputs"
+                  + (f"; {', '.join(optional)} may be left out" if optional else "")
+                  + ") and label (the person's, e.g. Yes or No); `align --few-shot K` chooses "
                   "them from the training folds' disagreements")
 
 
