@@ -4,9 +4,9 @@ derived from the metric classes.
 Each metric class declares what the registry reads (``shared.kit.metric_base.ValidatedMetric``):
 its ``INPUTS`` (with the batch-file column of each), ``OPTIONS``, ``HEADLINE``, ``USES_JUDGE``,
 ``USES_EMBEDDINGS``, ``LOWER_IS_BETTER``, ``EXTRACTIONS``, ``EXAMPLE``, ``DECISION_THRESHOLD``
-and, for a judge metric, ``ROUNDS`` and ``SCORING_PROMPTS``. The registry imports ``metrics/<name>/<name>.py`` (no
-model is loaded at import) the first time something asks, so ``import shared.kit.registry``
-stays cheap and the CLI starts fast. Only the names, in the order
+and, for a judge metric, ``ROUNDS`` and ``SCORING_PROMPTS``. The registry imports
+``metrics/<name>/<name>.py`` (no model is loaded at import) the first time something asks, so
+``import shared.kit.registry`` stays cheap and the CLI starts fast. Only the names, in the order
 the CLI and the demo list them, are written here.
 
 ``columns`` maps a ``compute`` argument to the singular column name of a batch file

@@ -139,7 +139,8 @@ def test_compute_refuses_bad_examples_before_any_request() -> None:
 
     metric = evaluate.load(str(Path(__file__).parents[2] / "metrics" / "hallucination"))
     with pytest.raises(InputError, match=r"examples\[0\] has no label"):
-        metric.compute(predictions=["p"], contexts=[["c"]], examples=[{"prediction": "p", "contexts": ["c"]}],
+        metric.compute(predictions=["p"], contexts=[["c"]],
+                       examples=[{"prediction": "p", "contexts": ["c"]}],
                        provider="openai-compatible", base_url="http://127.0.0.1:9/v1",
                        model="m", use_cache=False)
 
