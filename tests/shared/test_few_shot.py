@@ -14,41 +14,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from dry_runs import dry_run
 
 from shared.base.validation import InputError
-from shared.engine.config import judge_config
-from shared.engine.runner import Judge
 from shared.kit.few_shot import EXAMPLES_INTRO, examples_block
 from shared.kit.registry import METRICS, metric_class
 
 JUDGE_METRICS = [name for name in METRICS if METRICS[name].judge]
 _OPENING = re.compile(r"<data-examples-[0-9a-f]{12}>")
-
-
-class RecordingJudge(Judge):
-    """The real runner in a dry run, noting every request it is given: (prompt id, text)."""
-
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        self.seen: list[tuple[str, str]] = []
-
-    def _note(self, requests: Any) -> list[Any]:
-        requests = list(requests)
-        self.seen += [(r.prompt_id, "\n".join(text for _, text in r.messages))
-                      for r in requests]
-        return requests
-
-    def structured(self, requests: Any, *args: Any, **kwargs: Any) -> Any:
-        return super().structured(self._note(requests), *args, **kwargs)
-
-    def yes_no(self, requests: Any, *args: Any, **kwargs: Any) -> Any:
-        return super().yes_no(self._note(requests), *args, **kwargs)
-
-    def label_probabilities(self, requests: Any, *args: Any, **kwargs: Any) -> Any:
-        return super().label_probabilities(self._note(requests), *args, **kwargs)
-
-    def label_samples(self, requests: Any, *args: Any, **kwargs: Any) -> Any:
-        return super().label_samples(self._note(requests), *args, **kwargs)
 
 
 def example_of(name: str, row: int = 0, label: Any = "Yes") -> dict[str, Any]:
@@ -60,15 +33,7 @@ def example_of(name: str, row: int = 0, label: Any = "Yes") -> dict[str, Any]:
 
 
 def requests_sent(name: str, **options: Any) -> list[tuple[str, str]]:
-    metric = metric_class(name)()
-    example = METRICS[name].example
-    inputs = metric.validate_inputs(dict(example.inputs))
-    optional = {i.name: inputs.get(i.name) for i in metric.INPUTS if not i.required}
-    checked = metric.check_options({**example.options, **options})
-    judge = RecordingJudge(judge_config(provider="openai", model="gpt-4o-mini",
-                                        api_key="a dry run sends nothing", dry_run=True))
-    metric.score_samples(judge, {**inputs, **optional}, checked)
-    return judge.seen
+    return dry_run(name, **options).seen
 
 
 def test_every_judge_metric_has_the_option_and_names_its_scoring_prompts() -> None:

@@ -8,53 +8,17 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from dry_runs import dry_run
 
-from shared.engine.config import judge_config
-from shared.engine.runner import Judge
-from shared.kit.registry import METRICS, metric_class
+from shared.kit.registry import METRICS
 from shared.tools import cards
 
 JUDGE_METRICS = [name for name in METRICS if METRICS[name].judge]
 
 
-class CountingJudge(Judge):
-    """The real runner, noting each call that carries requests (the calls a batch run turns
-    into one batch each, in this order)."""
-
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        self.calls: list[str] = []
-
-    def _note(self, operation: str, requests: Any) -> list[Any]:
-        requests = list(requests)
-        if requests:
-            self.calls.append(operation)
-        return requests
-
-    def structured(self, requests: Any, *args: Any, **kwargs: Any) -> Any:
-        return super().structured(self._note("structured", requests), *args, **kwargs)
-
-    def yes_no(self, requests: Any, *args: Any, **kwargs: Any) -> Any:
-        return super().yes_no(self._note("yes_no", requests), *args, **kwargs)
-
-    def label_probabilities(self, requests: Any, *args: Any, **kwargs: Any) -> Any:
-        return super().label_probabilities(self._note("labels", requests), *args, **kwargs)
-
-    def label_samples(self, requests: Any, *args: Any, **kwargs: Any) -> Any:
-        return super().label_samples(self._note("label_samples", requests), *args, **kwargs)
-
-
 def rounds_sent(name: str, **options: Any) -> list[str]:
     """The runner calls of one dry run of ``name`` on its example (with ``options`` added)."""
-    metric = metric_class(name)()
-    example = METRICS[name].example
-    inputs = metric.validate_inputs(dict(example.inputs))
-    optional = {i.name: inputs.get(i.name) for i in metric.INPUTS if not i.required}
-    checked = metric.check_options({**example.options, **options})
-    judge = CountingJudge(judge_config(provider="openai", model="gpt-4o-mini",
-                                      api_key="a dry run sends nothing", dry_run=True))
-    metric.score_samples(judge, {**inputs, **optional}, checked)
-    return judge.calls
+    return dry_run(name, **options).calls
 
 
 def test_every_judge_metric_declares_its_rounds() -> None:
