@@ -118,7 +118,13 @@ def load_profile(path: str | os.PathLike[str]) -> dict[str, Any]:
     if isinstance(data.get("prompt"), dict):  # written when only l3score took examples
         data["prompt"] = [data["prompt"]]
         data["few_shot"] = [{("label" if k == "answer" else k): v for k, v in example.items()}
+                            if isinstance(example, dict) else example
                             for example in data.get("few_shot") or []]
+    prompt = data.get("prompt")
+    if prompt is not None and not (isinstance(prompt, list) and all(
+            isinstance(p, dict) and {"name", "version"} <= set(p) for p in prompt)):
+        raise UserInputError(f"--profile {path}: its prompt record is not one `align "
+                              "--save-profile` writes")
     return data
 
 

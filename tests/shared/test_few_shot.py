@@ -139,6 +139,9 @@ def test_an_old_l3score_profile_is_read_and_a_changed_prompt_refused(tmp_path: P
         with pytest.raises(UserInputError, match="has changed") as refused:
             check_profile(path, ["l3score"], {})
         assert "\n" not in str(refused.value)
+    path.write_text(json.dumps({**old, "prompt": ["l3score"]}))
+    with pytest.raises(UserInputError, match="prompt record is not one"):
+        check_profile(path, ["l3score"], {})
 
 
 def test_prompt_records_name_every_scoring_prompt() -> None:
