@@ -114,6 +114,8 @@ class _ShownExamples:
         self._names = frozenset(names)
 
     def __getattr__(self, name: str) -> Any:
+        if name == "_judge":  # not set yet (a copy being made): never recurse
+            raise AttributeError(name)
         return getattr(self._judge, name)
 
     def _shown(self, requests: Iterable[Any]) -> list[Any]:
