@@ -25,7 +25,7 @@ from .labels import BOOLEAN, parse_labels
 
 __all__ = ["PROFILE_FORMAT", "align", "apply_to_runs", "check_profile", "check_runs",
            "load_profile", "profile_agreement", "profile_agreement_text", "profile_column_names",
-           "profile_columns", "profile_of", "save_profile"]
+           "profile_columns", "profile_for_run", "profile_of", "save_profile"]
 
 PROFILE_FORMAT = "judge-metrics alignment profile 1"
 
@@ -147,6 +147,23 @@ def check_profile(path: str | os.PathLike[str], metrics: Sequence[str],
                               f"{data.get('metric_options') or 'none'}, this run has "
                               f"{given or 'none'}")
     return data
+
+
+def profile_for_run(path: str | os.PathLike[str] | None, metrics: Sequence[str],
+                    metric_options: Mapping[str, Mapping[str, Any]]
+                    ) -> tuple[dict[str, Any] | None, dict[str, dict[str, Any]]]:
+    """``--profile`` for a command that scores ``metrics`` (``score``, ``agree``, ``compare
+    --metric``), checked before any work (:func:`check_profile`): the profile (``None``
+    without one) and ``metric_options`` with what its metric's judge must see to score as it
+    did when the profile was fitted: the profile's few-shot examples."""
+    options = {name: dict(given) for name, given in metric_options.items()}
+    if not path:
+        return None, options
+    data = check_profile(path, metrics, metric_options)
+    metric = data["metric"]
+    if data.get("few_shot"):
+        options[metric] = {**options.get(metric, {}), "examples": data["few_shot"]}
+    return data, options
 
 
 def profile_columns(scored: Any, profile: str | os.PathLike[str] | Mapping[str, Any]) -> Any:

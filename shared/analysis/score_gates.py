@@ -9,11 +9,9 @@ from __future__ import annotations
 import sys
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 from ..base.errors import UserInputError
-from ..runs.files import check_writable_file
 from .agreement_gate import AGREEMENT
 from .gates import (
     GATE_HEADER,
@@ -27,6 +25,19 @@ from .gates import (
     parse_gates,
 )
 from .junit import write_junit_xml
+
+
+@dataclass(frozen=True)
+class GateResults:
+    """The gates' outcomes on a run's scored rows and the report's block of them (``html``:
+    ``None`` without gates)."""
+
+    outcomes: list[GateOutcome]
+    html: dict[str, Any] | None
+
+    @property
+    def table(self) -> str:
+        return checks_table(GATE_HEADER, self.outcomes)
 
 
 @dataclass(frozen=True)
@@ -46,10 +57,11 @@ class ScoreGates:
     def checked(cls, gates: Iterable[str], gate_on: str | None = None, label: str | None = None,
                 max_unmeasured: float | None = None, junit_xml: str | None = None,
                 dry_run: bool = False, *, label_range: str | None = None,
-                panel: bool = False) -> ScoreGates:
+                panel: bool = False, profiled: str | None = None) -> ScoreGates:
         """The gates and their options checked together, before any work: one line naming
         the flag that is wrong (``UserInputError``). ``panel``: the run has two or more
-        judges (a gate on ``judge_agreement`` needs them)."""
+        judges (a gate on ``judge_agreement`` needs them). ``profiled``: the metric of the run's
+        ``--profile`` (a gate on its ``<metric>_decision``... needs it)."""
         from .corrected import parse_label_range
 
         parsed = tuple(parse_gates(list(gates)))
@@ -57,6 +69,9 @@ class ScoreGates:
         if (gate_on == "corrected") != bool(label):
             raise UserInputError("--gate-on corrected and --label COLUMN go together")
         for gate in parsed:
+            if gate.profile and profiled != gate.metric:
+                raise UserInputError(f"gate {gate.text!r}: give --profile FILE fitted for "
+                                     f"{gate.metric} (it writes {gate.column()})")
             if gate.key == AGREEMENT and (gate_on == "corrected" or not panel):
                 raise UserInputError(f"gate {gate.text!r}: judge_agreement is a panel's agreement: "
                                      "give two or more --judge (and no --gate-on corrected)")
@@ -70,23 +85,21 @@ class ScoreGates:
                     raise UserInputError(f"{flag} applies to gates: give at least one --gate")
         elif dry_run:
             raise UserInputError("--gate needs scores: a dry run computes none")
-        if junit_xml:
-            check_writable_file(Path(junit_xml), "--junit-xml")
         return cls(parsed, gate_on, label, max_unmeasured, junit_xml, scale)
 
     def __bool__(self) -> bool:
         return bool(self.gates)
 
-    def check_computed(self, computed: Sequence[str],
-                       skipped: Mapping[str, str] | None = None) -> None:
-        """Every gate names a metric the run computes (``skipped``: why others are not)."""
-        if self.gates:
-            check_computed(self.gates, computed, skipped)
-
-    def check_labels(self, dataset: Any) -> None:
-        """With ``--gate-on corrected``, the label column before any scoring: on each gated
-        metric's scale (``--label-range``), and enough labels, varied enough, to support a
-        corrected gate (one line); stderr says each gate's mapping."""
+    def check_run(self, dataset: Any, computed: Sequence[str],
+                  skipped: Mapping[str, str] | None = None) -> None:
+        """The gates against the run, once its input is read and before any scoring: every
+        gate names a metric the run computes (``skipped``: why others are not); with
+        ``--gate-on corrected``, the label column is on each gated metric's scale
+        (``--label-range``) and has enough labels, varied enough, to support a corrected gate
+        (one line); stderr says each gate's mapping."""
+        if not self.gates:
+            return
+        check_computed(self.gates, computed, skipped)
         if self.gate_on != "corrected" or not self.label:
             return
         from ..kit.registry import METRICS
@@ -101,27 +114,22 @@ class ScoreGates:
                 raise UserInputError(f"gate {gate.text!r} --gate-on corrected: {why}")
             print(f"gate {gate.text!r} --gate-on corrected: {mapping}", file=sys.stderr)
 
-    def evaluate(self, scored: Any, summary: Any) -> list[GateOutcome]:
-        """The outcome of every gate on the scored rows."""
+    def evaluate(self, scored: Any, summary: Any) -> GateResults:
+        """The outcome of every gate on the scored rows, with the report's block of them."""
         if not self.gates:
-            return []
+            return GateResults([], None)
         if self.gate_on == "corrected":
             from .corrected import corrected_gates
 
             assert self.label is not None
-            return list(corrected_gates((scored, summary), self.gates, self.label,
-                                        max_unmeasured=self.max_unmeasured,
-                                        label_range=self.label_range))
-        return evaluate_gates((scored, summary), self.gates, gate_on=self.gate_on or "estimate",
-                              max_unmeasured=self.max_unmeasured)
-
-    @staticmethod
-    def table(outcomes: Sequence[GateOutcome]) -> str:
-        return checks_table(GATE_HEADER, outcomes)
-
-    def html(self, outcomes: Sequence[GateOutcome]) -> dict[str, Any] | None:
-        """The report's block of the gates (``None`` without gates)."""
-        return gates_html(outcomes) if self.gates else None
+            outcomes = list(corrected_gates((scored, summary), self.gates, self.label,
+                                            max_unmeasured=self.max_unmeasured,
+                                            label_range=self.label_range))
+        else:
+            outcomes = evaluate_gates((scored, summary), self.gates,
+                                      gate_on=self.gate_on or "estimate",
+                                      max_unmeasured=self.max_unmeasured)
+        return GateResults(outcomes, gates_html(outcomes))
 
     def status(self, outcomes: Sequence[GateOutcome]) -> int:
         """Exit status 1 when a gate failed (said on stderr), else 0; the JUnit XML either

@@ -61,9 +61,6 @@ def run(args: argparse.Namespace) -> int:
     out = Path(args.out) if args.out else None
     if out is not None:
         files.check_output_path(out)
-    for option, value in (("--json", args.json), ("--html", args.html)):
-        if value:
-            files.check_writable_file(Path(value), option)
     common.check_at_least_one(("--resamples", args.resamples), ("--chunk-size", args.chunk_size))
     files.check_input_path(Path(args.input))
     files.check_output_paths({"INPUT": args.input},
@@ -73,11 +70,9 @@ def run(args: argparse.Namespace) -> int:
     metric_options = common.parse_metric_options(args.option, [args.metric])
     if set(metric_options) - {args.metric}:
         raise UserInputError(f"--option names another metric than {args.metric}")
-    profile = None
-    if args.profile:
-        from ..analysis.alignment_profile import check_profile
+    from ..analysis.alignment_profile import profile_for_run
 
-        profile = check_profile(args.profile, [args.metric], metric_options)
+    profile, metric_options = profile_for_run(args.profile, [args.metric], metric_options)
     options = common.judge_options(args)
     options.pop("dry_run", None)
     common.check_judge_options(options)

@@ -322,21 +322,6 @@ def quiet_libraries() -> None:
     evaluate.logging.set_verbosity_error()
 
 
-def print_embedded_judge_notes(summary: Any, judge: JudgeConfig) -> None:
-    """Under `score`'s summary: with the embedded judge (``judge``: the command's, no panel),
-    each judge metric's measured agreement with people
-    (``shared/analysis/agreement_figures.json``), so its numbers are not read bare."""
-    from ..analysis.embedded_judge import embedded_judge_figures, embedded_judge_note
-    from ..engine.backends.registry import LOCAL
-
-    if summary.dry_run or judge.judges or judge.provider != LOCAL or judge.model:
-        return
-    figures = embedded_judge_figures()
-    for metric in summary.metrics:
-        if metric.judge:
-            print(f"  {metric.metric}: {embedded_judge_note(metric.metric, figures)}")
-
-
 def write_json(data: dict[str, Any], path: Path) -> None:
     """Write atomically (a temporary file, then ``os.replace``); NaN is refused."""
     temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
@@ -359,9 +344,6 @@ def labelled_run(args: argparse.Namespace, outputs: dict[str, str | None], analy
     and the report."""
     from ..runs import files
 
-    for option, value in outputs.items():
-        if value and option != "--out":
-            files.check_writable_file(Path(value), option)
     if args.out:
         files.check_output_path(Path(args.out))
     files.check_output_paths({"INPUT": args.input}, outputs)

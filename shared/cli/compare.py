@@ -84,7 +84,7 @@ def run(args: argparse.Namespace) -> int:
         regressions_html,
         regressions_text,
     )
-    from ..runs.files import check_input_path, check_output_paths, check_writable_file, load_input
+    from ..runs.files import check_input_path, check_output_paths, load_input
 
     common.check_at_least_one(("--resamples", args.resamples), ("--chunk-size", args.chunk_size))
     if args.dry_run:
@@ -92,10 +92,6 @@ def run(args: argparse.Namespace) -> int:
     check_alpha(args.alpha)
     check_min_delta(args.min_delta)
     check_max_unmeasured(args.max_unmeasured, "--max-unmeasured")
-    for option, value in (("--json", args.json), ("--html", args.html),
-                          ("--junit-xml", args.junit_xml)):
-        if value:
-            check_writable_file(Path(value), option)
     options = common.judge_options(args)
     metric_options = _metric_options(args)
     if args.metric:
@@ -116,7 +112,7 @@ def run(args: argparse.Namespace) -> int:
         _check_shared_scores(args, columns, metric_options)
     if args.label:
         _check_label(args, columns)
-    profile = _profile(args, columns, metric_options)
+    profile, metric_options = _profile(args, columns, metric_options)
     from ..analysis.comparison import compare
     from ..engine.backends.base import LogprobsUnavailable
 
@@ -162,22 +158,24 @@ def _metric_options(args: argparse.Namespace) -> dict | None:
 
 
 def _profile(args: argparse.Namespace, columns: tuple[list[str], list[str]],
-             metric_options: dict | None) -> dict | None:
-    """``--profile``, checked before any scoring: fitted for a metric of ``--metric`` with its
-    options; without ``--metric``, both runs hold its score column and neither its columns."""
-    from ..analysis.alignment_profile import check_profile, check_runs, load_profile
+             metric_options: dict | None) -> tuple[dict | None, dict | None]:
+    """``--profile``, checked before any scoring, and the metric options A and B are scored
+    with: with ``--metric``, fitted for one of them with its options (its few-shot examples
+    added to its options); without, both runs hold its score column and neither its
+    columns."""
+    from ..analysis.alignment_profile import check_runs, load_profile, profile_for_run
 
-    if not args.profile:
-        return None
     if args.metric:
-        return check_profile(args.profile, args.metric, metric_options or {})
+        return profile_for_run(args.profile, args.metric, metric_options or {})
+    if not args.profile:
+        return None, metric_options
     profile = load_profile(args.profile)
     check_runs(profile, *columns)
     for run, names in zip("AB", columns, strict=True):
         if profile["column"] not in names:
             raise UserInputError(f"--profile {args.profile}: run {run} has no {profile['column']!r}"
                                  f" (the {profile['metric']} score it was fitted on)")
-    return profile
+    return profile, metric_options
 
 
 def _check_shared_scores(args: argparse.Namespace, columns: tuple[list[str], list[str]],

@@ -8,14 +8,14 @@ import re
 import sys
 from pathlib import Path
 
+from ..analysis.alignment_profile import profile_columns, profile_for_run
+from ..analysis.calibration_maps import calibrated_column, check_map
 from ..analysis.gates import GATE_ON
 from ..analysis.score_gates import ScoreGates
 from ..base.errors import UserInputError
-from ..engine.backends.registry import LOCAL
-from ..engine.config import JudgeConfig
 from ..runs.batch import check_metric_names, score_dataset, select_metrics
 from ..runs.engines import ENGINES, Engine, LocalEngine, choose_engine
-from ..runs.files import check_output_paths, check_writable_file
+from ..runs.files import check_output_paths
 from ..runs.summary import total_plan
 from .common import (
     add_input_argument,
@@ -27,9 +27,9 @@ from .common import (
     check_judge_options,
     judge_options,
     parse_metric_options,
-    print_embedded_judge_notes,
     quiet_libraries,
 )
+from .judge_notes import note_embedded_judge, print_embedded_judge_notes
 
 HELP = "score every row of a dataset file; write the rows with per-row scores"
 DESCRIPTION = (
@@ -99,51 +99,32 @@ _UNKNOWN_OPTION = re.compile(r"unexpected keyword argument|unknown option")
 
 
 def run(args: argparse.Namespace) -> int:
-    if args.out is None and not args.dry_run:
-        raise UserInputError("--out OUTPUT is required (or --dry-run)")
     engine = _engine(args)
     out = Path(args.out) if args.out else None
     if out is not None:
         engine.check_output(out)
-    check_at_least_one(("--chunk-size", args.chunk_size))
-    if args.html:
-        check_writable_file(Path(args.html), "--html")
-    check_metric_names(args.metric)
-    gates = ScoreGates.checked(args.gate, args.gate_on, args.label, args.max_unmeasured,
-                               args.junit_xml, args.dry_run, label_range=args.label_range,
-                               panel=bool(getattr(args, "judges", None)))
-    if args.calibration:
-        from ..analysis.calibration_maps import check_map
-
-        check_map(args.calibration, args.metric)
     engine.check_input(Path(args.input))
-    inputs = {"INPUT": args.input, "--calibration": args.calibration}
-    check_output_paths({k: v for k, v in inputs.items() if v},
+    check_output_paths({k: v for k, v in (("INPUT", args.input),
+                                          ("--calibration", args.calibration)) if v},
                        {"--out": out, "--html": args.html, "--junit-xml": args.junit_xml},
                        overwrite_input=args.overwrite_input)
+    check_metric_names(args.metric)
+    if args.calibration:
+        check_map(args.calibration, args.metric)
+    profile, metric_options = profile_for_run(
+        args.profile, args.metric, parse_metric_options(args.option, args.metric))
+    gates = ScoreGates.checked(args.gate, args.gate_on, args.label, args.max_unmeasured,
+                               args.junit_xml, args.dry_run, label_range=args.label_range,
+                               panel=bool(getattr(args, "judges", None)),
+                               profiled=profile and profile["metric"])
     options = judge_options(args)
-    metric_options = parse_metric_options(args.option, args.metric)
-    profiled = None
-    if args.profile:
-        from ..analysis.alignment_profile import check_profile
-
-        fitted = check_profile(args.profile, args.metric, metric_options)
-        profiled = fitted["metric"]
-        if fitted.get("few_shot"):  # the judge sees the examples the profile was fitted with
-            metric_options[profiled] = {**metric_options.get(profiled, {}),
-                                        "examples": fitted["few_shot"]}
-    for gate in gates.gates:
-        if gate.profile and (not args.profile or profiled != gate.metric):
-            raise UserInputError(f"gate {gate.text!r}: give --profile FILE fitted for "
-                                 f"{gate.metric} (it writes {gate.column()})")
     judge = check_judge_options(options)
     quiet_libraries()
     dataset = engine.read_input(Path(args.input))
     selected, skipped = select_metrics(args.metric, engine.columns(dataset), metric_options)
     check_judge_capabilities(judge, selected)
-    gates.check_computed(selected, skipped)
-    gates.check_labels(dataset)
-    _note_local_judge(judge, args.metric, args.dry_run)
+    gates.check_run(dataset, selected, skipped)
+    note_embedded_judge(judge, selected, args.dry_run)
     from ..engine.backends.base import LogprobsUnavailable
 
     try:
@@ -172,12 +153,8 @@ def run(args: argparse.Namespace) -> int:
         return 0
     assert out is not None
     if args.calibration:
-        from ..analysis.calibration_maps import calibrated_column
-
         scored = calibrated_column(scored, args.calibration, args.metric)
     if args.profile:
-        from ..analysis.alignment_profile import profile_columns
-
         scored = profile_columns(scored, args.profile)
     try:
         rows = engine.write_output(scored, out, csv_raw=args.csv_raw)
@@ -187,22 +164,26 @@ def run(args: argparse.Namespace) -> int:
             f"{_cache_note(args.use_cache, args.cache_dir)}"
         ) from None
     print(f"wrote {out} ({rows:,} rows)", file=sys.stderr)
-    outcomes = gates.evaluate(scored, summary)
-    if outcomes:
-        print(gates.table(outcomes))
+    results = gates.evaluate(scored, summary)
+    if results.outcomes:
+        print(results.table)
     if args.html:
         from ..analysis.report import write_score_html
 
         write_score_html(scored, summary, args.html, judge=options,
-                         source=args.input, gates=gates.html(outcomes))
+                         source=args.input, gates=results.html)
         print(f"wrote {args.html}", file=sys.stderr)
-    return gates.status(outcomes)
+    return gates.status(results.outcomes)
 
 
 def _engine(args: argparse.Namespace) -> Engine:
     """The engine of ``--engine``, chosen once for the whole command, with the flags that
     belong to the other one refused: ``--address`` and ``--workers`` to Ray; ``--html``,
-    ``--dry-run``, ``--calibration`` and ``--profile`` to this process."""
+    ``--dry-run``, ``--calibration`` and ``--profile`` to this process; ``--out`` is required
+    but with ``--dry-run``, and ``--chunk-size`` is at least 1."""
+    if args.out is None and not args.dry_run:
+        raise UserInputError("--out OUTPUT is required (or --dry-run)")
+    check_at_least_one(("--chunk-size", args.chunk_size))
     engine = choose_engine(args.engine, workers=args.workers, address=args.address,
                            quiet=args.quiet)
     if engine.in_process:
@@ -227,17 +208,3 @@ def _cache_note(use_cache: bool | None, cache_dir: str | None) -> str:
     folder = cache_dir or default_cache_dir()
     return (f"the judge answers are in the call cache ({folder}), so rerunning the same command "
             "with a writable --out is cheap")
-
-
-def _note_local_judge(judge: JudgeConfig, metrics: list[str], dry_run: bool) -> None:
-    """Say so when the command's judge (or one of its panel's) is the embedded default and one
-    of ``metrics`` asks a judge."""
-    from ..engine.config import judge_configs
-    from ..kit.registry import METRICS, available
-
-    names = available() if "all" in metrics else metrics
-    embedded = any(c.provider == LOCAL and not c.model for c in judge_configs(judge))
-    if embedded and not dry_run and any(METRICS[n].judge for n in names):
-        print("judge: the embedded SmolLM2-135M-Instruct on this CPU (tiny and slow: a demo, "
-              "not a real evaluation; point --provider/--model/--base-url at a strong judge)",
-              file=sys.stderr)

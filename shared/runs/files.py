@@ -30,7 +30,6 @@ SINGLE_TEXT_COLUMNS = ("prediction", "baseline_prediction", "question", "source"
 OUTPUT_SUFFIXES = (".jsonl", ".csv", ".parquet")
 
 
-
 def same_file(out: Path, source: Path) -> bool:
     """``out`` is ``source``, or a link to it (symbolic or hard), or will be once written."""
     try:
@@ -46,16 +45,22 @@ def check_output_paths(
     outputs: Mapping[str, str | os.PathLike[str] | None],
     overwrite_input: bool | None = None,
 ) -> None:
-    """No output option may destroy an input or another output of the same command.
+    """Every output of a command can be written, and none may destroy an input or another
+    output of the same command: the command's output paths checked in one call, before any work.
 
     ``inputs``: label -> path (``{"INPUT": ...}``, ``{"A": ..., "B": ...}``); ``outputs``:
     option -> path, or ``None`` when not given (``{"--out": ..., "--html": ...}``). A
-    :class:`UserInputError` when an output is an input, links to one or lies inside an input
+    :class:`UserInputError` when an output other than ``--out`` is a folder or its folder
+    cannot be made or written (``--out``'s format is its command's to check: a file, or the
+    Ray engine's folder), when an output is an input, links to one or lies inside an input
     folder, or when two outputs are one file. ``overwrite_input``: the command's
     ``--overwrite-input`` flag (``None``: it has none); when set, ``--out`` may be the input
     labelled ``INPUT`` (never another input).
     """
-    given = {option: Path(path) for option, path in outputs.items() if path is not None}
+    given = {option: Path(path) for option, path in outputs.items() if path}
+    for option, out in given.items():
+        if option != "--out":
+            check_writable_file(out, option)
     for option, out in given.items():
         for label, source in inputs.items():
             source = Path(source)

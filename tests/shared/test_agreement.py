@@ -547,7 +547,8 @@ def test_every_card_carries_the_runs_agreement_block() -> None:
 
 
 def test_score_summary_notes_the_embedded_judges_agreement(capsys) -> None:
-    from shared.cli.common import check_judge_options, judge_options, print_embedded_judge_notes
+    from shared.cli.common import check_judge_options, judge_options
+    from shared.cli.judge_notes import print_embedded_judge_notes
     from shared.cli.main import build_parser
     from shared.runs.summary import BatchSummary, MetricSummary
 

@@ -1,0 +1,42 @@
+"""What ``score`` says about its judge when it is the embedded default: a warning before the
+run, and each judge metric's measured agreement with people under its summary, so the numbers
+of a tiny local model are never read bare."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Iterable
+from typing import Any
+
+from ..engine.config import JudgeConfig
+
+__all__ = ["note_embedded_judge", "print_embedded_judge_notes"]
+
+
+def note_embedded_judge(judge: JudgeConfig, metrics: Iterable[str], dry_run: bool) -> None:
+    """Say so on stderr when the command's judge (or one of its panel's) is the embedded
+    default and one of ``metrics`` asks a judge."""
+    from ..engine.backends.registry import LOCAL
+    from ..engine.config import judge_configs
+    from ..kit.registry import METRICS
+
+    embedded = any(c.provider == LOCAL and not c.model for c in judge_configs(judge))
+    if embedded and not dry_run and any(METRICS[n].judge for n in metrics):
+        print("judge: the embedded SmolLM2-135M-Instruct on this CPU (tiny and slow: a demo, "
+              "not a real evaluation; point --provider/--model/--base-url at a strong judge)",
+              file=sys.stderr)
+
+
+def print_embedded_judge_notes(summary: Any, judge: JudgeConfig) -> None:
+    """Under `score`'s summary: with the embedded judge (``judge``: the command's, no panel),
+    each judge metric's measured agreement with people
+    (``shared/analysis/agreement_figures.json``), so its numbers are not read bare."""
+    from ..analysis.embedded_judge import embedded_judge_figures, embedded_judge_note
+    from ..engine.backends.registry import LOCAL
+
+    if summary.dry_run or judge.judges or judge.provider != LOCAL or judge.model:
+        return
+    figures = embedded_judge_figures()
+    for metric in summary.metrics:
+        if metric.judge:
+            print(f"  {metric.metric}: {embedded_judge_note(metric.metric, figures)}")
