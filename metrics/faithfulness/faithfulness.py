@@ -31,7 +31,6 @@ class Faithfulness(JudgeMetric):
     INPUTS = (Input("predictions"), Input("contexts", kind="list"))
     HEADLINE = ("faithfulness",)
     ROUNDS = ("claims", "faithfulness verdicts")
-    SCORING_PROMPTS = ("faithfulness",)
     EXTRACTIONS = ("statements",)
     EXAMPLE = rag_example("predictions", "contexts")
 

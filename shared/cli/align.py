@@ -46,8 +46,7 @@ def add_arguments(align: argparse.ArgumentParser) -> None:
                        "one fold, and resample whole groups in the bootstrap")
     align.add_argument("--second-label", metavar="COLUMN",
                        help="a second person's 0/1 labels: the human-human kappa beside")
-    align.add_argument("--alpha", type=float, default=0.05, metavar="A",
-                       help="intervals are 1 - A, the paired test's level A (default 0.05)")
+    common.add_alpha_argument(align, "intervals are 1 - A, the paired test's level A")
     align.add_argument("--few-shot", type=int, default=0, metavar="K",
                        help="judge metrics: K rows of each training fold where the judge "
                        "disagreed with the label are shown as examples (before the prompt the "

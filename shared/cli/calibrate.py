@@ -36,8 +36,7 @@ def add_arguments(calibrate: argparse.ArgumentParser) -> None:
         calibrate, "the column of human labels (0/1 or booleans, or numeric ratings), blank or "
         "null on the unlabelled rows", required=False,
         score_key_help="which of the metric's scores (default: its first)")
-    calibrate.add_argument("--alpha", type=float, default=0.05, metavar="A",
-                           help="the interval is 1 - A (default 0.05: 95%%)")
+    common.add_alpha_argument(calibrate, "the interval is 1 - A")
     calibrate.add_argument("--label-range", metavar="LOW:HIGH",
                            help="ratings' scale (e.g. 1:5), mapped onto the scores' 0..1 "
                            "(default: labels within 0..1 as they are, others by the lowest and "

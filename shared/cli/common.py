@@ -154,6 +154,13 @@ def add_profile_argument(parser: argparse.ArgumentParser, applied: str) -> None:
                         help=f"a profile written by `align --save-profile`: {applied}")
 
 
+def add_alpha_argument(parser: Any, meaning: str) -> None:
+    """``--alpha A`` (default 0.05); ``meaning`` says what it sets
+    (``parser``: a parser or an argument group)."""
+    parser.add_argument("--alpha", type=float, default=0.05, metavar="A",
+                        help=f"{meaning} (default 0.05)")
+
+
 def add_resamples_argument(parser: argparse.ArgumentParser, default: int) -> None:
     parser.add_argument("--resamples", type=int, default=default, metavar="N",
                         help=f"bootstrap resamples (default {default})")

@@ -62,8 +62,7 @@ def add_arguments(compare: argparse.ArgumentParser) -> None:
                        help="exit 1 when a score of B is worse than A in the metric's direction "
                        "with a Holm-adjusted p below --alpha and |delta| >= --min-delta (the "
                        "reports are written either way)")
-    gates.add_argument("--alpha", type=float, default=0.05, metavar="A",
-                       help="significance level of a regression (default 0.05)")
+    common.add_alpha_argument(gates, "significance level of a regression")
     gates.add_argument("--min-delta", type=float, default=0.0, metavar="D",
                        help="the smallest |delta| that counts as a regression (default 0)")
     gates.add_argument("--max-unmeasured", type=float, default=0.5, metavar="FRACTION",
