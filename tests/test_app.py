@@ -8,13 +8,13 @@ import re
 import socket
 import threading
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
 import pytest
-from faultproxy import FaultProxy
+from faultproxy import FaultProxy, LoopbackServer
 from rapidfuzz import fuzz
 from rouge_score import rouge_scorer
 
@@ -50,8 +50,7 @@ class KeyEchoServer:
             def log_message(self, *args: Any) -> None:
                 pass
 
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.server.daemon_threads = True
+        self.server = LoopbackServer(("127.0.0.1", 0), Handler)
         threading.Thread(target=self.server.serve_forever, daemon=True).start()
 
     @property

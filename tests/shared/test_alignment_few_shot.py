@@ -194,9 +194,9 @@ def test_every_judge_metric_takes_examples_from_other_folds_only(
     data = tmp_path / "rows.jsonl"
     data.write_text("".join(json.dumps(r) + "\n" for r in rows))
     report, profile = tmp_path / "align.json", tmp_path / "profile.json"
-    with JudgeServer(_grounded) as server:  # two at a time: the test server's small backlog
+    with JudgeServer(_grounded) as server:
         judge = ["--provider", "openai-compatible", "--base-url", server.url, "--model", "m",
-                 "--cache-dir", str(tmp_path / "cache"), "--max-concurrency", "2"]
+                 "--cache-dir", str(tmp_path / "cache")]
         assert main(["align", str(data), "-m", metric, "--label", "label", "--few-shot", "2",
                      "--folds", "4", "--resamples", "50", "--json", str(report),
                      "--save-profile", str(profile), "-q", *judge]) == 0
