@@ -62,7 +62,7 @@ def main() -> list[dict]:
             paired=True, vectorized=True, n_resamples=RESAMPLES, method="percentile",
             batch=40, rng=np.random.default_rng(1)).confidence_interval for c in COLUMNS]
 
-    compare(a.head(1000), b.head(1000), n_resamples=10)  # imports (scipy, statsmodels) untimed
+    compare(a.head(1000), b.head(1000), n_resamples=10)  # imports (scipy) untimed
     mine, theirs = alternate(ours, reference, repeats=2)
     report = result["report"]
     for c, interval in zip(COLUMNS, result["scipy"], strict=True):

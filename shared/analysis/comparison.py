@@ -8,7 +8,7 @@ Per score column: n paired, mean A, mean B, delta = mean B - mean A, a seeded pa
 interval of the delta (``stats.paired_difference_ci``), a paired test (exact McNemar, i.e. a
 two-sided binomial test on the discordant pairs, for 0/1 scores; Wilcoxon signed-rank for graded
 ones; both from scipy), wins/ties/losses of B against A (in the metric's better direction), and
-the p-value Holm-adjusted across the report's score columns (statsmodels).
+the p-value Holm-adjusted across the report's score columns.
 """
 
 from __future__ import annotations

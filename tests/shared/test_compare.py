@@ -112,6 +112,16 @@ def test_holm_against_its_definition(p: list[float]) -> None:
     assert holm([None, *p])[0] is None
 
 
+@pytest.mark.parametrize("p", [[0.01, 0.04, 0.03, 0.005], [0.5, 0.5, 0.2, 0.9, 0.01, 0.01],
+                               [0.3], [0.0, 1.0, 0.049, 0.051]])
+def test_holm_is_statsmodels_holm(p: list[float]) -> None:
+    from statsmodels.stats.multitest import multipletests
+
+    reference = multipletests(p, method="holm")[1].tolist()
+    assert holm(p) == pytest.approx(reference, abs=1e-12)
+    assert holm([p[0], None, *p[1:]]) == pytest.approx([reference[0], None, *reference[1:]])
+
+
 def test_lower_is_better_counts_wins_the_other_way() -> None:
     result = compare_scores([0.5, 0.5, 0.5], [0.2, 0.5, 0.9], higher_is_better=False)
     assert (result["wins"], result["ties"], result["losses"]) == (1, 1, 1)
