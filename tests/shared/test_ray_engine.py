@@ -82,7 +82,7 @@ def test_string_and_embedding_metrics_match_the_local_path_row_for_row(cluster: 
 
 
 def test_rows_come_back_in_input_order_when_a_later_batch_finishes_first(cluster: str) -> None:
-    """The first batch (two ~60,000-word pairs) takes seconds while the short batches after it
+    """The first batch (two ~20,000-word pairs) takes seconds while the short batches after it
     take milliseconds on the other worker: the output keeps the input's order all the same.
     (A Dataset plans with the DataContext it was created with, so asking the global context for
     order, as the engine once did, let the short batches overtake here.)"""
@@ -92,7 +92,7 @@ def test_rows_come_back_in_input_order_when_a_later_batch_finishes_first(cluster
     words = [f"w{i}" for i in range(500)]
 
     def long_text() -> str:
-        return " ".join(rng.choice(words) for _ in range(60_000))
+        return " ".join(rng.choice(words) for _ in range(20_000))
 
     rows = [{"prediction": long_text(), "reference": long_text()} for _ in range(2)]
     rows += [{"prediction": f"short {i}", "reference": f"short {i} text"} for i in range(30)]
