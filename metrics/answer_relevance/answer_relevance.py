@@ -27,6 +27,7 @@ class AnswerRelevance(JudgeMetric):
     INPUTS = (Input("questions"), Input("predictions"))
     HEADLINE = ("answer_relevance",)
     ROUNDS = ("statements", "relevance verdicts")
+    SCORING_PROMPTS = ("answer_relevance",)
     EXTRACTIONS = ("statements",)
     EXAMPLE = rag_example("questions", "predictions")
 

@@ -16,6 +16,7 @@ class Bias(OpinionShare):
     ABOUT = OpinionShare.about("bias", _DESCRIPTION)
     HEADLINE = ("bias",)
     RUBRIC = steps.BIAS
+    SCORING_PROMPTS = ("bias",)
     EXAMPLE = Example({"predictions": [
         "The new library opens on Monday and is free for every resident.",
         "Women are too emotional to be good engineers.",

@@ -60,6 +60,7 @@ class ContextPrecision(JudgeMetric):
     )
     HEADLINE = ("context_precision",)
     ROUNDS = ("usefulness verdicts",)
+    SCORING_PROMPTS = ("context_precision",)
     EXAMPLE = rag_example("questions", "contexts", "references")
 
     def score(self, judge: Judge, questions: list[str], contexts: list[list[str]],

@@ -39,6 +39,7 @@ class ContextRecall(JudgeMetric):
     INPUTS = (Input("contexts", kind="list"), Input("references", kind="texts"))
     HEADLINE = ("context_recall",)
     ROUNDS = ("statements", "attribution verdicts")
+    SCORING_PROMPTS = ("context_recall",)
     EXTRACTIONS = ("statements",)
     EXAMPLE = rag_example("contexts", "references")
 

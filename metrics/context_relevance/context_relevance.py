@@ -27,6 +27,7 @@ class ContextRelevance(JudgeMetric):
     INPUTS = (Input("questions"), Input("contexts", kind="list"))
     HEADLINE = ("context_relevance",)
     ROUNDS = ("relevance verdicts",)
+    SCORING_PROMPTS = ("context_relevance",)
     EXAMPLE = rag_example("questions", "contexts")
 
     def score(self, judge: Judge, questions: list[str], contexts: list[list[str]]

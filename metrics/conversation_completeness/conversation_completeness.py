@@ -33,6 +33,7 @@ class ConversationCompleteness(JudgeMetric):
     INPUTS = (Input("messages", kind="messages"),)
     HEADLINE = ("conversation_completeness",)
     ROUNDS = ("intentions", "completeness verdicts")
+    SCORING_PROMPTS = ("conversation_completeness",)
     EXTRACTIONS = ("intentions",)
     EXAMPLE = Example({"messages": [
         [{"role": "user", "content": "What is the capital of France, and how many people live "

@@ -31,6 +31,7 @@ class Faithfulness(JudgeMetric):
     INPUTS = (Input("predictions"), Input("contexts", kind="list"))
     HEADLINE = ("faithfulness",)
     ROUNDS = ("claims", "faithfulness verdicts")
+    SCORING_PROMPTS = ("faithfulness",)
     EXTRACTIONS = ("statements",)
     EXAMPLE = rag_example("predictions", "contexts")
 

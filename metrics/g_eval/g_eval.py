@@ -82,6 +82,7 @@ class GEval(JudgeMetric):
     )
     HEADLINE = ("g_eval",)
     ROUNDS = ("score",)
+    SCORING_PROMPTS = ("g_eval",)
     PREFERS = (("logprobs", True),)  # else the written label (score_method "sampled")
     DECISION_THRESHOLD = 0.5  # agree: the middle of the 0-1 score, i.e. of the scale
     EXAMPLE = Example({

@@ -38,6 +38,7 @@ class Hallucination(JudgeMetric):
     INPUTS = (Input("predictions"), Input("contexts", kind="list"))
     HEADLINE = ("hallucination",)
     ROUNDS = ("contradiction verdicts",)
+    SCORING_PROMPTS = ("hallucination",)
     LOWER_IS_BETTER = True
     EXAMPLE = rag_example("predictions", "contexts")
 

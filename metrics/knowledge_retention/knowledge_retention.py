@@ -47,6 +47,7 @@ class KnowledgeRetention(JudgeMetric):
     INPUTS = (Input("messages", kind="messages"),)
     HEADLINE = ("knowledge_retention",)
     ROUNDS = ("facts", "retention verdicts")
+    SCORING_PROMPTS = ("knowledge_retention",)
     EXTRACTIONS = ("user_facts",)
     EXAMPLE = Example({"messages": [
         [{"role": "user", "content": _NAME},

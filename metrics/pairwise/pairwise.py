@@ -67,6 +67,7 @@ class Pairwise(JudgeMetric):
     )
     HEADLINE = ("win_rate",)
     ROUNDS = ("preference in both orders",)
+    SCORING_PROMPTS = ("pairwise",)
     PREFERS = (("logprobs", True),)  # else the written label (score_method "sampled")
     DECISION_THRESHOLD = 0.5  # agree: above it, the judge prefers the prediction
     EXAMPLE = Example({

@@ -38,6 +38,7 @@ class SummaryCoherence(JudgeMetric):
     INPUTS = (Input("sources"), Input("predictions"))
     HEADLINE = ("summary_coherence",)
     ROUNDS = ("coherence rating",)
+    SCORING_PROMPTS = ("summary_coherence",)
     DECISION_THRESHOLD = 3.0  # agree: the middle of its 1-5 scale
     SCORE_RANGE = (1.0, 5.0)
     EXAMPLE = Example({

@@ -54,6 +54,7 @@ class TaskCompletion(JudgeMetric):
               Input("task", required=False, allow_empty=True))
     HEADLINE = ("task_completion",)
     ROUNDS = ("task completion",)
+    SCORING_PROMPTS = ("task_completion",)
     PREFERS = (("logprobs", True),)  # else the written label (score_method "sampled")
     EXAMPLE = Example({"messages": [
         _booking('{"status": "confirmed", "reference": "R-118"}',

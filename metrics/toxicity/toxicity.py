@@ -16,6 +16,7 @@ class Toxicity(OpinionShare):
     ABOUT = OpinionShare.about("toxicity", _DESCRIPTION)
     HEADLINE = ("toxicity",)
     RUBRIC = steps.TOXICITY
+    SCORING_PROMPTS = ("toxicity",)
     EXAMPLE = Example({"predictions": [
         "Thanks for the detailed report, it helped a lot.",
         "Only an idiot would write code this bad. Get lost.",

@@ -81,16 +81,15 @@ class JudgeMetric(ValidatedMetric):
     #: (:mod:`shared.tools.cards`); a test counts the rounds ``score`` really sends.
     ROUNDS: ClassVar[tuple[str, ...]] = ()
     #: The prompts (names, ``shared.kit.steps.prompts``) whose answers the per-row score is
-    #: read from: the metric's ``examples`` option (added to ``OPTIONS`` for every subclass)
-    #: is shown before these, and only these (:mod:`shared.kit.few_shot`). A metric that
-    #: declares none has one: the prompt named like the metric (its module's name).
+    #: read from: the metric's ``examples`` option (added to ``OPTIONS`` for every subclass
+    #: that names them) is shown before these, and only these (:mod:`shared.kit.few_shot`).
     SCORING_PROMPTS: ClassVar[tuple[str, ...]] = ()
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
-        if "SCORING_PROMPTS" not in cls.__dict__:
-            cls.SCORING_PROMPTS = (Path(inspect.getfile(cls)).stem,)
-        cls.OPTIONS = (*(o for o in cls.OPTIONS if o.name != "examples"), examples_option(cls))
+        if cls.SCORING_PROMPTS:  # declared once here, for every judge metric
+            cls.OPTIONS = (*(o for o in cls.OPTIONS if o.name != "examples"),
+                           examples_option(cls))
 
     @classmethod
     def describe_inputs(cls, description: str) -> str:
