@@ -76,9 +76,14 @@ $(INTEGRATIONS_STAMP): $(TEST_STAMP) requirements-integrations.txt pyproject.tom
 	$(INTEGRATIONS_VENV)/bin/python -m pip install --quiet -r requirements-integrations.txt
 	touch $@
 
+# The suite runs on TEST_WORKERS processes (pytest-xdist), each test file whole on one of them
+# (its module fixtures, such as the Ray cluster, start once): most tests wait on a subprocess,
+# a server or one core, so two workers on this project's 2-core machine take about half the
+# time of one (the README says how long it takes).
+TEST_WORKERS ?= 2
 test: $(TEST_STAMP) $(BFCL_STAMP) $(INTEGRATIONS_STAMP) $(AGREEMENT_STAMP)
 	$(PY) -m ruff check shared metrics tests app.py bench
-	$(PY) -m pytest tests
+	$(PY) -m pytest tests --numprocesses $(TEST_WORKERS) --dist loadfile
 	$(INTEGRATIONS_VENV)/bin/python -m pytest $(INTEGRATION_TESTS)
 
 app: $(RUNTIME_STAMP)
