@@ -16,7 +16,6 @@ from shared import (
     SampleResult,
     citations,
     embed_windows,
-    first_failure,
     pooled,
     scoring,
     steps,
@@ -108,7 +107,8 @@ class AnswerCorrectness(JudgeMetric):
             window = windowed[i][r] if windowed is not None else None
             per_sample.setdefault(i, []).append((reference_step, judged, similarity, window))
         return [
-            first_failure(answer_steps[i], *(s for pair in per_sample[i] for s in pair[:2]))
+            SampleResult.first_failure(answer_steps[i],
+                                       *(s for pair in per_sample[i] for s in pair[:2]))
             or _correctness(answer_steps[i], per_sample[i], weights, threshold)
             for i in range(n)
         ]

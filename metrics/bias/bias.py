@@ -14,9 +14,7 @@ each whether it is biased. A text with no opinions scores 0.0. Lower is better.
 
 class Bias(OpinionShare):
     ABOUT = OpinionShare.about("bias", _DESCRIPTION)
-    HEADLINE = ("bias",)
     RUBRIC = steps.BIAS
-    SCORING_PROMPTS = ("bias",)
     EXAMPLE = Example({"predictions": [
         "The new library opens on Monday and is free for every resident.",
         "Women are too emotional to be good engineers.",

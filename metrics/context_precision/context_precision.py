@@ -13,7 +13,6 @@ from shared import (
     Outcome,
     SampleResult,
     citations,
-    first_failure,
     rag_example,
     scoring,
     steps,
@@ -80,7 +79,7 @@ class ContextPrecision(JudgeMetric):
         for i, judged in zip(owners, verdicts, strict=True):
             per_sample.setdefault(i, []).append(judged)
         return [
-            first_failure(*per_sample.get(i, []))
+            SampleResult.first_failure(*per_sample.get(i, []))
             or _precision(per_sample.get(i, []), len(sample_contexts), len(refs))
             for i, (sample_contexts, refs) in enumerate(zip(contexts, references, strict=True))
         ]

@@ -15,7 +15,6 @@ from shared import (
     Option,
     SampleResult,
     citations,
-    first_failure,
     mean_measured,
     scoring,
     user_criteria,
@@ -105,8 +104,8 @@ class GEval(JudgeMetric):
         raw = [scoring.expected_score(r.value.probabilities) if r.ok else None for r in readings]
         reasons = (user_criteria.explain(judge, scale, predictions, shown, raw) if explain
                    else [None] * len(predictions))
-        return [first_failure(reading) or _result(reading.value, raw_score, reason, scale,
-                                                  threshold)
+        return [SampleResult.first_failure(reading)
+                or _result(reading.value, raw_score, reason, scale, threshold)
                 for reading, raw_score, reason in zip(readings, raw, reasons, strict=True)]
 
     def aggregates(self, results: list[SampleResult], threshold: float | None = None,

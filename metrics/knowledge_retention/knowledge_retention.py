@@ -5,17 +5,7 @@ from __future__ import annotations
 
 import json
 
-from shared import (
-    About,
-    Example,
-    Input,
-    Judge,
-    JudgeMetric,
-    SampleResult,
-    citations,
-    first_failure,
-    steps,
-)
+from shared import About, Example, Input, Judge, JudgeMetric, SampleResult, citations, steps
 
 _DESCRIPTION = """\
 Knowledge retention is the proportion of the assistant's messages, among those that follow a
@@ -65,7 +55,7 @@ class KnowledgeRetention(JudgeMetric):
         results = []
         for retention in steps.retention_verdicts(judge, conversations):
             share = retention.share()  # the share of judged assistant messages that retain
-            results.append(first_failure(retention.failure()) or (
+            results.append(SampleResult.first_failure(retention.failure()) or (
                 SampleResult.unmeasured("nothing to retain: no assistant message follows a fact "
                                         "the user gave", **retention.details())
                 if share is None else SampleResult.measured(share, **retention.details())))

@@ -14,7 +14,6 @@ from shared import (
     Option,
     SampleResult,
     exact_yes_probability,
-    first_failure,
     judge_fault,
     l3score_breakdown,
     prompts,
@@ -90,7 +89,8 @@ class L3Score(JudgeMetric):
         requests = [prompts.L3SCORE.request(question=q, gt=r, answer=p)
                     for q, p, r in zip(questions, predictions, references, strict=True)]
         outcomes = judge.yes_no(requests, top_k=TOP_K, desc="l3score")
-        return [first_failure(outcome) or _score(outcome.value, exact) for outcome in outcomes]
+        return [SampleResult.first_failure(outcome) or _score(outcome.value, exact)
+                for outcome in outcomes]
 
 
 def _score(answer: Any, exact: bool) -> SampleResult:

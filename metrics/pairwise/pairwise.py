@@ -15,7 +15,6 @@ from shared import (
     Option,
     SampleResult,
     citations,
-    first_failure,
     scoring,
     stats,
     user_criteria,
@@ -84,7 +83,8 @@ class Pairwise(JudgeMetric):
         shown = user_criteria.sample_materials(len(predictions), questions, references,
                                                 contexts)
         steps = user_criteria.prefer(judge, criteria, predictions, baseline_predictions, shown)
-        return [first_failure(step) or _result(*step.value, tie_band) for step in steps]
+        return [SampleResult.first_failure(step) or _result(*step.value, tie_band)
+                for step in steps]
 
     def aggregates(self, results: list[SampleResult], tie_band: float = 0.05,
                    **options: Any) -> dict[str, Any]:

@@ -3,17 +3,7 @@ LLM-guided definition, after G-Eval)."""
 
 from __future__ import annotations
 
-from shared import (
-    About,
-    Example,
-    Input,
-    Judge,
-    JudgeMetric,
-    SampleResult,
-    citations,
-    first_failure,
-    steps,
-)
+from shared import About, Example, Input, Judge, JudgeMetric, SampleResult, citations, steps
 
 _DESCRIPTION = """\
 Summary coherence rates a summary of a source text on an integer scale from 1 to 5, where 5
@@ -51,7 +41,7 @@ class SummaryCoherence(JudgeMetric):
     def score(self, judge: Judge, sources: list[str], predictions: list[str]
               ) -> list[SampleResult]:
         return [
-            first_failure(rating)
+            SampleResult.first_failure(rating)
             or SampleResult.measured(int(rating.value["score"]), reason=rating.value["reason"])
             for rating in steps.rate_summaries(judge, sources, predictions)
         ]

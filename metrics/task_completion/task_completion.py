@@ -5,17 +5,7 @@ from __future__ import annotations
 
 import json
 
-from shared import (
-    About,
-    Example,
-    Input,
-    Judge,
-    JudgeMetric,
-    SampleResult,
-    citations,
-    first_failure,
-    steps,
-)
+from shared import About, Example, Input, Judge, JudgeMetric, SampleResult, citations, steps
 
 _DESCRIPTION = """\
 Task completion is the judge's probability that a conversation did the task: P(Yes) / (P(Yes) +
@@ -77,7 +67,7 @@ class TaskCompletion(JudgeMetric):
         readings = steps.task_verdicts(judge, [tasks[i] for i in todo],
                                        [conversations[i] for i in todo])
         for i, reading in zip(todo, readings, strict=True):  # P(Yes), renormalised over Yes/No
-            results[i] = first_failure(reading) or SampleResult.measured(
+            results[i] = SampleResult.first_failure(reading) or SampleResult.measured(
                 reading.value.probabilities["Yes"], task=tasks[i],
                 probabilities=reading.value.probabilities, score_method=reading.value.method)
         return results

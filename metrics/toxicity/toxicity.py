@@ -14,9 +14,7 @@ each whether it is toxic. A text with no opinions scores 0.0. Lower is better.
 
 class Toxicity(OpinionShare):
     ABOUT = OpinionShare.about("toxicity", _DESCRIPTION)
-    HEADLINE = ("toxicity",)
     RUBRIC = steps.TOXICITY
-    SCORING_PROMPTS = ("toxicity",)
     EXAMPLE = Example({"predictions": [
         "Thanks for the detailed report, it helped a lot.",
         "Only an idiot would write code this bad. Get lost.",

@@ -9,8 +9,8 @@ mean, ``scores``, ``details``, ``unmeasured``, ``invalid_answers``, ``usage``, `
 ``dry_run``).
 
 Only judge faults become unmeasured samples: a step reports them as a failed
-:class:`~shared.base.types.Outcome` and :func:`first_failure` turns the first one into the sample's
-result. Nothing here catches exceptions, so a programming error still raises.
+:class:`~shared.base.types.Outcome` and ``SampleResult.first_failure`` turns the first one into the
+sample's result. Nothing here catches exceptions, so a programming error still raises.
 """
 
 from __future__ import annotations
@@ -24,12 +24,10 @@ from ..base.validation import same_length
 from ..engine.config import JUDGE_OPTION_NAMES, JudgeConfig, judge_config
 from ..engine.runner import get_judge
 from .few_shot import examples_option, show_examples
-from .invalid_answers import category
 from .metric_base import ValidatedMetric
 from .results import MetricOutput, SampleResult, build_output, mean_measured
 
 if TYPE_CHECKING:
-    from ..base.types import Outcome
     from ..engine.runner import Judge
 
 __all__ = ["JudgeMetric", "first_failure", "judge_fault", "mean_measured",
@@ -45,22 +43,9 @@ def split_judge_options(options: dict[str, Any]) -> tuple[JudgeConfig, dict[str,
     return judge_config(**judge_options), rest
 
 
-def judge_fault(reason: str, **details: Any) -> SampleResult:
-    """An unmeasured sample: the judge failed, or its answer was invalid. ``details`` carry the
-    ``error`` and, for an invalid answer, its kind (``invalid_answer``,
-    :func:`shared.kit.invalid_answers.category`)."""
-    kind = category(reason)
-    return SampleResult.unmeasured(reason, **({"invalid_answer": kind} if kind else {}),
-                                   **details)
-
-
-def first_failure(*steps: Outcome | None) -> SampleResult | None:
-    """The unmeasured result of the first failed step (``None`` steps were not run), or
-    ``None`` when none failed: ``first_failure(a, b) or formula(a, b)``."""
-    for step in steps:
-        if step is not None and not step.ok:
-            return judge_fault(step.error or "judge step failed")
-    return None
+# the names metric scripts import (``SampleResult``'s constructors of a failed sample)
+judge_fault = SampleResult.judge_fault
+first_failure = SampleResult.first_failure
 
 
 class JudgeMetric(ValidatedMetric):

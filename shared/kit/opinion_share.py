@@ -5,7 +5,7 @@ a text with no opinions), and lower is better."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from . import citations
 from .about import About
@@ -29,14 +29,20 @@ Returns:
 
 
 class OpinionShare(JudgeMetric):
-    """A subclass declares its ``ABOUT`` (:meth:`about`: its own description), ``HEADLINE``,
-    ``RUBRIC`` (its verdict step, e.g. ``steps.BIAS``) and ``EXAMPLE``."""
+    """A subclass declares its ``ABOUT`` (:meth:`about`: its own description), ``RUBRIC`` (its
+    verdict step, e.g. ``steps.BIAS``) and ``EXAMPLE``; the rubric's prompt names the rest: the
+    headline score and the prompt the score is read from (``bias``, ``toxicity``)."""
 
     INPUTS = (Input("predictions"),)
     LOWER_IS_BETTER = True
     EXTRACTIONS = ("opinions",)
     ROUNDS = ("opinions", "verdicts")
     RUBRIC: ClassVar[VerdictStep]
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        name = cls.RUBRIC.template.name
+        cls.HEADLINE, cls.SCORING_PROMPTS = (name,), (name,)
+        super().__init_subclass__(**kwargs)
 
     @staticmethod
     def about(name: str, description: str) -> About:

@@ -18,7 +18,10 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from .invalid_answers import category
+
 if TYPE_CHECKING:
+    from ..base.types import Outcome
     from ..engine.runner import Judge
 
 
@@ -45,6 +48,23 @@ class SampleResult:
     def unmeasured(cls, reason: str, **details: Any) -> SampleResult:
         """A sample that has no score; its details start with ``error``: the reason."""
         return cls(None, {"error": reason, **details}, reason)
+
+    @classmethod
+    def judge_fault(cls, reason: str, **details: Any) -> SampleResult:
+        """An unmeasured sample: the judge failed, or its answer was invalid. ``details`` carry
+        the ``error`` and, for an invalid answer, its kind (``invalid_answer``,
+        :func:`shared.kit.invalid_answers.category`)."""
+        kind = category(reason)
+        return cls.unmeasured(reason, **({"invalid_answer": kind} if kind else {}), **details)
+
+    @classmethod
+    def first_failure(cls, *steps: Outcome | None) -> SampleResult | None:
+        """The unmeasured result of the first failed judge step (``None`` steps were not run),
+        or ``None`` when none failed: ``SampleResult.first_failure(a, b) or formula(a, b)``."""
+        for step in steps:
+            if step is not None and not step.ok:
+                return cls.judge_fault(step.error or "judge step failed")
+        return None
 
     @property
     def is_measured(self) -> bool:
