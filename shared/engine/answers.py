@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from ..base.text import short_reason
+from .distinct import declares_unique, without_repeats
 
 
 class Unrepairable(str):
@@ -79,12 +80,15 @@ class AnswerSchema:
                 f"{where} is not a valid JSON schema: {short_reason(exc.message)}") from exc
         self.schema = schema
         self.text = schema_text(schema)
+        self.distinct = declares_unique(schema)
         self._validator = cls(schema)
         self._best_match = jsonschema.exceptions.best_match
 
     def parse(self, answer: Any) -> tuple[Any, str | None]:
         """``(value, None)`` for an answer that is valid JSON for the schema, else
-        ``(None, reason)``."""
+        ``(None, reason)``. A ``uniqueItems`` array's repeated items are dropped, not refused
+        (:func:`shared.engine.distinct.without_repeats`): most providers do not enforce the
+        keyword, and the steps that declare it drop repeats anyway."""
         if isinstance(answer, str):
             try:
                 value = extract_json(answer)
@@ -94,6 +98,8 @@ class AnswerSchema:
             value = answer
         else:
             return None, f"expected JSON text, got {type(answer).__name__}"
+        if self.distinct:
+            value = without_repeats(value, self.schema)
         error = self._best_match(self._validator.iter_errors(value))
         if error is None:
             return value, None

@@ -97,8 +97,10 @@ def test_list_and_coherence_schemas() -> None:
     schema = steps.STATEMENTS.schema(("a text", None))
     assert steps.OPINIONS.schema(("a text", None)) == extraction.list_schema("opinions")
     assert _valid(schema, {"statements": []})
-    assert _valid(schema, {"statements": ["a"] * extraction.MAX_ITEMS})
-    assert not _valid(schema, {"statements": ["a"] * (extraction.MAX_ITEMS + 1)})
+    many = [f"item {i}" for i in range(extraction.MAX_ITEMS + 1)]
+    assert _valid(schema, {"statements": many[:-1]})
+    assert not _valid(schema, {"statements": many})
+    assert not _valid(schema, {"statements": ["a", "a"]})  # distinct items (uniqueItems)
     assert not _valid(schema, {"statements": [""]})
     assert not _valid(schema, {"statements": ["x" * (extraction.ITEM_MAX_CHARS + 1)]})
     coherence = steps.SUMMARY_COHERENCE.schema(("source", "summary"))

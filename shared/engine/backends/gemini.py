@@ -25,6 +25,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from ...base.types import JudgeRequest, Outcome
+from ..distinct import without_unique_items
 from ..logprobs import LABEL_TOP_LOGPROBS
 from .base import SAMPLED_MAX_TOKENS, SEED, LogprobsUnavailable, ResultCallback
 from .gemini_responses import (
@@ -138,8 +139,8 @@ class GeminiBackend(RemoteBackend):
     def structured(self, requests: Sequence[JudgeRequest], json_schema: dict[str, Any],
                    max_tokens: int, on_result: ResultCallback) -> None:
         params = {**self.sampling_params("structured"), self.max_tokens_field: max_tokens,
-                  "responseJsonSchema": json_schema}
-        constrained = enforces(json_schema)
+                  "responseJsonSchema": without_unique_items(json_schema)}
+        constrained = enforces(json_schema)  # uniqueItems is not in Gemini's subset
 
         def read(response: Any) -> Outcome:
             return Outcome(value=answer_text(response), usage=usage_of(response),

@@ -14,7 +14,9 @@ A loaded model is kept for the life of the process and shared by every backend t
   every token whose stripped, lower-cased text is a Yes/No word).
 - ``structured``: greedy decoding constrained to the JSON schema by ``xgrammar``; a schema that
   xgrammar cannot compile is decoded unconstrained (each answer of that call says so:
-  ``Outcome.constrained`` is False) and the runner validates and repairs.
+  ``Outcome.constrained`` is False) and the runner validates and repairs. A list whose schema
+  says ``uniqueItems`` (which xgrammar does not enforce) ends at its first repeated item
+  (:class:`.local_decoding.RepeatStop`).
 """
 
 from __future__ import annotations
@@ -26,7 +28,7 @@ from ...base.defaults import DEFAULT_JUDGE_MODEL
 from ...base.text import short_reason
 from ...base.types import JudgeRequest, Outcome, TokenUsage, YesNoAnswer
 from .base import Backend, ResultCallback
-from .local_decoding import generate_answers, next_token_logprobs, prefill
+from .local_decoding import RepeatStop, generate_answers, next_token_logprobs, prefill
 from .local_greedy import greedy_answers
 from .local_model import LoadedModel, load_model, resolve_device, weights_identity
 from .local_workers import in_groups, worker_count
@@ -134,14 +136,15 @@ class LocalBackend(Backend):
 
         lm = self.loaded
         compiled, _ = lm.grammar(json_schema)
+        stop = RepeatStop.of(lm, json_schema)
         for chunk, prompts in self._chunks(lm, requests, on_result, reserve=max_tokens):
             try:
                 with lm.lock, torch.inference_mode():
                     if self.decoder == "generate":
-                        answers = generate_answers(lm, prompts, compiled, max_tokens)
+                        answers = generate_answers(lm, prompts, compiled, max_tokens, stop)
                     else:
                         answers = self._in_workers(lm, prompts, lambda group: greedy_answers(
-                            lm, group, compiled, max_tokens), warm_store=True)
+                            lm, group, compiled, max_tokens, stop), warm_store=True)
             except Exception as exc:
                 _fail(chunk, f"local judge model failed: {type(exc).__name__}: {exc}", on_result)
                 continue

@@ -2,12 +2,14 @@
 readings), the reference decoder of structured answers (:func:`generate_answers`:
 transformers' ``generate`` with xgrammar's logits processor) and the pieces of the default one
 (:mod:`.local_greedy`): a prompt run from the longest prefix whose key/value states the model's
-store holds (:func:`prefill`, :mod:`.local_kv`). bench/README.md says where the time goes."""
+store holds (:func:`prefill`, :mod:`.local_kv`), and a list of distinct items ended at its first
+repeat (:class:`RepeatStop`). bench/README.md says where the time goes."""
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from ..distinct import closed_at_repeat, declares_unique
 from .local_kv import buffer_cache
 
 if TYPE_CHECKING:
@@ -29,10 +31,41 @@ def next_token_logprobs(lm: LoadedModel, prompts: list[list[int]]) -> Any:
     return torch.log_softmax(logits.float(), dim=-1)
 
 
+class RepeatStop:
+    """Where the schema declares ``uniqueItems`` (which xgrammar does not enforce), an answer
+    ends at the first string repeating an earlier item of its array: its tokens become those
+    of the text before that item, the open arrays and objects closed
+    (:func:`shared.engine.distinct.closed_at_repeat`; not when the closed text would break the
+    schema). A weak judge that repeats an item repeats it until ``maxItems``."""
+
+    def __init__(self, lm: LoadedModel, schema: dict[str, Any]) -> None:
+        import jsonschema
+
+        self.tokenizer, self.schema = lm.tokenizer, schema
+        self.is_valid = jsonschema.validators.validator_for(schema)(schema).is_valid
+
+    @classmethod
+    def of(cls, lm: LoadedModel, schema: dict[str, Any]) -> RepeatStop | None:
+        return cls(lm, schema) if declares_unique(schema) else None
+
+    def closed(self, answer: list[int]) -> list[int] | None:
+        """The tokens of ``answer`` closed at its first repeat, or None. Checked when its last
+        token holds a quote (an item can only end there)."""
+        if not answer or '"' not in self.tokenizer.convert_ids_to_tokens(answer[-1]):
+            return None
+        return self.closed_text(self.tokenizer.decode(answer, skip_special_tokens=True))
+
+    def closed_text(self, text: str) -> list[int] | None:
+        cut = closed_at_repeat(text, self.schema, self.is_valid)
+        return None if cut is None else self.tokenizer.encode(cut, add_special_tokens=False)
+
+
 def generate_answers(lm: LoadedModel, prompts: list[list[int]], compiled: Any,
-              max_tokens: int) -> list[list[int]]:
+                     max_tokens: int, stop: RepeatStop | None = None) -> list[list[int]]:
     """The reference decoder: ``generate`` on the whole left-padded prompts, greedy, with
-    xgrammar's transformers logits processor. The answer tokens of each prompt, EOS excluded."""
+    xgrammar's transformers logits processor. The answer tokens of each prompt, EOS excluded,
+    closed where ``stop`` closes them. (The rows decode on past the repeat: xgrammar's logits
+    processor cannot take a row stopped inside its grammar.)"""
     from transformers import GenerationConfig, LogitsProcessorList
 
     settings = GenerationConfig(
@@ -51,13 +84,18 @@ def generate_answers(lm: LoadedModel, prompts: list[list[int]], compiled: Any,
     )
     answers = []
     for row in range(len(prompts)):
-        generated = output[row, input_ids.shape[1]:].tolist()
-        for position, token in enumerate(generated):
-            if token in lm.eos_ids:
-                generated = generated[:position]
-                break
-        answers.append(generated)
+        generated = _until_end(output[row, input_ids.shape[1]:].tolist(), lm.eos_ids)
+        closed = None if stop is None else stop.closed_text(
+            lm.tokenizer.decode(generated, skip_special_tokens=True))
+        answers.append(generated if closed is None else closed)
     return answers
+
+
+def _until_end(generated: list[int], eos_ids: Any) -> list[int]:
+    for position, token in enumerate(generated):
+        if token in eos_ids:
+            return generated[:position]
+    return generated
 
 
 def forward(lm: LoadedModel, cache: Any, **inputs: Any) -> Any:

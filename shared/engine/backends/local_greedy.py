@@ -13,6 +13,8 @@ token what :func:`.local_decoding.generate_answers` (the reference) answers, fas
   kept proposal is a step saved. Rejected positions stay in the cache, masked.
 - A finished row's prompt and answer go to the store; finished rows leave the batch once a
   quarter of it has finished (each removal copies the cache).
+- A list of distinct items (``uniqueItems``) ends at its first repeat, closed to valid JSON
+  (:class:`.local_decoding.RepeatStop`), as the reference ends it; such a row is not stored.
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from .local_decoding import forward, grow, prefill
+from .local_decoding import RepeatStop, forward, grow, prefill
 from .local_kv import buffer_cache
 
 if TYPE_CHECKING:
@@ -58,9 +60,9 @@ def draft(sequence: list[int], size: int, stop: set[int]) -> list[int]:
 
 
 def greedy_answers(lm: LoadedModel, prompts: list[list[int]], compiled: Any,
-                   max_tokens: int) -> list[list[int]]:
+                   max_tokens: int, stop: RepeatStop | None = None) -> list[list[int]]:
     """The answer tokens of each prompt, end token excluded (module docstring)."""
-    batch = GreedyBatch(lm, prompts, compiled, max_tokens)
+    batch = GreedyBatch(lm, prompts, compiled, max_tokens, stop)
     while batch.going:
         batch.step()
     return batch.answers
@@ -71,10 +73,10 @@ class GreedyBatch:
     row's answer, grammar matcher and the token chosen but not yet fed (``pending``)."""
 
     def __init__(self, lm: LoadedModel, prompts: list[list[int]], compiled: Any,
-                 max_tokens: int) -> None:
+                 max_tokens: int, stop: RepeatStop | None = None) -> None:
         import torch
 
-        self.lm, self.prompts, self.max_tokens = lm, prompts, max_tokens
+        self.lm, self.prompts, self.max_tokens, self.stop = lm, prompts, max_tokens, stop
         self.eos = set(lm.eos_ids)
         firsts, row_keys, row_values = zip(*(prefill(lm, ids) for ids in prompts), strict=True)
         count, width = len(prompts), max(len(ids) for ids in prompts)
@@ -199,6 +201,11 @@ class GreedyBatch:
         self.answers[prompt].append(token)
         if self.matchers is not None:
             self.matchers[prompt].accept_token(token)
+        closed = None if self.stop is None else self.stop.closed(self.answers[prompt])
+        if closed is not None:
+            self.answers[prompt] = closed
+            self.finish(row)
+            return False
         if len(self.answers[prompt]) >= self.max_tokens:
             self.finish(row)
             return False

@@ -19,6 +19,7 @@ from typing import Any
 
 from ...base.types import JudgeRequest, Outcome
 from ..config import JudgeConfig
+from ..distinct import without_unique_items
 from ..logprobs import LABEL_TOP_LOGPROBS
 from .base import SAMPLED_MAX_TOKENS, SEED, LogprobsUnavailable, ResultCallback
 from .openai_responses import (
@@ -112,7 +113,10 @@ class OpenAICompatBackend(RemoteBackend):
         return params
 
     def response_format_body(self, json_schema: dict[str, Any]) -> dict[str, Any] | None:
-        """The ``response_format`` request field for ``json_schema`` in this backend's style."""
+        """The ``response_format`` request field for ``json_schema`` in this backend's style,
+        without ``uniqueItems``: OpenAI's strict structured outputs list no such keyword (the
+        runner drops repeated items instead: :mod:`shared.engine.distinct`)."""
+        json_schema = without_unique_items(json_schema)
         if self.response_format == "json_schema":
             return {
                 "type": "json_schema",

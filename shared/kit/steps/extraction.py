@@ -28,9 +28,12 @@ LIST_MAX_TOKENS = token_limit(MAX_ITEMS * (ITEM_MAX_CHARS + 8))
 
 
 def list_schema(key: str, max_items: int = MAX_ITEMS) -> dict[str, Any]:
-    """``{key: [str, ...]}`` with at most ``max_items`` short, non-empty strings."""
+    """``{key: [str, ...]}`` with at most ``max_items`` short, non-empty, distinct strings
+    (``uniqueItems``: the local judge ends a list at its first repeat, and a weak judge that
+    repeats an item repeats it until ``max_items``; :mod:`shared.engine.distinct`)."""
     strings = {"type": "string", "minLength": 1, "maxLength": ITEM_MAX_CHARS}
-    return object_schema({key: {"type": "array", "items": strings, "maxItems": max_items}})
+    return object_schema({key: {"type": "array", "items": strings, "maxItems": max_items,
+                                "uniqueItems": True}})
 
 
 def clean_items(items: Sequence[str]) -> list[str]:
