@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ...base.types import Outcome
+from ...engine.distinct import item_key
 from ...engine.runner import Check
 from . import grounding, prompts
 from .base import JudgeStep, ask, is_dry_run, object_schema, token_limit
@@ -40,7 +41,7 @@ def clean_items(items: Sequence[str]) -> list[str]:
     """Stripped, non-empty, first occurrence of each item (a weak judge repeats itself)."""
     seen: dict[str, None] = {}
     for item in items:
-        item = " ".join(item.split())
+        item = item_key(item)  # the one notion of "the same item", as uniqueItems lists use it
         if item:
             seen.setdefault(item, None)
     return list(seen)
