@@ -178,27 +178,37 @@ def test_cli_engine_ray_refuses_what_it_cannot_do(
     assert needle in capsys.readouterr().err
 
 
-def test_workers_write_one_cache_file_concurrently(cluster: str, cache_dir: str) -> None:
+def test_workers_write_one_cache_file_concurrently(
+    cluster: str, cache_dir: str, tmp_path: Path
+) -> None:
+    """Four processes write into one cache file at once: each writes half its keys, waits at a
+    barrier until all four have, then writes the rest, so the writes interleave by construction
+    (timing alone did not: on a busy machine one actor could finish before another began)."""
     class Writer:  # one Ray actor: its own process (defined here: pickled by value)
         def pid(self) -> int:
             return os.getpid()
 
-        def put_keys(self, directory: str, worker: int, count: int) -> tuple[float, float]:
+        def put_keys(self, directory: str, barrier: str, worker: int, count: int,
+                     writers: int) -> None:
             from shared.engine.cache import CallCache
 
             cache = CallCache(directory)
-            started = time.time()
             for i in range(count):
+                if i == count // 2:
+                    Path(barrier, f"half-{worker}").touch()
+                    deadline = time.monotonic() + 120
+                    while len(list(Path(barrier).glob("half-*"))) < writers:
+                        assert time.monotonic() < deadline, "a writer never reached the barrier"
+                        time.sleep(0.01)
                 cache.put(f"w{worker}-k{i}", {"worker": worker, "i": i, "pad": "x" * 200})
             cache.close()
-            return started, time.time()
 
     writers = [ray.remote(num_cpus=0)(Writer).remote() for _ in range(4)]
     assert len(set(ray.get([w.pid.remote() for w in writers]))) == 4  # all started
-    spans = ray.get([w.put_keys.remote(cache_dir, n, 300) for n, w in enumerate(writers)])
+    ray.get([w.put_keys.remote(cache_dir, str(tmp_path), n, 300, len(writers))
+             for n, w in enumerate(writers)])
     for writer in writers:
         ray.kill(writer)
-    assert max(start for start, _ in spans) < min(end for _, end in spans)  # they overlapped
     cache = CallCache(cache_dir)
     try:
         assert len(cache) == 4 * 300
