@@ -73,3 +73,27 @@ def test_make_lets_python_write_the_bytecode_of_what_it_imports() -> None:
                          capture_output=True, text=True, check=True)
     assert ran.stdout.strip() == "False"
     assert "--no-compile" in (ROOT / "Makefile").read_text()
+
+
+def test_the_llama_cpp_build_leaves_out_only_libraries_the_server_never_loads() -> None:
+    """make test builds llama-cpp-python with LLAMA_CPP_CMAKE_ARGS: no multimodal library and no
+    llama.cpp common library (bench/TIMINGS.md). That holds only while the server's process loads
+    libllama and ggml alone, and while the CMake file the arguments name exists and hides the
+    common library."""
+    probe = "probe:\n\t@echo '$(LLAMA_CPP_CMAKE_ARGS)'"
+    args = subprocess.run(["make", "-s", "-f", "Makefile", "--eval", probe, "probe"], cwd=ROOT,
+                          capture_output=True, text=True, check=True).stdout.split()
+    assert "-DLLAVA_BUILD=OFF" in args
+    (include,) = [a.split("=", 1)[1] for a in args
+                  if a.startswith("-DCMAKE_PROJECT_llama.cpp_INCLUDE=")]
+    assert re.search(r"^set\(LLAMA_BUILD_COMMON OFF\)$", Path(include).read_text(), re.M)
+
+    loaded = subprocess.run(
+        [sys.executable, "-c",
+         "import llama_cpp, llama_cpp.server.app, pathlib\n"
+         "lib = pathlib.Path(llama_cpp.__file__).parent / 'lib'\n"
+         "maps = pathlib.Path('/proc/self/maps').read_text().split()\n"
+         "print(sorted({pathlib.Path(m).name.split('.so')[0] for m in maps"
+         " if m.startswith(str(lib))}))"],
+        capture_output=True, text=True, check=True).stdout
+    assert loaded.strip() == str(sorted(["libggml", "libggml-base", "libggml-cpu", "libllama"]))
