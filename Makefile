@@ -48,9 +48,10 @@ $(RUNTIME_STAMP): requirements.txt requirements-lock.txt requirements-models.txt
 	touch $@
 
 # pip compiles llama.cpp when it builds llama-cpp-python. Its server (the tests', make bench's and
-# make agreement's) loads libllama and ggml only, so the build leaves out the multimodal library (LLAVA_BUILD) and llama.cpp's common library
-# (tests/llama_cpp_without_common.cmake): 116 s of compiling on 2 cores instead of 307 s, and the
-# same libllama and ggml byte for byte (bench/TIMINGS.md, "Compiling the llama.cpp server").
+# make agreement's) loads libllama and ggml only, so the build leaves out the multimodal library
+# (LLAVA_BUILD) and llama.cpp's common library (tests/llama_cpp_without_common.cmake): 116 s of
+# compiling on 2 cores instead of 307 s, and the same libllama and ggml byte for byte
+# (bench/TIMINGS.md, "Compiling the llama.cpp server").
 LLAMA_CPP_CMAKE_ARGS := -DLLAVA_BUILD=OFF -DCMAKE_PROJECT_llama.cpp_INCLUDE=$(CURDIR)/tests/llama_cpp_without_common.cmake
 
 $(TEST_STAMP): $(RUNTIME_STAMP) requirements-test.txt tests/llama_cpp_without_common.cmake
