@@ -63,15 +63,21 @@ def test_every_installed_dependency_is_met_but_the_ones_left_out() -> None:
     assert problems <= LEFT_OUT, problems - LEFT_OUT
 
 
+def make_probe(command: str, env: dict[str, str] | None = None) -> str:
+    """The output of ``command`` run as a recipe of the project's Makefile (its variables and
+    exports in force)."""
+    probe = f"probe:\n\t@{command}"
+    return subprocess.run(["make", "-s", "-f", "Makefile", "--eval", probe, "probe"], cwd=ROOT,
+                          env=env, capture_output=True, text=True, check=True).stdout
+
+
 def test_make_lets_python_write_the_bytecode_of_what_it_imports() -> None:
     """The set-up installs with --no-compile, so the Makefile's commands must write bytecode as
     they import, even where the environment says not to (CI here): else every process compiles
     its imports again (the suite took 27 minutes instead of 18)."""
-    probe = f'probe:\n\t@{sys.executable} -c "import sys; print(sys.dont_write_bytecode)"'
-    ran = subprocess.run(["make", "-s", "-f", "Makefile", "--eval", probe, "probe"], cwd=ROOT,
-                         env={**os.environ, "PYTHONDONTWRITEBYTECODE": "1"},
-                         capture_output=True, text=True, check=True)
-    assert ran.stdout.strip() == "False"
+    ran = make_probe(f'{sys.executable} -c "import sys; print(sys.dont_write_bytecode)"',
+                     env={**os.environ, "PYTHONDONTWRITEBYTECODE": "1"})
+    assert ran.strip() == "False"
     assert "--no-compile" in (ROOT / "Makefile").read_text()
 
 
@@ -80,9 +86,7 @@ def test_the_llama_cpp_build_leaves_out_only_libraries_the_server_never_loads() 
     llama.cpp common library (bench/TIMINGS.md). That holds only while the server's process loads
     libllama and ggml alone, and while the CMake file the arguments name exists and hides the
     common library."""
-    probe = "probe:\n\t@echo '$(LLAMA_CPP_CMAKE_ARGS)'"
-    args = subprocess.run(["make", "-s", "-f", "Makefile", "--eval", probe, "probe"], cwd=ROOT,
-                          capture_output=True, text=True, check=True).stdout.split()
+    args = make_probe("echo '$(LLAMA_CPP_CMAKE_ARGS)'").split()
     assert "-DLLAVA_BUILD=OFF" in args
     (include,) = [a.split("=", 1)[1] for a in args
                   if a.startswith("-DCMAKE_PROJECT_llama.cpp_INCLUDE=")]
