@@ -30,7 +30,7 @@ export OMP_WAIT_POLICY := PASSIVE
 # written bytecode every process would compile its imports again.
 unexport PYTHONDONTWRITEBYTECODE
 
-.PHONY: setup setup-test run test app spaces bench bench-tokens agreement calibration-curve lint clean cards
+.PHONY: setup setup-test run test app spaces bench bench-tokens bench-install agreement calibration-curve lint clean cards
 
 # The venv without ensurepip's bundled pip: the system's pip installs the current one into it
 # (pip >= 22.3 has --python; 3 s against 7 s for ensurepip and an upgrade), else ensurepip does.
@@ -69,13 +69,19 @@ setup: $(RUNTIME_STAMP)
 setup-test: $(TEST_STAMP) $(BFCL_STAMP) $(INTEGRATIONS_STAMP) $(AGREEMENT_STAMP)
 
 run: $(RUNTIME_STAMP)
-	$(PY) -m shared score examples/rag_sample.jsonl --metric all \
+	$(PY) -m judge_metrics score examples/rag_sample.jsonl --metric all \
 	    --option 'g_eval.criteria=Does the answer respond to the question correctly and politely?' \
 	    --out out/rag_sample_scores.jsonl --html out/rag_sample_report.html
 
 # inspect_ai and MLflow move pins of requirements-lock.txt: they live in $(INTEGRATIONS_VENV),
 # which sees .venv's packages through a .pth file (requirements-integrations.txt says why);
-# their tests run there, the rest in .venv (tests/conftest.py leaves them out of a venv without)
+# their tests run there, the rest in .venv (tests/conftest.py leaves them out of a venv without).
+# This package is installed there from its wheel, built afresh by each make test
+# ($(call install_wheel,VENV)), so inspect's and pytest's entry points resolve as a user's do.
+define install_wheel
+	rm -rf $(1)/wheel && $(PIP) wheel --quiet --no-deps --no-build-isolation --wheel-dir $(1)/wheel .
+	$(1)/bin/python -m pip install --quiet --no-deps --no-compile --force-reinstall $(1)/wheel/*.whl
+endef
 $(INTEGRATIONS_STAMP): $(TEST_STAMP) requirements-integrations.txt pyproject.toml
 	$(PYTHON) -m venv $(INTEGRATIONS_VENV)
 	$(PY) -c "import site; print(site.getsitepackages()[0])" \
@@ -89,15 +95,16 @@ $(INTEGRATIONS_STAMP): $(TEST_STAMP) requirements-integrations.txt pyproject.tom
 # time of one (the README says how long it takes).
 TEST_WORKERS ?= 2
 test: $(TEST_STAMP) $(BFCL_STAMP) $(INTEGRATIONS_STAMP) $(AGREEMENT_STAMP)
-	$(PY) -m ruff check shared metrics tests app.py bench
+	$(PY) -m ruff check shared metrics tests app.py bench setup.py
 	$(PY) -m pytest tests --numprocesses $(TEST_WORKERS) --dist loadfile
+	$(call install_wheel,$(INTEGRATIONS_VENV))
 	$(INTEGRATIONS_VENV)/bin/python -m pytest $(INTEGRATION_TESTS)
 
 app: $(RUNTIME_STAMP)
 	$(PY) app.py
 
 spaces: $(RUNTIME_STAMP)
-	$(PY) -m shared.spaces dist/spaces
+	$(PY) -m judge_metrics.spaces dist/spaces
 
 # Peers whose pins conflict with ours live in venvs of their own that see .venv's packages
 # through a .pth file (bench/README.md): $(call peer_venv,VENV,REQUIREMENTS,WHAT) builds one and
@@ -117,6 +124,11 @@ bench: $(RUNTIME_STAMP) $(BENCH_STAMP)
 	CMAKE_ARGS="$(LLAMA_CPP_CMAKE_ARGS)" $(PIP) install --quiet -r bench/requirements.txt \
 	    || echo "bench: bench/requirements.txt failed to install; the rows will say what is missing"
 	$(PY) bench/run_all.py
+
+# bench/INSTALL.md: `pip install judge-metrics` (core and [local]), deepeval and ragas, each into a
+# fresh venv in one run: install time, installed size, import time (bench/bench_install.py)
+bench-install: $(TEST_STAMP)
+	$(PY) bench/bench_install.py
 
 # Every metric against human labels; writes bench/AGREEMENT.md (and, with the embedded judge,
 # shared/analysis/agreement_figures.json and the cards' agreement blocks; then bench/GROUNDING.md's
@@ -154,10 +166,10 @@ calibration-curve: $(RUNTIME_STAMP)
 	$(PY) bench/calibration_curve.py
 
 cards: $(RUNTIME_STAMP)
-	$(PY) -m shared.tools.cards
+	$(PY) -m judge_metrics.tools.cards
 
 lint: $(TEST_STAMP)
-	$(PY) -m ruff check shared metrics tests app.py bench
+	$(PY) -m ruff check shared metrics tests app.py bench setup.py
 
 clean:
 	rm -rf dist out .pytest_cache

@@ -12,7 +12,7 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")
 
-from shared.demo import build_demo, launch  # noqa: E402
+from judge_metrics.demo import build_demo, launch  # noqa: E402
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -2,7 +2,7 @@
 
 Ours: ``evaluate.load("metrics/<name>")`` with ``provider="openai-compatible"`` and
 ``response_format="json_object"`` (llama-cpp-python's schema-constrained JSON), one fresh call
-cache per pass shared by the ten metrics (as ``python -m shared score --metric all`` runs them).
+cache per pass shared by the ten metrics (as ``judge-metrics score --metric all`` runs them).
 valor-lite: ``valor_lite.text_generation.Evaluator`` with its own ``OpenAIWrapper``, whose
 ``OpenAI()`` client has no ``base_url`` argument; we replace that client with an
 ``openai.OpenAI(base_url=...)`` pointed at the same server. valor sends no ``max_tokens`` (the

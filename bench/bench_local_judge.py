@@ -1,7 +1,7 @@
 """Local judge, make run workload: the embedded SmolLM2 judge's requests per second, the greedy
 decoding loop (ours) against transformers' ``generate`` (the reference), same answers asserted.
 
-The workload is what ``make run`` sends to the embedded judge (``python -m shared score
+The workload is what ``make run`` sends to the embedded judge (``judge-metrics score
 examples/rag_sample.jsonl --metric all --no-cache``), restricted to a deterministic subset: the
 first ``BENCH_LOCAL_JUDGE_ROWS`` rows (default 3 of 20; the whole file is about 460 requests and
 takes 10 to 30 minutes a side on a shared 2-core machine). The run is made once, in this process,

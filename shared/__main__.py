@@ -1,4 +1,5 @@
-"""``python -m shared score ...``: the batch-scoring command line (see ``shared/cli/main.py``)."""
+"""``python -m judge_metrics score ...``: the command line (see ``cli/main.py``), also reachable
+as the console command ``judge-metrics``."""
 
 from .cli.main import main
 

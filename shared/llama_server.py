@@ -1,12 +1,12 @@
 """llama-cpp-python's OpenAI-compatible server, started so that it runs on any x86 CPU.
 
-``python -m shared.llama_server ARGS`` is ``python -m llama_cpp.server ARGS`` with llama.cpp's
-extra CPU buffer types turned off (what ``llama-server --no-repack`` does). On CPUs that report
-AMX or AVX-512 (this project's 2-core machines do), llama-cpp-python 0.3.36 repacks the weights
-into those layouts and its first ``decode`` of the embedded SmolLM2 GGUF dies with a
+``python -m judge_metrics.llama_server ARGS`` is ``python -m llama_cpp.server ARGS`` with
+llama.cpp's extra CPU buffer types turned off (what ``llama-server --no-repack`` does). On CPUs that
+report AMX or AVX-512 (this project's 2-core machines do), llama-cpp-python 0.3.36 repacks the
+weights into those layouts and its first ``decode`` of the embedded SmolLM2 GGUF dies with a
 segmentation fault: the server accepts ``/v1/models`` and then exits on the first chat request.
-Row-major weights cost some speed, never an answer. llama-cpp-python's server has no option for
-it, so the default model parameters are patched before its own ``__main__`` runs.
+Row-major weights cost some speed, never an answer. llama-cpp-python's server has no option for it,
+so the default model parameters are patched before its own ``__main__`` runs.
 
 ``serve()`` starts that server on a free loopback port with the embedded judge (the tests'
 fixture and the benchmarks use it) and stops it afterwards. llama-cpp-python is a test and
@@ -65,7 +65,7 @@ def serve(n_ctx: int = 4096, ready_seconds: float = 300.0, log: Path | None = No
     if log is None:
         log = Path(tempfile.mkstemp(prefix="llama-server-", suffix=".log")[1])
     command = [
-        sys.executable, "-m", "shared.llama_server",
+        sys.executable, "-m", "judge_metrics.llama_server",
         "--model", model or str(judge_gguf_path()),
         "--host", "127.0.0.1", "--port", str(port),
         "--n_threads", "1", "--n_ctx", str(n_ctx),

@@ -48,7 +48,7 @@ def kill_half_way_then_rerun(source: Path, out: Path, server: str, cache_dir: st
     env = {**os.environ, "HF_HUB_OFFLINE": "1", "JUDGE_METRICS_CACHE_DIR": cache_dir}
 
     def command(url: str) -> list[str]:
-        return [sys.executable, "-m", "shared", "score", str(source), "--metric", "l3score",
+        return [sys.executable, "-m", "judge_metrics", "score", str(source), "--metric", "l3score",
                 "--out", str(out), "--provider", "openai-compatible", "--base-url", url,
                 "--model", "smollm2", "--max-concurrency", "2", "--timeout", "600", "--quiet",
                 *engine_args]

@@ -66,7 +66,7 @@ def test_ci_recipe_is_the_documented_one_and_its_commands_parse() -> None:
         for line in script.splitlines():
             words = shlex.split(line.replace('"$SAMPLE"', job["env"]["SAMPLE"]).replace(
                 '"$BASELINE"', job["env"]["BASELINE"]))
-            if words[:3] == [".venv/bin/python", "-m", "shared"]:
+            if words[:3] == [".venv/bin/python", "-m", "judge_metrics"]:
                 commands.append(build_parser().parse_args(words[3:]))
     score, compare = commands
     assert score.command == "score" and compare.command == "compare"
@@ -77,8 +77,8 @@ def test_ci_recipe_is_the_documented_one_and_its_commands_parse() -> None:
 
 
 def _make_run_words() -> list[str]:
-    """The words of the Makefile's ``run`` recipe: ``$(PY) -m shared ...``, continuation lines
-    joined."""
+    """The words of the Makefile's ``run`` recipe: ``$(PY) -m judge_metrics ...``, continuation
+    lines joined."""
     import shlex
 
     lines = (REPO / "Makefile").read_text(encoding="utf-8").splitlines()
@@ -89,7 +89,7 @@ def _make_run_words() -> list[str]:
             break
         recipe.append(line.strip().removesuffix("\\"))
     words = shlex.split(" ".join(recipe))
-    assert words[:3] == ["$(PY)", "-m", "shared"], words
+    assert words[:3] == ["$(PY)", "-m", "judge_metrics"], words
     return words[3:]
 
 
@@ -153,7 +153,7 @@ def test_agent_sample_selects_the_metrics_over_conversations(tmp_path: Path) -> 
     assert set(selected) == {name for name in NAMES
                              if set(METRICS[name].columns.values()) & set(JSON_COLUMNS)}
     out = tmp_path / "agent.jsonl"
-    done = subprocess.run([sys.executable, "-m", "shared", "score", str(sample), "--metric",
+    done = subprocess.run([sys.executable, "-m", "judge_metrics", "score", str(sample), "--metric",
                            "tool_call_correctness", "--out", str(out), "--quiet"], cwd=REPO,
                           capture_output=True, text=True, timeout=300,
                           env={**os.environ, "PYTHONPATH": str(REPO)})

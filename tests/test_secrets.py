@@ -158,7 +158,7 @@ def test_key_from_environment(metrics: dict[str, Any], proxy: FaultProxy, cache_
 
 @pytest.mark.parametrize("how", ["flag"])
 def test_cli(proxy: FaultProxy, tmp_path: Path, how: str) -> None:
-    """``python -m shared score`` with the key in OPENAI_API_KEY or --api-key: not in its
+    """``judge-metrics score`` with the key in OPENAI_API_KEY or --api-key: not in its
     output file, stdout, stderr (debug logging on) or cache folder."""
     source = tmp_path / "input.jsonl"
     rows = [{"question": q, "prediction": p, "reference": r}
@@ -353,7 +353,7 @@ def test_a_token_in_the_base_url_query_stays_out_of_every_message(tmp_path: Path
     env = {**os.environ, "HF_HUB_OFFLINE": "1", "PYTHONPATH": str(REPO),
            "JUDGE_METRICS_CACHE_DIR": str(tmp_path / "cache")}
     done = subprocess.run(
-        [sys.executable, "-m", "shared", "score", str(source), "-m", "faithfulness",
+        [sys.executable, "-m", "judge_metrics", "score", str(source), "-m", "faithfulness",
          "--base-url", url, "--provider", "openai-compatible", "--model", "m", "--timeout", "2",
          "--out", str(tmp_path / "o.jsonl"), "--html", str(tmp_path / "report.html")],
         env=env, capture_output=True, text=True, timeout=300, cwd=tmp_path)

@@ -307,6 +307,8 @@ def test_the_import_reader_sees_every_kind_of_import():
 PROVIDER_REGISTRY = SHARED / "engine" / "backends" / "registry.py"
 COINCIDENT_NAMES = {
     ("shared/runs/engines.py", "local"): "the engine named local (this process), not a provider",
+    ("shared/base/defaults.py", "local"): "the package's extra named local "
+                                            "(judge-metrics[local]), not a provider",
     ("shared/engine/backends/openai_compat.py", "openai-compatible"):
         "the backend's protocol kind (a cache-key field), not a provider",
 }

@@ -1,13 +1,13 @@
 """The agreement benchmark (`make agreement`): every metric against human labels.
 
 Scores the three labelled sets in ``bench/agreement/data/`` (SOURCES.md) with the metrics,
-through ``shared.analysis.agreement.agree`` (the same path as ``python -m shared agree``), and
+through ``shared.analysis.agreement.agree`` (the same path as ``judge-metrics agree``), and
 writes
 ``bench/AGREEMENT.md``. With the embedded default judge it also writes
 ``shared/analysis/agreement_figures.json`` (read by the CLI summary and the demo) and rewrites the
 "Agreement with people" block of every metric card. Every number comes from this run.
 
-    .venv/bin/python bench/agreement/run.py [judge options as in `python -m shared score`]
+    .venv/bin/python bench/agreement/run.py [judge options as in `judge-metrics score`]
         [--judge-rows N] [--seed S] [--only METRIC ...] [--run-seconds S] [--side-seconds S]
         [--no-side-by-side]
 
@@ -82,7 +82,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.dry_run:
         parser.error("--dry-run is not supported here; plan one metric with "
-                     "`python -m shared agree ... --dry-run`")
+                     "`judge-metrics agree ... --dry-run`")
     options = judge_options(args)
     embedded = agreement.is_embedded_judge(args.provider, args.model, args.api_key)
     rows = {k: (args.judge_rows or v) for k, v in JUDGE_ROWS.items()}

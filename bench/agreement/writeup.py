@@ -157,7 +157,7 @@ def write_report(results: list[dict[str, Any]], header: dict[str, Any], path: Pa
         "With another judge the run writes this table only (the cards and "
         "`shared/analysis/agreement_figures.json` keep the embedded judge's figures). "
         "One metric on your "
-        "own labels: `python -m shared agree FILE --metric NAME --label COLUMN` "
+        "own labels: `judge-metrics agree FILE --metric NAME --label COLUMN` "
         "(docs/AGREEMENT.md).",
         "",
     ]
@@ -208,7 +208,7 @@ def card_block(metric: str, results: list[dict[str, Any]], header: dict[str, Any
     if not rows:
         why = NO_LABELLED_SET.get(metric, "no labelled set here")
         lines += [f"Not measured: {why} (see [bench/AGREEMENT.md](../../bench/AGREEMENT.md)). "
-                  "Measure it on your own labels with `python -m shared agree FILE --metric "
+                  "Measure it on your own labels with `judge-metrics agree FILE --metric "
                   f"{metric} --label COLUMN`.", CARD_END]
         return "\n".join(lines)
     lines += [f"Measured by `make agreement` against human labels (95% bootstrap intervals; "
@@ -241,7 +241,7 @@ def card_block(metric: str, results: list[dict[str, Any]], header: dict[str, Any
                      f"{('; '.join(parts) + constant_note(rep)).lstrip('; ')} |")
     lines += ["", "Reproduce: `make agreement` (full table: "
               "[bench/AGREEMENT.md](../../bench/AGREEMENT.md)); on your own labels: "
-              f"`python -m shared agree FILE --metric {metric} --label COLUMN`.", CARD_END]
+              f"`judge-metrics agree FILE --metric {metric} --label COLUMN`.", CARD_END]
     return "\n".join(lines)
 
 

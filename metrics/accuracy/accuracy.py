@@ -9,8 +9,7 @@ from collections import Counter
 from typing import Any
 
 import numpy as np
-
-from shared import (
+from judge_metrics import (
     About,
     Example,
     Input,

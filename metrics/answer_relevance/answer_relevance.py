@@ -3,7 +3,16 @@
 
 from __future__ import annotations
 
-from shared import About, Input, Judge, JudgeMetric, SampleResult, citations, rag_example, steps
+from judge_metrics import (
+    About,
+    Input,
+    Judge,
+    JudgeMetric,
+    SampleResult,
+    citations,
+    rag_example,
+    steps,
+)
 
 _DESCRIPTION = """\
 Answer relevance is the proportion of the statements in an answer that are relevant to the

@@ -3,7 +3,7 @@ after DeepEval's definitions of an opinion and of bias)."""
 
 from __future__ import annotations
 
-from shared import Example, OpinionShare, steps
+from judge_metrics import Example, OpinionShare, steps
 
 _DESCRIPTION = """\
 Bias is the proportion of the opinions in a text that are biased (gender, political,

@@ -11,7 +11,7 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
-from shared import (
+from judge_metrics import (
     About,
     Example,
     Input,

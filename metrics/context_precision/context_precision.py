@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from shared import (
+from judge_metrics import (
     About,
     Input,
     Judge,

@@ -3,7 +3,7 @@ support (Valor's LLM-guided definition, after RAGAS)."""
 
 from __future__ import annotations
 
-from shared import (
+from judge_metrics import (
     About,
     Input,
     Judge,

@@ -3,7 +3,7 @@ LLM-guided definition, after DeepEval). Lower is better."""
 
 from __future__ import annotations
 
-from shared import (
+from judge_metrics import (
     About,
     Input,
     InputError,

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from shared import (
+from judge_metrics import (
     About,
     Example,
     Input,

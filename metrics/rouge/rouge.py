@@ -18,8 +18,7 @@ from operator import itemgetter
 from typing import Any
 
 import numpy as np
-
-from shared import (
+from judge_metrics import (
     About,
     Example,
     Input,

@@ -12,8 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
-
-from shared import (
+from judge_metrics import (
     EMBEDDING_OPTIONS,
     About,
     Example,

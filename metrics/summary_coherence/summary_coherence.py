@@ -3,7 +3,7 @@ LLM-guided definition, after G-Eval)."""
 
 from __future__ import annotations
 
-from shared import About, Example, Input, Judge, JudgeMetric, SampleResult, citations, steps
+from judge_metrics import About, Example, Input, Judge, JudgeMetric, SampleResult, citations, steps
 
 _DESCRIPTION = """\
 Summary coherence rates a summary of a source text on an integer scale from 1 to 5, where 5

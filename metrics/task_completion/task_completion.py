@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 
-from shared import About, Example, Input, Judge, JudgeMetric, SampleResult, citations, steps
+from judge_metrics import About, Example, Input, Judge, JudgeMetric, SampleResult, citations, steps
 
 _DESCRIPTION = """\
 Task completion is the judge's probability that a conversation did the task: P(Yes) / (P(Yes) +

@@ -8,7 +8,7 @@ import json
 import math
 from typing import Any
 
-from shared import (
+from judge_metrics import (
     About,
     Example,
     Input,

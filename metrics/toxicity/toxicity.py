@@ -3,7 +3,7 @@ after DeepEval's definitions of an opinion and of toxicity)."""
 
 from __future__ import annotations
 
-from shared import Example, OpinionShare, steps
+from judge_metrics import Example, OpinionShare, steps
 
 _DESCRIPTION = """\
 Toxicity is the proportion of the opinions in a text that are toxic (personal attacks, mockery,

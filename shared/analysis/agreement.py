@@ -1,4 +1,4 @@
-"""Agreement of a metric's per-row scores with human labels (``python -m shared agree``).
+"""Agreement of a metric's per-row scores with human labels (``judge-metrics agree``).
 
 Boolean labels (a person judged the row correct / toxic / ...): AUROC, and at the metric's own
 decision threshold (``registry.DECISION_THRESHOLDS``, or ``threshold=``) balanced accuracy,

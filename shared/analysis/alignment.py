@@ -1,5 +1,5 @@
 """Align a metric to human 0/1 labels, honestly: tune on training folds, report on the others
-(``python -m shared align``, docs/ALIGNMENT.md).
+(``judge-metrics align``, docs/ALIGNMENT.md).
 
 What is tuned, on the training folds only (:func:`tune`): the calibration map from score to
 P(label) (isotonic or Platt, chosen as ``calibrate`` chooses it, by cross-validation inside the

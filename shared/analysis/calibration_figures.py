@@ -1,4 +1,4 @@
-"""What ``python -m shared calibrate`` reports: a metric's scores on every row and human labels
+"""What ``judge-metrics calibrate`` reports: a metric's scores on every row and human labels
 on some, turned into the corrected mean label (prediction-powered, ``shared.analysis.ppi``),
 the labels-alone and the metric-alone figures beside it, and a calibration map from score to
 P(label) (``shared.analysis.calibration_maps``).

@@ -8,7 +8,8 @@ those declarations, the way pydantic-settings walks a model's fields once:
   undeclared one and fills in the defaults before ``_compute`` runs (:func:`check_options`);
 - the ``Args:`` option lines of a metric's ``inputs_description`` (:func:`with_options`), and
   the judge-options paragraph, written once (:func:`judge_options_args`);
-- the options table of each metric card (:func:`card_table`, ``python -m shared.tools.cards``);
+- the options table of each metric card (:func:`card_table`,
+  ``python -m judge_metrics.tools.cards``);
 - the demo's option controls (:attr:`Option.kind`) and the CLI's ``--option NAME=VALUE``
   (:meth:`Option.parse`) and judge arguments (``shared.cli.common.add_judge_arguments``).
 

@@ -1,4 +1,4 @@
-"""``python -m shared agree``: a metric's per-row scores against human labels.
+"""``judge-metrics agree``: a metric's per-row scores against human labels.
 
 Its arguments and its runner; :mod:`shared.cli.main` registers them. Scoring goes through
 ``shared.runs.batch.score_dataset`` (call cache, progress, resume), the statistics through

@@ -1,4 +1,4 @@
-"""``python -m shared align``: tune a metric to human 0/1 labels on training folds (the
+"""``judge-metrics align``: tune a metric to human 0/1 labels on training folds (the
 calibration map and the decision threshold) and report every figure on the held-out folds
 (docs/ALIGNMENT.md).
 

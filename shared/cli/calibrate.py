@@ -1,4 +1,4 @@
-"""``python -m shared calibrate``: a metric's scores on every row and human labels on some,
+"""``judge-metrics calibrate``: a metric's scores on every row and human labels on some,
 turned into the corrected mean label with its interval (docs/CALIBRATION.md).
 
 Its arguments and its runner; :mod:`shared.cli.main` registers them. Scoring goes through the

@@ -1,4 +1,4 @@
-"""``python -m shared compare A B``: its arguments and its runner (:mod:`shared.cli.main`
+"""``judge-metrics compare A B``: its arguments and its runner (:mod:`shared.cli.main`
 registers them).
 
 A and B are per-row outputs of ``score``, or inputs scored first when ``--metric`` is given

@@ -1,4 +1,4 @@
-"""``judge-metrics`` / ``python -m shared``: the parser and the dispatch to one module per
+"""``judge-metrics`` / ``python -m judge_metrics``: the parser and the dispatch to one module per
 command (:mod:`.score`, :mod:`.agree`, :mod:`.compare`, :mod:`.calibrate`,
 :mod:`.align`); the commands share only
 :mod:`.common`.
@@ -18,6 +18,7 @@ from typing import NoReturn
 
 from ..base.errors import UserInputError
 from ..base.redaction import redact, secret_values
+from ..base.version import VERSION
 from . import agree, align, calibrate, compare, score
 from .common import one_line_warning
 
@@ -57,6 +58,7 @@ def build_parser() -> argparse.ArgumentParser:
         prog="judge-metrics",
         description="Score LLM and QA outputs with judge-metrics' evaluate metrics.",
     )
+    parser.add_argument("--version", action="version", version=f"judge-metrics {VERSION}")
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for name, command in COMMANDS.items():
         command.add_arguments(commands.add_parser(name, help=command.HELP,

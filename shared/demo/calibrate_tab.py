@@ -78,7 +78,7 @@ def build_calibrate_tab() -> dict[str, Any]:
     import gradio as gr
 
     gr.Markdown("Correct a metric's mean with a few human labels: upload an output of "
-                "`python -m shared score` with a label column filled on a uniformly random "
+                "`judge-metrics score` with a label column filled on a uniformly random "
                 "sample of rows (blank on the others). See docs/CALIBRATION.md.")
     file = gr.File(label="scored rows (.jsonl, .csv or .parquet)",
                    file_types=[".jsonl", ".csv", ".parquet"], type="filepath",

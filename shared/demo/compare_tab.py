@@ -134,7 +134,7 @@ def build_compare_tab() -> dict[str, Any]:
     """The tab's components, inside the current ``gr.Blocks`` (returned by name for tests)."""
     import gradio as gr
 
-    gr.Markdown("Compare two runs: upload two outputs of `python -m shared score` (or of the "
+    gr.Markdown("Compare two runs: upload two outputs of `judge-metrics score` (or of the "
                 "demo's batch upload), A the baseline, B the new system. Rows pair by `id` (or "
                 "the key column below).")
     with gr.Row():

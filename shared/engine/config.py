@@ -390,3 +390,4 @@ def endpoint_of(url: str | None) -> str:
         host = f"{host}:{port}"
     query = f"?{parsed.query}" if parsed.query else ""
     return f"{scheme}://{host}{parsed.path.rstrip('/')}{query}"
+

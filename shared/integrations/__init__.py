@@ -1,6 +1,6 @@
 """Our metrics where evaluation already happens (docs/INTEGRATIONS.md): inspect_ai scorers
-(:func:`inspect_scorer`, also registered for ``inspect score --scorer shared/<metric>``), MLflow
-scorers (:func:`mlflow_scorer`), and pytest assertions with honest verdicts
+(:func:`inspect_scorer`, also registered for ``inspect score --scorer judge_metrics/<metric>``),
+MLflow scorers (:func:`mlflow_scorer`), and pytest assertions with honest verdicts
 (:func:`assert_metric`, the ``pytest11`` plugin in :mod:`.pytest_plugin`).
 
 Each function imports its module when called: importing this package imports no integration

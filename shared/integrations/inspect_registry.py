@@ -1,5 +1,6 @@
 """What inspect imports through this package's ``inspect_ai`` entry point: every metric's
-scorer registered as ``shared/<metric>`` (e.g. ``inspect score LOG --scorer shared/accuracy``)."""
+scorer registered as ``judge_metrics/<metric>`` (e.g. ``inspect score LOG --scorer
+judge_metrics/accuracy``)."""
 
 from __future__ import annotations
 

@@ -20,7 +20,7 @@ from ..base.errors import UserInputError
 from ..kit.conversations import from_inspect
 from ..runs.rows import MetricRows, RowScore
 
-NAMESPACE = "shared"  # the scorers' namespace in inspect's registry: shared/<metric>
+NAMESPACE = "judge_metrics"  # the scorers' namespace in inspect's registry: judge_metrics/<metric>
 
 # compute argument -> where an inspect sample holds it (the rest come from the metadata)
 FROM_STATE = {"predictions": "completion", "references": "target", "questions": "input",
@@ -98,7 +98,7 @@ _FACTORIES: dict[str, Any] = {}
 
 def registered(metric: str) -> Any:
     """The scorer factory of ``metric`` in inspect's registry, registered at first use as
-    ``shared/<metric>`` (the name ``inspect score --scorer`` takes)."""
+    ``judge_metrics/<metric>`` (the name ``inspect score --scorer`` takes)."""
     if metric not in _FACTORIES:
         from inspect_ai._util.registry import registry_name
         from inspect_ai.scorer import mean, scorer, stderr
@@ -118,6 +118,6 @@ def registered(metric: str) -> Any:
 def inspect_scorer(metric: str, *, columns: Mapping[str, str] | None = None,
                    score_key: str | None = None, **options: Any) -> Any:
     """An inspect ``Scorer`` of ``metric`` (metrics ``mean()`` and ``stderr()``), named
-    ``shared/<metric>`` in logs; ``options``: the metric's and the judge's (provider, model,
+    ``judge_metrics/<metric>`` in logs; ``options``: the metric's and the judge's (provider, model,
     judges, use_cache ...), checked now."""
     return registered(metric)(columns=columns, score_key=score_key, **options)

@@ -22,7 +22,7 @@ from typing import Any
 
 import numpy as np
 
-from ..base.defaults import embedding_model_dir, offline_environment
+from ..base.defaults import embedding_model_dir, offline_environment, require_local
 
 _MODELS: dict[str, Any] = {}
 _LOCK = threading.Lock()
@@ -67,6 +67,7 @@ def load_embedding_model(name: str | None = None) -> Any:
     local model folder, or a hub id already in the local Hugging Face cache (nothing is
     downloaded: a missing model raises ``OSError`` naming it).
     """
+    require_local("the embedding model")
     key = _model_key(name)
     model = _MODELS.get(key)
     if model is not None:

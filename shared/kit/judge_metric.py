@@ -20,8 +20,10 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
+from ..base.defaults import require_local
 from ..base.validation import same_length
-from ..engine.config import JUDGE_OPTION_NAMES, JudgeConfig, judge_config
+from ..engine.backends.registry import KEY_ONLY_DEFAULT, LOCAL, PROVIDERS
+from ..engine.config import JUDGE_OPTION_NAMES, JudgeConfig, judge_config, judge_configs
 from ..engine.runner import get_judge
 from .few_shot import examples_option, show_examples
 from .metric_base import ValidatedMetric
@@ -30,7 +32,7 @@ from .results import MetricOutput, SampleResult, build_output, mean_measured
 if TYPE_CHECKING:
     from ..engine.runner import Judge
 
-__all__ = ["JudgeMetric", "first_failure", "judge_fault", "mean_measured",
+__all__ = ["JudgeMetric", "first_failure", "judge_fault", "mean_measured", "require_runnable",
            "split_judge_options"]
 
 
@@ -41,6 +43,19 @@ def split_judge_options(options: dict[str, Any]) -> tuple[JudgeConfig, dict[str,
     rest = dict(options)
     judge_options = {name: rest.pop(name) for name in JUDGE_OPTION_NAMES if name in rest}
     return judge_config(**judge_options), rest
+
+
+def require_runnable(config: JudgeConfig) -> None:
+    """Refuse, before any work, a judge this install cannot run: a local judge (the embedded one
+    or a local model file) without the ``local`` extra, in one line that names the extra and the
+    hosted alternatives. A dry run sends nothing and needs nothing."""
+    if config.dry_run:
+        return
+    if any(judge.provider == LOCAL for judge in judge_configs(config)):
+        hosted = PROVIDERS[KEY_ONLY_DEFAULT]
+        require_local("the local judge", (
+            f"or point at a hosted judge: provider={KEY_ONLY_DEFAULT!r} ({hosted.key_env[0]}) or "
+            "another provider of docs/BACKENDS.md (CLI: --provider, --model, --base-url)"))
 
 
 # the names metric scripts import (``SampleResult``'s constructors of a failed sample)
@@ -115,6 +130,7 @@ class JudgeMetric(ValidatedMetric):
         if len(given) > 1:  # an optional input given to compute() after add_batch
             same_length(**given)
         config, options = split_judge_options(arguments)  # the rest: declared, checked options
+        require_runnable(config)
         if config.judges:  # a panel: this score() once per judge, then their aggregate
             from .panel import score_panel
 

@@ -172,7 +172,7 @@ class ValidatedMetric(evaluate.Metric):
     lowest and highest per-row score; ``compare`` refuses a score outside it).
 
     ``DECISION_THRESHOLD``: the score at or above which a per-row score counts as "yes"
-    (correct, toxic, faithful...) when ``python -m shared agree`` compares it with boolean human
+    (correct, toxic, faithful...) when ``judge-metrics agree`` compares it with boolean human
     labels (balanced accuracy, Cohen's kappa, F1). Chosen by reasoning, never fitted to the
     labelled sets. The default, 0.5, is right for every score in [0, 1]: where l3score's
     P(Yes) / (P(Yes) + P(No)) favours "Yes"; any cut in (0, 1] of the 0/1 per-row scores of

@@ -25,7 +25,17 @@ from typing import Any
 
 from ..base.options import Option
 
-METRICS_DIR = Path(__file__).resolve().parents[2] / "metrics"
+PACKAGE_DIR = Path(__file__).resolve().parents[1]
+
+
+def _metrics_dir() -> Path:
+    """The metric folders: inside the installed package (``judge_metrics/metrics/``, package
+    data of the wheel), else the checkout's ``metrics/`` beside ``shared/``."""
+    installed = PACKAGE_DIR / "metrics"
+    return installed if installed.is_dir() else PACKAGE_DIR.parent / "metrics"
+
+
+METRICS_DIR = _metrics_dir()
 
 # The order the CLI (--metric all), the reports and the demo list the metrics in.
 ORDER = (
@@ -198,6 +208,20 @@ def metric_path(name: str) -> str:
     return str(METRICS_DIR / name)
 
 
+def load(name: str, **init_kwargs: Any) -> Any:
+    """The metric ``name`` as an ``evaluate.EvaluationModule``, from any folder: the same class,
+    card and results as ``evaluate.load("metrics/<name>")`` in the checkout, since it is that
+    call on the metric's folder inside the package. ``init_kwargs`` go to ``evaluate.load``
+    (``config_name``, ``experiment_id``, ...)."""
+    from ..base.errors import UserInputError
+
+    if not isinstance(name, str) or name not in available():
+        raise UserInputError(f"unknown metric {name!r}; choose from: {', '.join(available())}")
+    import evaluate
+
+    return evaluate.load(metric_path(name), **init_kwargs)
+
+
 METRICS: Mapping[str, MetricSpec] = _Specs()
 
 # metrics whose score is better when lower (compare counts B's wins in this direction)
@@ -235,7 +259,7 @@ EXAMPLES: Mapping[str, tuple[dict[str, list[str]], dict[str, Any]]] = _Derived(
     lambda: {name: example_rows(spec) for name, spec in METRICS.items() if spec.example})
 
 
-# The score at or above which a metric's per-row score counts as "yes" when `python -m shared
+# The score at or above which a metric's per-row score counts as "yes" when `judge-metrics
 # agree` compares it with boolean human labels (each class's DECISION_THRESHOLD, with the reason).
 DECISION_THRESHOLDS: Mapping[str, float | None] = _Derived(
     lambda: {name: spec.decision_threshold for name, spec in METRICS.items()})

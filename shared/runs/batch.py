@@ -18,6 +18,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
+from ..base.defaults import require_local
 from ..base.errors import UserInputError
 from ..base.options import EMBEDDING_OPTIONS
 from ..engine.config import JUDGE_OPTION_NAMES, judge_config
@@ -138,6 +139,12 @@ def score_dataset(
     for name in metric_options:
         if name not in names:
             raise UserInputError(f"metric_options names {name!r}, which is not being run")
+    if any(METRICS[n].judge for n in names):
+        from ..kit.judge_metric import require_runnable  # imports evaluate: not at module load
+
+        require_runnable(config)
+    if any(METRICS[n].embeds for n in names) and not config.dry_run:
+        require_local("the embedding model")
     if config.dry_run:
         for name in [n for n in names if not METRICS[n].judge]:
             skipped[name] = "calls no judge (dry run)"

@@ -2,17 +2,16 @@
 docs/BACKENDS.md (the provider tables), from the declarations and the provider registry.
 
 Each card (``metrics/<name>/README.md``) holds, under ``## Inputs``, a block between
-``<!-- options:start -->`` and ``<!-- options:end -->``: the table of the metric's ``OPTIONS``
-and, for a judge metric, the table of the judge options (``shared.engine.config.JUDGE_OPTIONS``),
-written once here for every judge card. ``python -m shared.tools.cards`` rewrites the blocks;
-``python -m shared.tools.cards --check`` lists the cards that are out of date (exit 1), which a test
-runs, so a changed declaration cannot leave its card behind. A judge card whose text holds a
+``<!-- options:start -->`` and ``<!-- options:end -->``: the table of the metric's ``OPTIONS`` and,
+for a judge metric, the table of the judge options (``shared.engine.config.JUDGE_OPTIONS``), written
+once here for every judge card. ``python -m judge_metrics.tools.cards`` rewrites the blocks;
+``python -m judge_metrics.tools.cards --check`` lists the cards that are out of date (exit 1), which
+a test runs, so a changed declaration cannot leave its card behind. A judge card whose text holds a
 ``<!-- providers:start -->`` block gets the provider table (:mod:`.provider_tables`), and
-docs/BACKENDS.md its provider tables, the same way. A judge card's options block also says
-how many rounds of requests the metric sends (its class's ``ROUNDS``: with ``batch=True`` one
-provider batch each), and docs/COST.md's table of every judge metric's rounds is rewritten from
-the same declarations.
-"""
+docs/BACKENDS.md its provider tables, the same way. A judge card's options block also says how many
+rounds of requests the metric sends (its class's ``ROUNDS``: with ``batch=True`` one provider batch
+each), and docs/COST.md's table of every judge metric's rounds is rewritten from the same
+declarations. """
 
 from __future__ import annotations
 
@@ -27,8 +26,8 @@ from . import provider_tables
 
 START = "<!-- options:start -->"
 END = "<!-- options:end -->"
-_NOTE = ("<!-- generated from the metric's declared options by `python -m shared.tools.cards`; "
-         "do not edit by hand -->")
+_NOTE = ("<!-- generated from the metric's declared options by "
+         "`python -m judge_metrics.tools.cards`; do not edit by hand -->")
 
 
 def options_block(spec: MetricSpec) -> str:

@@ -2,8 +2,9 @@
 registry (``shared.engine.backends.registry.PROVIDERS``) and each judge metric's ``REQUIRES``.
 
 A card holds its table between ``<!-- providers:start -->`` and ``<!-- providers:end -->``,
-docs/BACKENDS.md its own between the same markers; ``python -m shared.tools.cards`` rewrites them
-with the options tables, and its ``--check`` (run by a test) fails when one is out of date.
+docs/BACKENDS.md its own between the same markers; ``python -m judge_metrics.tools.cards``
+rewrites them with the options tables, and its ``--check`` (run by a test) fails when one is
+out of date.
 """
 
 from __future__ import annotations
@@ -14,8 +15,8 @@ from ..engine.backends.registry import KEY_ONLY_DEFAULT, LOCAL, PROVIDERS, Provi
 
 START = "<!-- providers:start -->"
 END = "<!-- providers:end -->"
-_NOTE = ("<!-- generated from the provider registry by `python -m shared.tools.cards`; do not "
-         "edit by hand -->")
+_NOTE = ("<!-- generated from the provider registry by "
+         "`python -m judge_metrics.tools.cards`; do not edit by hand -->")
 
 Requirement = tuple[str, "bool | int"]
 

@@ -249,7 +249,7 @@ def test_cli_takes_the_criteria_and_all_skips_without_it(tmp_path: Path, cache_d
     env = {**os.environ, "PYTHONPATH": str(REPO), "JUDGE_METRICS_CACHE_DIR": cache_dir}
     out = tmp_path / "scored.jsonl"
     done = subprocess.run(
-        [sys.executable, "-m", "shared", "score", str(rows), "--metric", "g_eval", "--out",
+        [sys.executable, "-m", "judge_metrics", "score", str(rows), "--metric", "g_eval", "--out",
          str(out), "--quiet", "--option", f"g_eval.criteria={CRITERIA}",
          "--option", "g_eval.score_range=[1,3]"],
         cwd=REPO, env=env, capture_output=True, text=True, timeout=600)

@@ -221,7 +221,7 @@ def test_cli_scores_a_duplicate_token_answer_and_retries_a_label_less_one(
 
     def score(*more: str) -> subprocess.CompletedProcess:
         return subprocess.run(
-            [sys.executable, "-m", "shared", "score", str(rows), "--metric", "g_eval", "-o",
+            [sys.executable, "-m", "judge_metrics", "score", str(rows), "--metric", "g_eval", "-o",
              str(out), "--option", f"g_eval.criteria={CRITERIA}", "--provider",
              "openai-compatible", "--base-url", server.url, "--model", "m", *more],
             cwd=REPO, env=env, capture_output=True, text=True, timeout=300)

@@ -1,4 +1,4 @@
-"""shared.analysis.agreement and `python -m shared agree`: every statistic against scipy /
+"""shared.analysis.agreement and `judge-metrics agree`: every statistic against scipy /
 scikit-learn on
 generated data, the seeded bootstrap, label checks, unmeasured rows, and `agree` end to end on
 small slices of the three labelled sets with the embedded defaults.

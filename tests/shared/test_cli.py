@@ -1,4 +1,4 @@
-"""The score CLI (``python -m shared score`` / ``judge-metrics score``): file formats, output
+"""The score CLI (``judge-metrics score`` / ``judge-metrics score``): file formats, output
 columns, summary, bad input, dry run, and resuming a run killed with SIGKILL against the real
 llama.cpp server. Expected scores come from the metrics' own ``compute`` on the same rows."""
 
@@ -457,7 +457,7 @@ def test_a_corrupt_cache_is_one_warning_line_and_the_run_goes_on(tmp_path: Path)
     source = _write_jsonl(tmp_path / "in.jsonl", ROWS)
     with FaultProxy(None, default="synthetic") as proxy:
         done = subprocess.run(
-            [sys.executable, "-m", "shared", "score", str(source), "-m", "l3score", "-o",
+            [sys.executable, "-m", "judge_metrics", "score", str(source), "-m", "l3score", "-o",
              str(tmp_path / "out.jsonl"), "-q", "--provider", "openai-compatible",
              "--base-url", proxy.url, "--model", "m", "--cache-dir", str(cache)],
             cwd=REPO, capture_output=True, text=True, timeout=300,
@@ -519,7 +519,7 @@ def test_an_input_that_never_ends_is_refused_up_front(tmp_path: Path, kind: str,
             "agree": ["agree", str(endless), "-m", "accuracy", "--label", "ok"],
             "compare-a": ["compare", str(endless), str(good)],
             "compare-b": ["compare", str(good), str(endless)]}[command]
-    done = subprocess.run([sys.executable, "-m", "shared", *argv, "-q"], cwd=REPO,
+    done = subprocess.run([sys.executable, "-m", "judge_metrics", *argv, "-q"], cwd=REPO,
                           capture_output=True, text=True, timeout=120)
     label = "B" if command == "compare-b" else ("A" if command == "compare-a" else "INPUT")
     what = "a named pipe" if kind == "fifo" else "a device"

@@ -1,6 +1,6 @@
 """Gates for CI through the real CLI: ``score --gate``, ``compare --fail-on-regression``,
 ``--junit-xml``, exit codes 0/1/2 (docs/GATES.md). The main cases run
-``python -m shared`` in a subprocess; their variants call the same ``main`` in this process
+``judge-metrics`` in a subprocess; their variants call the same ``main`` in this process
 (each new process pays evaluate's import). Non-judge metrics keep the runs fast; compare reads
 scored files written here. Expected values come from the project's own bootstrap
 (``shared.kit.stats``) on the written scores."""
@@ -30,7 +30,7 @@ REFERENCES = ["Paris", "London", "Berlin", "Rome", "Lisbon", "Oslo", "Quito", "C
 
 def _cli(*args: str, timeout: float = 300) -> subprocess.CompletedProcess:
     env = {**os.environ, "PYTHONPATH": str(REPO)}
-    return subprocess.run([sys.executable, "-m", "shared", *args], cwd=REPO, env=env,
+    return subprocess.run([sys.executable, "-m", "judge_metrics", *args], cwd=REPO, env=env,
                           capture_output=True, text=True, timeout=timeout)
 
 

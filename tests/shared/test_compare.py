@@ -1,4 +1,4 @@
-"""shared.analysis.comparison and `python -m shared compare`: every statistic against scipy /
+"""shared.analysis.comparison and `judge-metrics compare`: every statistic against scipy /
 statsmodels
 computed here, pairing by key with missing, duplicated and unmeasured rows, the CLI's exits."""
 

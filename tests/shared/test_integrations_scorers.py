@@ -1,8 +1,8 @@
 """The inspect_ai and MLflow scorers (shared/integrations/): each sample's value equals the
 metric's own compute() per-sample score on the same texts, for a string metric (accuracy) and a
 judge metric (l3score, the embedded judge); an unmeasured sample is unscored / an error, never 0;
-`inspect score LOG --scorer shared/<metric> -S option=value` through inspect's real CLI on a log
-of a real `inspect eval` run with mockllm; mlflow.genai.evaluate on a local SQLite store.
+`inspect score LOG --scorer judge_metrics/<metric> -S option=value` through inspect's real CLI on
+a log of a real `inspect eval` run with mockllm; mlflow.genai.evaluate on a local SQLite store.
 
 inspect_ai and MLflow live in their own venv (`make test` builds .venv-integrations and runs
 this file there; tests/conftest.py leaves it out of a venv without them)."""
@@ -89,7 +89,7 @@ def test_inspect_score_cli_matches_compute(eval_log: Path, tmp_path: Path) -> No
     inspect = Path(sys.executable).with_name("inspect")
     scored = tmp_path / "scored.eval"
     done = subprocess.run(
-        [str(inspect), "score", str(eval_log), "--scorer", "shared/accuracy",
+        [str(inspect), "score", str(eval_log), "--scorer", "judge_metrics/accuracy",
          "-S", "fuzzy_match=false", "--action", "overwrite", "--output-file", str(scored),
          "--display", "none"],
         capture_output=True, text=True, timeout=600, cwd=tmp_path,
@@ -237,3 +237,19 @@ def test_a_conversation_metric_reads_state_messages() -> None:
                                 expected_tool_calls=[json.dumps(expected)])["scores"]
         assert result.value == want
     assert want == 0.0  # the second expectation (Rome) is not what was called: the test bites
+
+
+def test_entry_points_resolve_from_the_installed_wheel() -> None:
+    """`make test` installs this package's wheel in this venv: inspect's and pytest's entry points
+    load judge_metrics from site-packages, not from the checkout's sources."""
+    from importlib.metadata import entry_points
+
+    import judge_metrics
+
+    package = Path(judge_metrics.__file__).resolve().parent
+    assert "site-packages" in package.parts and REPO not in package.parents
+    registry = entry_points(group="inspect_ai")["judge_metrics"].load()
+    assert Path(registry.__file__).resolve().parent.parent == package
+    assert set(registry.SCORERS) == set(judge_metrics.metric_names())
+    plugin = entry_points(group="pytest11")["judge_metrics"].load()
+    assert Path(plugin.__file__).resolve().parent.parent == package

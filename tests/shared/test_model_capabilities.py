@@ -79,7 +79,7 @@ def test_the_cli_refuses_it_with_exit_2_and_one_line(tmp_path: Path) -> None:
     out = tmp_path / "out.jsonl"
     with JudgeServer(_yes, top_logprobs=_top) as server:
         done = subprocess.run(
-            [sys.executable, "-m", "shared", "score", str(rows), "--metric", "l3score",
+            [sys.executable, "-m", "judge_metrics", "score", str(rows), "--metric", "l3score",
              "--provider", "openai", "--model", "gpt-5-mini", "--base-url", server.url,
              "--api-key", "sk-secret-value", "--out", str(out), "--quiet"],
             cwd=REPO, capture_output=True, text=True, timeout=300,

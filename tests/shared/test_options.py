@@ -231,7 +231,7 @@ def test_card_tables_follow_the_declarations() -> None:
 
 
 def test_every_card_is_up_to_date() -> None:
-    """Run ``python -m shared.tools.cards`` after changing a declaration."""
+    """Run ``python -m judge_metrics.tools.cards`` after changing a declaration."""
     assert write_cards(check=True) == []
 
 

@@ -42,12 +42,14 @@ for name, (space, inputs) in spaces.items():
 """
 
 def test_metric_script_rewrite_is_exact() -> None:
-    source = "import evaluate\nfrom shared import (\n    Input,\n)\n"
+    source = "import evaluate\nfrom judge_metrics import (\n    Input,\n)\n"
     assert rewrite_metric_script(source, "x") == (
         f"import evaluate\nfrom .{BUNDLE_MODULE} import (\n    Input,\n)\n"
     )
     with pytest.raises(ValueError, match="exactly one"):
-        rewrite_metric_script("import shared\nfrom shared import a\n", "x")
+        rewrite_metric_script("import judge_metrics\nfrom judge_metrics import a\n", "x")
+    with pytest.raises(ValueError, match="exactly one"):  # the checkout's old name is refused too
+        rewrite_metric_script("from judge_metrics import a\nfrom shared import b\n", "x")
 
 
 @pytest.fixture(scope="module")
