@@ -66,8 +66,8 @@ def test_ci_recipe_is_the_documented_one_and_its_commands_parse() -> None:
         for line in script.splitlines():
             words = shlex.split(line.replace('"$SAMPLE"', job["env"]["SAMPLE"]).replace(
                 '"$BASELINE"', job["env"]["BASELINE"]))
-            if words[:3] == [".venv/bin/python", "-m", "judge_metrics"]:
-                commands.append(build_parser().parse_args(words[3:]))
+            if words[:1] == [".venv/bin/judge-metrics"]:
+                commands.append(build_parser().parse_args(words[1:]))
     score, compare = commands
     assert score.command == "score" and compare.command == "compare"
     assert [g.text for g in parse_gates(score.gate)] == [

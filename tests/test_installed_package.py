@@ -65,7 +65,7 @@ def dist(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture(scope="module")
 def user(dist: Path, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
-    """A fresh venv with the wheel (core install) and a user project beside it."""
+    """A fresh venv with the wheel (core install) and the user's pytest."""
     home = tmp_path_factory.mktemp("user")
     venv = home / "venv"
     made = run([sys.executable, "-m", "venv", "--without-pip", str(venv)], cwd=home)
@@ -73,7 +73,7 @@ def user(dist: Path, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path
     wheel = next(dist.glob("*.whl"))
     installed = run([sys.executable, "-m", "pip", "--python", str(venv / "bin" / "python"),
                      "install", "--quiet", "--no-compile", "--disable-pip-version-check",
-                     "-c", str(LOCK), str(wheel)], cwd=home)
+                     "-c", str(LOCK), str(wheel), f"pytest=={pytest.__version__}"], cwd=home)
     assert installed.returncode == 0, installed.stdout[-3000:] + installed.stderr[-3000:]
     return {"home": home, "venv": venv, "python": venv / "bin" / "python",
             "cli": venv / "bin" / "judge-metrics", "wheel": wheel}

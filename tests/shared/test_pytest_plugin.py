@@ -30,7 +30,7 @@ def _files(folder: Path) -> set[Path]:
 
 def test_the_plugin_is_an_installed_entry_point() -> None:
     [point] = entry_points(group="pytest11", name="judge_metrics")
-    assert point.value == "shared.integrations.pytest_plugin"
+    assert point.value == "judge_metrics.integrations.pytest_plugin"
 
 
 def test_the_plugin_is_inert_in_an_unrelated_suite(tmp_path: Path) -> None:
@@ -38,9 +38,9 @@ def test_the_plugin_is_inert_in_an_unrelated_suite(tmp_path: Path) -> None:
         import sys
 
         def test_nothing_heavy_was_imported():
-            assert "shared.integrations.pytest_plugin" in sys.modules  # loaded, and...
-            heavy = {"torch", "evaluate", "datasets", "shared.engine", "numpy",
-                     "shared.runs", "shared.kit"}
+            assert "judge_metrics.integrations.pytest_plugin" in sys.modules  # loaded, and...
+            heavy = {"torch", "evaluate", "datasets", "judge_metrics.engine", "numpy",
+                     "judge_metrics.runs", "judge_metrics.kit"}
             assert heavy.isdisjoint(sys.modules), heavy & set(sys.modules)
 
         def test_arithmetic():
@@ -65,7 +65,7 @@ def test_the_plugin_is_inert_in_an_unrelated_suite(tmp_path: Path) -> None:
 
 SUITE = '''
 import pytest
-from shared import assert_metric
+from judge_metrics import assert_metric
 
 RIGHT = [{"prediction": t, "reference": t} for t in
          ["Paris", "Berlin", "Rome", "Madrid", "Lisbon", "Vienna", "Oslo", "Bern", "Riga", "Kyiv"]]
@@ -157,7 +157,7 @@ def test_each_assertion_records_junit_properties(verdict_run: tuple[str, ET.Elem
 def test_runs_ask_the_judge_afresh_and_count_rows_not_runs(cache_dir: str) -> None:
     """runs=2 with the embedded judge: two answers per row, no call cache opened (so none
     reused), and n counts the rows (the interval is over the rows' means)."""
-    from shared import UserInputError, assert_metric
+    from judge_metrics import UserInputError, assert_metric
 
     rows = [{"question": "Capital of France?", "prediction": "Paris", "reference": "Paris"},
             {"question": "Capital of Germany?", "prediction": "Bonn", "reference": "Berlin"}]
