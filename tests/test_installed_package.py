@@ -65,7 +65,7 @@ def dist(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture(scope="module")
 def user(dist: Path, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
-    """A fresh venv with the wheel (core install) and the user's pytest."""
+    """A fresh venv with the wheel (core install), and the user's pip and pytest."""
     home = tmp_path_factory.mktemp("user")
     venv = home / "venv"
     made = run([sys.executable, "-m", "venv", "--without-pip", str(venv)], cwd=home)
@@ -73,10 +73,17 @@ def user(dist: Path, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path
     wheel = next(dist.glob("*.whl"))
     installed = run([sys.executable, "-m", "pip", "--python", str(venv / "bin" / "python"),
                      "install", "--quiet", "--no-compile", "--disable-pip-version-check",
-                     "-c", str(LOCK), str(wheel), f"pytest=={pytest.__version__}"], cwd=home)
+                     "-c", str(LOCK), str(wheel), f"pytest=={pytest.__version__}",
+                     f"pip=={pip_version()}"], cwd=home)
     assert installed.returncode == 0, installed.stdout[-3000:] + installed.stderr[-3000:]
     return {"home": home, "venv": venv, "python": venv / "bin" / "python",
             "cli": venv / "bin" / "judge-metrics", "wheel": wheel}
+
+
+def pip_version() -> str:
+    from importlib.metadata import version
+
+    return version("pip")
 
 
 def in_venv(user: dict[str, Path], code: str) -> subprocess.CompletedProcess[str]:
@@ -173,7 +180,8 @@ def test_cli_scores_a_file_and_prints_its_version(user: dict[str, Path]) -> None
     assert scored.returncode == 0, scored.stderr[-3000:]
     written = [json.loads(line) for line in out.read_text().splitlines()]
     assert [row["accuracy"] for row in written] == [1.0, 0.0, 0.0]
-    assert all(0 <= row["rouge"] <= 1 for row in written)
+    assert [row["rougeL"] for row in written][0] == 1.0
+    assert all(0 <= row["rougeL"] <= 1 for row in written)
 
 
 def test_load_equals_the_checkouts_evaluate_load(user: dict[str, Path]) -> None:
@@ -200,7 +208,8 @@ def test_load_equals_the_checkouts_evaluate_load(user: dict[str, Path]) -> None:
 def test_core_install_refuses_an_embedded_model_metric_in_one_line(
         user: dict[str, Path]) -> None:
     rows = user["home"] / "rag.jsonl"
-    rows.write_text("".join(json.dumps({**row, "contexts": ["Paris is in France."]}) + "\n"
+    rows.write_text("".join(json.dumps({**row, "contexts": ["Paris is in France."],
+                                        "expected": ["Paris"]}) + "\n"
                             for row in ROWS))
     for metric in ("faithfulness", "semantic_list_contains"):
         refused = run([str(user["cli"]), "score", str(rows), "--metric", metric, "--out",

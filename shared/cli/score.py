@@ -13,7 +13,7 @@ from ..analysis.calibration_maps import calibrated_column, check_map
 from ..analysis.gates import GATE_ON
 from ..analysis.score_gates import ScoreGates
 from ..base.errors import UserInputError
-from ..runs.batch import check_metric_names, score_dataset, select_metrics
+from ..runs.batch import check_installed, check_metric_names, score_dataset, select_metrics
 from ..runs.engines import ENGINES, Engine, LocalEngine, choose_engine
 from ..runs.files import check_output_paths
 from ..runs.summary import total_plan
@@ -124,6 +124,7 @@ def run(args: argparse.Namespace) -> int:
     selected, skipped = select_metrics(args.metric, engine.columns(dataset), metric_options)
     check_judge_capabilities(judge, selected)
     gates.check_run(dataset, selected, skipped)
+    check_installed(selected, judge)
     note_embedded_judge(judge, selected, args.dry_run)
     from ..engine.backends.base import LogprobsUnavailable
 

@@ -139,12 +139,7 @@ def score_dataset(
     for name in metric_options:
         if name not in names:
             raise UserInputError(f"metric_options names {name!r}, which is not being run")
-    if any(METRICS[n].judge for n in names):
-        from ..kit.judge_metric import require_runnable  # imports evaluate: not at module load
-
-        require_runnable(config)
-    if any(METRICS[n].embeds for n in names) and not config.dry_run:
-        require_local("the embedding model")
+    check_installed(names, config)
     if config.dry_run:
         for name in [n for n in names if not METRICS[n].judge]:
             skipped[name] = "calls no judge (dry run)"
@@ -152,6 +147,18 @@ def score_dataset(
     return chosen.score(dataset, names, skipped, config, chunk_size, show_progress,
                         {n: _call_options(n, metric_options, judge_options, embed_options)
                          for n in names})
+
+
+def check_installed(names: Iterable[str], config: Any) -> None:
+    """Refuse, before any work and in one line naming the ``local`` extra, metrics this install
+    cannot run: a judge metric with a local judge, an embedding metric, without the extra."""
+    names = list(names)
+    if any(METRICS[n].judge for n in names):
+        from ..kit.judge_metric import require_runnable  # imports evaluate: not at module load
+
+        require_runnable(config)
+    if any(METRICS[n].embeds for n in names) and not config.dry_run:
+        require_local("the embedding model")
 
 
 def _checked_options(
