@@ -80,8 +80,8 @@ class FlawedJudges(JudgeServer):
             return (not sound) if ("**" in answer or "\n- " in "\n" + answer) else sound
         if model == "random":
             with self._count_lock:
-                self.asked[content] += 1
-                count = self.asked[content]
+                self.asked[model + content] += 1
+                count = self.asked[model + content]
             if count == 1:
                 return sound
             digest = hashlib.sha256(f"{count}:{content}".encode()).digest()
