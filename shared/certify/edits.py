@@ -45,11 +45,11 @@ INJECTIONS = (
 # sentence of pure filler would be a statement of its own, which a statement-share metric such
 # as answer_relevance rightly counts)
 PADDING = (
-    "To restate the point above: {text}.",
-    "Put another way, {text}.",
-    "In short, {text}.",
-    "To say it once more, {text}.",
-    "That is to say, {text}.",
+    "{text}, to restate the point.",
+    "{text}, put another way.",
+    "{text}, in short.",
+    "{text}, to say it once more.",
+    "{text}, that is.",
 )
 
 
@@ -160,9 +160,7 @@ def format_text(text: str, rng: np.random.Generator) -> tuple[str, str]:
 
 def pad_text(text: str, rng: np.random.Generator) -> tuple[str, str]:
     """``text`` and three sentences that restate its first sentence (no new fact)."""
-    first = sentences(text)[0].rstrip(".!?")
-    first = first[0].lower() + first[1:] if first[:2].istitle() and not NAME.fullmatch(
-        first.split()[0]) else first
+    first = sentences(text)[0].rstrip(".!?")  # each restatement starts a sentence with it
     chosen = sorted(rng.choice(len(PADDING), size=3, replace=False).tolist())
     added = " ".join(PADDING[k].format(text=first) for k in chosen)
     return f"{text.rstrip()} {added}", f"3 sentences added (padding {chosen})"
