@@ -1,6 +1,6 @@
 """``judge-metrics certify``: a judge card for one metric's judge on the user's rows
-(:func:`shared.certify.run.certify`; docs/CERTIFY.md). Exit codes: 0 certified (or a dry run),
-1 not certified, 2 a usage or input error in one line."""
+(:func:`shared.certification.run.certify`; docs/CERTIFY.md). Exit codes: 0 certified (or a dry
+run), 1 not certified, 2 a usage or input error in one line."""
 
 from __future__ import annotations
 
@@ -9,9 +9,9 @@ import sys
 from pathlib import Path
 
 from ..base.errors import UserInputError
-from ..certify.checks import CHECKS, DEFAULT_DELTA
-from ..certify.rates import DEFAULT_TOLERANCE
-from ..certify.run import DEFAULT_REPEATS
+from ..certification.checks import CHECKS, DEFAULT_DELTA
+from ..certification.rates import DEFAULT_TOLERANCE
+from ..certification.run import DEFAULT_REPEATS
 from . import common
 
 HELP = "certify a judge on your rows: format, verbosity, order, injection, sensitivity, repeats"
@@ -51,9 +51,9 @@ def add_arguments(certify: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..certify.card import write_card
-    from ..certify.report import table
-    from ..certify.run import certify
+    from ..certification.card import write_card
+    from ..certification.report import table
+    from ..certification.run import certify
     from ..runs import files
 
     checks = None if args.checks is None else [
@@ -94,7 +94,7 @@ def _write_html(report: dict, path: Path) -> None:
     """The card as one self-contained page (the Markdown card, escaped, in a <pre>)."""
     import html
 
-    from ..certify.card import card_markdown
+    from ..certification.card import card_markdown
 
     title = html.escape(f"Judge card: {report['metric']['name']}")
     path.write_text(

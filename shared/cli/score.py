@@ -13,7 +13,7 @@ from ..analysis.calibration_maps import calibrated_column, check_map
 from ..analysis.gates import GATE_ON
 from ..analysis.score_gates import ScoreGates
 from ..base.errors import UserInputError
-from ..certify.card import check_card
+from ..certification.card import check_card
 from ..runs.batch import check_metric_names, score_dataset, select_metrics
 from ..runs.engines import ENGINES, Engine, LocalEngine, choose_engine
 from ..runs.files import check_output_paths

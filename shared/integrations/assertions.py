@@ -13,7 +13,7 @@ from typing import Any
 from ..analysis.gates import check_max_unmeasured
 from ..analysis.verdicts import Verdict, check_thresholds, verdict_of
 from ..base.errors import UserInputError
-from ..certify.card import check_card
+from ..certification.card import check_card
 from ..runs.rows import MetricRows
 from . import session
 

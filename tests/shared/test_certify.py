@@ -143,3 +143,10 @@ def test_bad_arguments_are_one_line_errors(tmp_path, capsys):
         assert main(["certify", str(data), *args]) == 2
         stderr = capsys.readouterr().err
         assert message in stderr and len(stderr.strip().splitlines()) == 1, stderr
+
+
+def test_certify_is_the_function_even_with_its_package_imported():
+    import shared
+    import shared.certification.card  # noqa: F401 - the package's own modules loaded
+
+    assert shared.certify is certify and callable(certify) and certify.__name__ == "certify"

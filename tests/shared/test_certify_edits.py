@@ -10,8 +10,8 @@ import pytest
 from fakes.flawed_judges import bridge_rows
 from statsmodels.stats.proportion import proportion_confint
 
-from shared.certify import checks, edits
-from shared.certify.rates import outcome_of, rate_entry, rate_interval, rows_to_settle
+from shared.certification import checks, edits
+from shared.certification.rates import outcome_of, rate_entry, rate_interval, rows_to_settle
 from shared.kit.registry import METRICS
 
 ROWS = bridge_rows(40)
