@@ -5,6 +5,7 @@ failure; the failure rate's interval against statsmodels' Clopper-Pearson."""
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 import pytest
 from fakes.flawed_judges import bridge_rows
@@ -13,6 +14,8 @@ from statsmodels.stats.proportion import proportion_confint
 from shared.certification import checks, edits
 from shared.certification.rates import outcome_of, rate_entry, rate_interval, rows_to_settle
 from shared.kit.registry import METRICS
+
+REPO = Path(__file__).resolve().parents[2]
 
 ROWS = bridge_rows(40)
 RAG = [{"question": f"Where is site {k}?",
@@ -159,3 +162,27 @@ def test_outcomes_and_the_rows_that_would_settle_them():
     assert rows_to_settle(0.05, 40, 0.05) is None
     empty = rate_entry("fact_swap", "sensitivity", 0, 0, 0.05, 0.2)
     assert empty["outcome"] == "inconclusive" and empty["rate"]["value"] is None
+
+
+JUDGE_METRICS = [name for name in METRICS if METRICS[name].judge]
+
+
+@pytest.mark.parametrize("metric", JUDGE_METRICS)
+def test_every_judge_metric_s_checks_edit_the_bundled_samples(metric):
+    """Each check that applies to a judge metric edits rows of the bundled sample (the agent
+    sample for the conversation metrics), and only the inputs it names."""
+    from shared.certification.run import load_rows
+
+    spec = METRICS[metric]
+    sample = "agent_sample" if "messages" in spec.columns else "rag_sample"
+    rows = load_rows(REPO / "examples" / f"{sample}.jsonl")
+    plan = checks.plan(spec, list(rows[0]))
+    assert "repeat" in plan.applied and "format" in plan.applied
+    for name in plan.applied:
+        if name == "repeat":
+            continue
+        found = checks.make_edits(name, rows, spec, plan.target, 0)
+        assert found, (metric, name)
+        for edit, row in found:
+            changed = {k for k in row if row[k] != rows[edit.row][k]}
+            assert changed and changed <= set(edit.field.split(", ")), (metric, name, changed)
