@@ -42,8 +42,9 @@ def add_arguments(certify: argparse.ArgumentParser) -> None:
                          help="how far a score may move, as a share of the metric's score "
                          f"range, before a row fails (default {DEFAULT_DELTA:g})")
     common.add_seed_argument(certify, "the edits")
-    common.add_report_arguments(certify, json_help="also write the report as JSON",
-                                html_help="also write the card as a self-contained HTML page")
+    common.add_report_arguments(
+        certify, json_help="also write the report as JSON",
+        html_help="also write the card as a self-contained HTML page (opens offline)")
     certify.add_argument("--card", metavar="CARD.md",
                          help="also write the card as Markdown, for a repository (score --card "
                          "and assert_metric(card=...) read it)")
@@ -52,6 +53,7 @@ def add_arguments(certify: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from ..certification.card import write_card
+    from ..certification.html import write_certify_html
     from ..certification.report import table
     from ..certification.run import certify
     from ..runs import files
@@ -83,21 +85,8 @@ def run(args: argparse.Namespace) -> int:
         return 0
     print(table(report))
     for path, write in ((args.json, common.write_json), (args.card, write_card),
-                        (args.html, _write_html)):
+                        (args.html, write_certify_html)):
         if path:
             write(report, Path(path))
             print(f"wrote {path}", file=sys.stderr)
     return 0 if report["certified"] else 1
-
-
-def _write_html(report: dict, path: Path) -> None:
-    """The card as one self-contained page (the Markdown card, escaped, in a <pre>)."""
-    import html
-
-    from ..certification.card import card_markdown
-
-    title = html.escape(f"Judge card: {report['metric']['name']}")
-    path.write_text(
-        f"<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>{title}"
-        f"</title></head><body><pre style=\"white-space: pre-wrap\">"
-        f"{html.escape(card_markdown(report))}</pre></body></html>\n", encoding="utf-8")

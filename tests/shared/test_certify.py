@@ -127,6 +127,9 @@ def test_the_cli_writes_the_report_and_the_card(server, tmp_path):
     assert [c["name"] for c in report["checks"]] == ["injection", "repeat"]
     card = (tmp_path / "CARD.md").read_text()
     assert "**NOT CERTIFIED**" in card and "| injection | invariance | 120 |" in card
+    page = (tmp_path / "card.html").read_text()
+    assert "<strong>NOT CERTIFIED</strong>: checks not passed: injection fail" in page
+    assert "Content-Security-Policy" in page and "Note to the evaluator" in page
     for text in (done.stdout, done.stderr, card, (tmp_path / "card.html").read_text(),
                  json.dumps(report)):
         assert SECRET not in text
