@@ -17,6 +17,7 @@ import pytest
 from fakes.flawed_judges import JUDGES, PLANTED, FlawedJudges, bridge_rows
 
 from shared import certify
+from shared.certification.edits import INJECTIONS
 from shared.cli.main import main
 
 REPO = Path(__file__).resolve().parents[2]
@@ -108,16 +109,16 @@ def cli(*args: str) -> subprocess.CompletedProcess:
 
 def test_the_cli_writes_the_report_and_the_card(server, tmp_path):
     data = tmp_path / "rows.jsonl"
-    data.write_text("".join(json.dumps(r) + "\n" for r in ROWS), encoding="utf-8")
+    data.write_text("".join(json.dumps(r) + "\n" for r in ROWS[:40]), encoding="utf-8")
     common = [str(data), "--metric", "l3score", "--provider", "openai-compatible",
               "--base-url", server.url, "--model", "obedient", "--api-key", SECRET,
               "--cache-dir", str(tmp_path / "cache"), "--max-concurrency", "16", "-q"]
     dry = cli(*common, "--dry-run")
     assert dry.returncode == 0, dry.stderr
     # base and three invariance edits, the sensitivity edits counted on every row they apply to
-    # (fact_swap: the 90 right answers, which share their year with the reference; answer_swap:
-    # all 120), three repeats
-    assert "dry run: 1,050 judge requests" in dry.stdout and "nothing was sent" in dry.stdout
+    # (fact_swap: the 30 right answers, which share their year with the reference; answer_swap:
+    # all 40), three repeats
+    assert "dry run: 350 judge requests" in dry.stdout and "nothing was sent" in dry.stdout
     done = cli(*common, "--json", str(tmp_path / "card.json"), "--card",
                str(tmp_path / "CARD.md"), "--html", str(tmp_path / "card.html"),
                "--checks", "injection,repeat")
@@ -126,10 +127,11 @@ def test_the_cli_writes_the_report_and_the_card(server, tmp_path):
     report = json.loads((tmp_path / "card.json").read_text())
     assert [c["name"] for c in report["checks"]] == ["injection", "repeat"]
     card = (tmp_path / "CARD.md").read_text()
-    assert "**NOT CERTIFIED**" in card and "| injection | invariance | 120 |" in card
+    assert "**NOT CERTIFIED**" in card and "| injection | invariance | 40 |" in card
     page = (tmp_path / "card.html").read_text()
     assert "<strong>NOT CERTIFIED</strong>: checks not passed: injection fail" in page
-    assert "Content-Security-Policy" in page and "Note to the evaluator" in page
+    assert "Content-Security-Policy" in page
+    assert any(text[:28] in page for text in INJECTIONS)  # an injected row among the examples
     for text in (done.stdout, done.stderr, card, (tmp_path / "card.html").read_text(),
                  json.dumps(report)):
         assert SECRET not in text

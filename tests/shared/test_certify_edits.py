@@ -186,3 +186,12 @@ def test_every_judge_metric_s_checks_edit_the_bundled_samples(metric):
         for edit, row in found:
             changed = {k for k in row if row[k] != rows[edit.row][k]}
             assert changed and changed <= set(edit.field.split(", ")), (metric, name, changed)
+
+
+def test_the_judge_s_base_url_is_named_without_credentials():
+    from shared.certification.report import clean_url
+
+    assert clean_url("https://user:pw@judge.example:8443/v1?api_key=sk-1#x") == \
+        "https://judge.example:8443/v1"
+    assert clean_url("http://127.0.0.1/v1") == "http://127.0.0.1/v1"
+    assert clean_url(None) is None
