@@ -43,7 +43,8 @@ def findings(report: dict) -> list[str]:
                 f"- `{check['name']}` fails: the judge failed it on {check['failures']} of "
                 f"{check['n']} rows (interval [{rate['low']:.2f}, {rate['high']:.2f}], wholly "
                 f"above {check['tolerance']:g}); for instance row {example['row']} "
-                + (f"scored {example['scores']}" if "scores" in example else
+                + (f"scored {', '.join(f'{v:.2f}' for v in example['scores'])}"
+                   if "scores" in example else
                    f"went from {example['score']:.2f} to {example['edited_score']:.2f} "
                    f"({example['note']})") + ".")
         elif check["outcome"] == "inconclusive":

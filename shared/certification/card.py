@@ -75,7 +75,7 @@ def card_markdown(report: Mapping[str, Any]) -> str:
 
 def _example_text(example: Mapping[str, Any]) -> str:
     if "scores" in example:
-        return f"row {example['row']} scored {example['scores']}"
+        return f"row {example['row']} scored {', '.join(f'{v:.3g}' for v in example['scores'])}"
     after = " ".join(str(example["after"]).split())
     after = after if len(after) <= 160 else after[:159] + "…"
     return (f"row {example['row']} ({example['note']}): {example['score']:.3g} -> "

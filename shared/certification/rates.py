@@ -82,5 +82,5 @@ def rate_entry(name: str, kind: str, failures: int, n: int, tolerance: float,
         rows = rows_to_settle(value, n, tolerance)
         entry["note"] = ("the rate sits at the tolerance: more rows will not settle it"
                          if rows is None else f"about {rows} rows at this rate would settle "
-                         f"it (now {n})")
+                         f"it; {n} now")
     return entry

@@ -43,16 +43,27 @@ def describe_judge(config: Any) -> dict[str, Any]:
 
 
 def prompt_records(metric: str) -> list[dict[str, str]]:
-    """Each judge prompt ``metric`` sends: name, version and the sha256 of its text (12
-    digits)."""
+    """Each judge prompt ``metric`` sends: name, version and the sha256 (12 digits) of its text;
+    for a prompt built in code from the user's criteria (g_eval's, pairwise's), of the source
+    of the function that builds it (``<name>_request``)."""
+    import inspect
+
     from ..analysis.report.page import prompts_of
     from ..kit.steps import prompts
 
-    templates = {t.prompt_id: t for t in vars(prompts).values()
-                 if isinstance(t, prompts.PromptTemplate)}
-    return [{"name": templates[pid].name, "version": templates[pid].version,
-             "digest": hashlib.sha256(templates[pid].text.encode("utf-8")).hexdigest()[:12]}
-            for pid in prompts_of([metric])]
+    def digest(text: str) -> str:
+        return hashlib.sha256(text.encode("utf-8")).hexdigest()[:12]
+
+    found = {t.prompt_id: (t.name, t.version, digest(t.text)) for t in vars(prompts).values()
+             if isinstance(t, prompts.PromptTemplate) and t.prompt_id in prompts_of([metric])}
+    for name, value in vars(prompts).items():
+        builder = getattr(prompts, f"{name[:-3].lower()}_request", None)
+        if name.endswith("_ID") and isinstance(value, str) and callable(builder):
+            prompt, _, version = value.partition("@")
+            if prompt == metric or prompt.startswith(metric + "_"):
+                found[value] = (prompt, version, digest(inspect.getsource(builder)))
+    return [{"name": n, "version": v, "digest": d} for n, v, d in
+            (found[pid] for pid in sorted(found))]
 
 
 def data_digest(rows: Sequence[Mapping[str, Any]]) -> str:
