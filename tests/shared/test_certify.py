@@ -102,7 +102,7 @@ def test_a_panel_is_rated_as_a_panel_and_judge_by_judge(server, tmp_path):
 
 
 def cli(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "shared", "certify", *args], cwd=REPO,
+    return subprocess.run([sys.executable, "-m", "judge_metrics", "certify", *args], cwd=REPO,
                           capture_output=True, text=True, timeout=600,
                           env={**os.environ, "HF_HUB_OFFLINE": "1"})
 
