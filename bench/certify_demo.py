@@ -70,7 +70,9 @@ def main() -> None:
         report = certify(ROOT / SAMPLE, metric, show_progress=False)
         seconds = time.monotonic() - start
         parts += [f"## {metric}", "",
-                  f"{report['usage']['calls']} judge requests, {seconds:.0f} s on "
+                  f"{report['usage']['calls']} judge requests sent and "
+                  f"{report['usage']['cache_hits']} answered from the call cache (the repeats "
+                  f"always go to the judge), {seconds:.0f} s on "
                   f"{datetime.date.today().isoformat()}.", "", "What it shows:", "",
                   *findings(report), "", shown_card(report), ""]
         print(f"{metric}: {'certified' if report['certified'] else 'not certified'} "
