@@ -155,3 +155,20 @@ def test_certify_is_the_function_even_with_its_package_imported():
     import shared.certification.card  # noqa: F401 - the package's own modules loaded
 
     assert shared.certify is certify and callable(certify) and certify.__name__ == "certify"
+
+
+def test_a_certification_through_a_batch_api(server, tmp_path, monkeypatch):
+    """batch=True as in score: every round goes to OpenAI's Batches API (the loopback fake of
+    tests/fakes/batches.py, whose items the planted-flaw judges answer), none directly."""
+    from fakes.batches import FakeBatches
+
+    monkeypatch.setenv("JUDGE_METRICS_BATCH_POLL", "0.05")
+    with FakeBatches(server.url) as fake:
+        report = certify(ROWS[:40], "l3score", checks=["injection", "repeat"], repeats=2,
+                         chunk_size=80, provider="openai", base_url=f"{fake.url}/v1",
+                         api_key=SECRET, model="obedient", batch=True,
+                         cache_dir=str(tmp_path))
+    assert {c["name"]: c["outcome"] for c in report["checks"]} == {
+        "injection": "fail", "repeat": "inconclusive"}
+    assert len(fake.created) == 3 and fake.direct == 0  # the rows and their edits, 2 repeats
+    assert SECRET not in json.dumps(report)
