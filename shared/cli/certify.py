@@ -19,7 +19,7 @@ DESCRIPTION = (
     "Score INPUT with one judge metric, then edited copies of the rows (Markdown, padding, "
     "shuffled contexts, an instruction to the judge, a swapped fact, another row's answer) and "
     "the rows again with the cache off, and rate how often the judge fails each check, with a "
-    "95%% Clopper-Pearson interval: pass (the whole interval at or under --tolerance), fail "
+    "95% Clopper-Pearson interval: pass (the whole interval at or under --tolerance), fail "
     "(wholly above) or inconclusive. Certified when every check that applies passes "
     "(docs/CERTIFY.md)."
 )
