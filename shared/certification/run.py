@@ -201,9 +201,11 @@ def _rate_checks(spec: Any, plan: Plan, base: Sequence[Any],
     for name in plan.applied:
         kind = CHECKS[name]
         outcomes: list[tuple[bool, dict[str, Any]]] = []
+        unmeasured = 0
         if kind == CONSISTENCY:
             for row, values in enumerate(repeated or []):
                 if any(v is None for v in values):
+                    unmeasured += 1
                     continue
                 failed = checks_module.repeat_failed(spec, values, delta)
                 outcomes.append((failed, {"row": row, "scores": list(values),
@@ -212,15 +214,17 @@ def _rate_checks(spec: Any, plan: Plan, base: Sequence[Any],
             scores = edited.get(name, {}).get(who, {})
             for edit, _ in made.get(name, ()):
                 before, after = base[edit.row], scores.get(edit.row)
-                if before is None or after is None:
-                    continue
                 if kind == SENSITIVITY and not checks_module.scored_well(spec, before):
+                    continue  # not edited for this judge (or unmeasured before the edit)
+                if before is None or after is None:
+                    unmeasured += 1
                     continue
                 failed = checks_module.row_failed(name, spec, before, after, delta)
                 outcomes.append((failed, {**edit.as_dict(), "score": before,
                                           "edited_score": after, "failed": failed}))
         failures = sum(failed for failed, _ in outcomes)
         entry = rate_entry(name, kind, failures, len(outcomes), tolerance, delta)
+        entry["unmeasured"] = unmeasured  # rows left out: no score before or after the edit
         ranked = [e for f, e in outcomes if f] + [e for f, e in outcomes if not f]
         entry["examples"] = [{k: v for k, v in e.items() if k != "check"}
                              for e in ranked[:MAX_EXAMPLES]]
