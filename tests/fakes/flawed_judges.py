@@ -17,17 +17,21 @@ sound judge with one flaw:
   test run is reproducible);
 - ``yes``: always Yes;
 - ``sound``: no flaw.
+
+:class:`ContextJudges` rates g_eval's requests against their contexts: a sound judge and one
+that reads only the first context (a position bias, which the ``order`` check finds).
 """
 
 from __future__ import annotations
 
 import hashlib
+import json
 import re
 import threading
 from collections import Counter
 from typing import Any
 
-from judgeserver import JudgeServer
+from judgeserver import JudgeServer, fenced_fields
 
 _PROMPT = re.compile(r"Question: (.*?)\nGround-truth answer: (.*?)\nCandidate answer: (.*)\n"
                      r"Is the semantic meaning", re.DOTALL)
@@ -113,4 +117,42 @@ def bridge_rows(n: int = 120, wrong_every: int = 4) -> list[dict[str, Any]]:
         rows.append({"question": f"In what year did the bridge at {town} open?",
                      "prediction": f"The bridge at {town} opened in {said}.",
                      "reference": f"It opened in {year}."})
+    return rows
+
+
+class ContextJudges(JudgeServer):
+    """Two g_eval judges of an answer against its contexts (fenced JSON list), rating 1 to 5
+    with top log-probabilities: ``sound`` rates 5 when any context holds every fact of the
+    answer (``key_facts``) and 1 otherwise; ``first`` (a position bias) reads only the first
+    context."""
+
+    def __init__(self) -> None:
+        super().__init__(self.answer_of, top_logprobs=self.top_of)
+
+    def rating(self, body: dict[str, Any]) -> str:
+        fields = fenced_fields(body)
+        contexts = json.loads(fields["contexts"])
+        facts = key_facts(plain(fields["text"]))
+        read = contexts[:1] if body["model"] == "first" else contexts
+        return "5" if any(facts <= set(re.findall(r"\w+", c)) for c in read) else "1"
+
+    def answer_of(self, body: dict[str, Any]) -> str:
+        return self.rating(body)
+
+    def top_of(self, body: dict[str, Any]) -> list[tuple[str, float]]:
+        rating = self.rating(body)
+        return [(rating, -0.01)] + [(s, -6.0 - k) for k, s in enumerate("12345") if s != rating]
+
+
+def context_rows(n: int = 80) -> list[dict[str, Any]]:
+    """``n`` rows whose answer (a year) is held by one of three contexts, the first in half of
+    them."""
+    rows = []
+    for i, row in enumerate(bridge_rows(n, wrong_every=n + 1)):
+        town, year = re.fullmatch(r"The bridge at (\w+) opened in (\d+)\.",
+                                  row["prediction"]).groups()
+        held = f"The records say the bridge at {town} opened in {year}."
+        others = [f"The bridge was painted in {2000 + i % 20}.", "Tolls were never charged."]
+        contexts = [held, *others] if i % 2 == 0 else [others[0], held, others[1]]
+        rows.append({"prediction": row["prediction"], "contexts": contexts})
     return rows

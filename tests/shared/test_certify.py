@@ -172,3 +172,28 @@ def test_a_certification_through_a_batch_api(server, tmp_path, monkeypatch):
         "injection": "fail", "repeat": "inconclusive"}
     assert len(fake.created) == 3 and fake.direct == 0  # the rows and their edits, 2 repeats
     assert SECRET not in json.dumps(report)
+
+
+def test_a_judge_biased_to_the_first_context_fails_order(tmp_path):
+    """g_eval with contexts (the rows' answer held by the first context in half of them): a
+    judge that reads only the first context fails ``order``, the sound one passes it; g_eval's
+    sensitivity checks are skipped (its criteria decide what should score worse)."""
+    from fakes.flawed_judges import ContextJudges, context_rows
+
+    rows = context_rows(80)
+    with ContextJudges() as judges:
+        cards = {model: certify(rows, "g_eval", checks=["order", "format", "fact_swap"],
+                                metric_options={"criteria": "Do the contexts support it?"},
+                                provider="openai-compatible", base_url=judges.url,
+                                model=model, cache_dir=str(tmp_path / model),
+                                max_concurrency=16)
+                 for model in ("sound", "first")}
+    for model, report in cards.items():
+        assert report["skipped"] == {"fact_swap": "its criteria, not this check, decide what "
+                                                  "should score worse"}
+        outcomes = {c["name"]: c["outcome"] for c in report["checks"]}
+        assert outcomes == ({"format": "pass", "order": "pass"} if model == "sound"
+                            else {"format": "pass", "order": "fail"}), model
+    assert cards["sound"]["certified"] and not cards["first"]["certified"]
+    order = next(c for c in cards["first"]["checks"] if c["name"] == "order")
+    assert order["n"] == 80 and 0.2 < order["rate"]["value"] < 0.8
