@@ -30,7 +30,8 @@ export OMP_WAIT_POLICY := PASSIVE
 # written bytecode every process would compile its imports again.
 unexport PYTHONDONTWRITEBYTECODE
 
-.PHONY: setup setup-test run test app spaces bench bench-tokens bench-install agreement calibration-curve lint clean cards
+.PHONY: setup setup-test run test app spaces bench bench-tokens bench-install agreement calibration-curve lint clean cards \
+	certify-demo
 
 # The venv without ensurepip's bundled pip: the system's pip installs the current one into it
 # (pip >= 22.3 has --python; 3 s against 7 s for ensurepip and an upgrade), else ensurepip does.
@@ -167,6 +168,11 @@ calibration-curve: $(RUNTIME_STAMP)
 
 cards: $(RUNTIME_STAMP)
 	$(PY) -m judge_metrics.tools.cards
+
+# bench/CERTIFY.md: the embedded judge's cards (certify) for l3score and pairwise on the bundled
+# sample, examples/rag_sample.jsonl (docs/CERTIFY.md; a few minutes on CPU)
+certify-demo: $(RUNTIME_STAMP)
+	$(PY) bench/certify_demo.py
 
 lint: $(TEST_STAMP)
 	$(PY) -m ruff check shared metrics tests app.py bench setup.py

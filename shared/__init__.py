@@ -115,6 +115,8 @@ _EXPORTS: dict[str, str] = {
     "assert_metric": "integrations.assertions:assert_metric",
     "Verdict": "integrations.assertions:Verdict",
     "evaluate_gates": "analysis.gates:evaluate_gates",
+    # judge cards: a judge certified on the user's rows (docs/CERTIFY.md)
+    "certify": "certification.run:certify",
     "regression_checks": "analysis.regressions:regression_checks",
     "write_score_html": "analysis.report:write_score_html",
     "write_compare_html": "analysis.report:write_compare_html",

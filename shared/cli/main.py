@@ -1,6 +1,6 @@
 """``judge-metrics`` / ``python -m judge_metrics``: the parser and the dispatch to one module per
 command (:mod:`.score`, :mod:`.agree`, :mod:`.compare`, :mod:`.calibrate`,
-:mod:`.align`); the commands share only
+:mod:`.align`, :mod:`.certify`); the commands share only
 :mod:`.common`.
 
 Exit codes: 0 done; 2 bad arguments, input or judge configuration (a one-line message, no
@@ -19,11 +19,11 @@ from typing import NoReturn
 from ..base.errors import UserInputError
 from ..base.redaction import redact, secret_values
 from ..base.version import VERSION
-from . import agree, align, calibrate, compare, score
+from . import agree, align, calibrate, certify, compare, score
 from .common import one_line_warning
 
 COMMANDS = {"score": score, "compare": compare, "agree": agree, "calibrate": calibrate,
-            "align": align}
+            "align": align, "certify": certify}
 
 
 class RedactingParser(argparse.ArgumentParser):

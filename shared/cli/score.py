@@ -13,6 +13,7 @@ from ..analysis.calibration_maps import calibrated_column, check_map
 from ..analysis.gates import GATE_ON
 from ..analysis.score_gates import ScoreGates
 from ..base.errors import UserInputError
+from ..certification.card import check_card
 from ..runs.batch import check_installed, check_metric_names, score_dataset, select_metrics
 from ..runs.engines import ENGINES, Engine, LocalEngine, choose_engine
 from ..runs.files import check_output_paths
@@ -92,6 +93,10 @@ def add_arguments(score: argparse.ArgumentParser) -> None:
                        "the rows unmeasured (default: no limit; the share is always shown)")
     gates.add_argument("--junit-xml", metavar="PATH",
                        help="write the gates as JUnit XML: one testcase per gate")
+    gates.add_argument("--card", metavar="FILE",
+                       help="a judge card written by `certify --card` for this judge, metric, "
+                       "options and prompts (refused otherwise); when it is not certified, a "
+                       "gate of its metric that holds is inconclusive (exit 1; docs/CERTIFY.md)")
 
 
 # how a metric's compute() refuses an option it does not take (evaluate's, or ours)
@@ -105,7 +110,8 @@ def run(args: argparse.Namespace) -> int:
         engine.check_output(out)
     engine.check_input(Path(args.input))
     check_output_paths({k: v for k, v in (("INPUT", args.input),
-                                          ("--calibration", args.calibration)) if v},
+                                          ("--calibration", args.calibration),
+                                          ("--card", args.card)) if v},
                        {"--out": out, "--html": args.html, "--junit-xml": args.junit_xml},
                        overwrite_input=args.overwrite_input)
     check_metric_names(args.metric)
@@ -119,6 +125,7 @@ def run(args: argparse.Namespace) -> int:
                                profiled=profile and profile["metric"])
     options = judge_options(args)
     judge = check_judge_options(options)
+    card = check_card(args.card, args.metric, options, metric_options) if args.card else None
     quiet_libraries()
     dataset = engine.read_input(Path(args.input))
     selected, skipped = select_metrics(args.metric, engine.columns(dataset), metric_options)
@@ -174,7 +181,8 @@ def run(args: argparse.Namespace) -> int:
         write_score_html(scored, summary, args.html, judge=options,
                          source=args.input, gates=results.html)
         print(f"wrote {args.html}", file=sys.stderr)
-    return gates.status(results.outcomes)
+    status = gates.status(results.outcomes)
+    return card.gate_status(results.outcomes, status) if card else status
 
 
 def _engine(args: argparse.Namespace) -> Engine:

@@ -13,6 +13,7 @@ from typing import Any
 from ..analysis.gates import check_max_unmeasured
 from ..analysis.verdicts import Verdict, check_thresholds, verdict_of
 from ..base.errors import UserInputError
+from ..certification.card import check_card
 from ..runs.rows import MetricRows
 from . import session
 
@@ -82,7 +83,8 @@ def _settle_hint(verdict: Verdict) -> str:
 def assert_metric(metric: str, data: Any, *, at_least: float | None = None,
                   at_most: float | None = None, score_key: str | None = None, runs: int = 1,
                   alpha: float = 0.05, inconclusive: str = "fail",
-                  max_unmeasured: float | None = None, **options: Any) -> Verdict:
+                  max_unmeasured: float | None = None, card: str | os.PathLike[str] | None = None,
+                  **options: Any) -> Verdict:
     """Score ``data`` with ``metric`` and assert its mean: ``pass`` when the whole (1 - alpha)
     interval of the mean clears the threshold(s), ``AssertionError`` when it misses them
     entirely, and when it straddles them an ``AssertionError`` saying "inconclusive" (or
@@ -90,7 +92,9 @@ def assert_metric(metric: str, data: Any, *, at_least: float | None = None,
     without the cache; the interval is then over the rows' means. More than ``max_unmeasured``
     (a share; the pytest option ``--max-unmeasured``) of the rows unmeasured is an
     :class:`UnmeasuredError`, told apart from quality. ``options``: the metric's and the
-    judge's (provider, model, base_url ...; the pytest options fill in those not given)."""
+    judge's (provider, model, base_url ...; the pytest options fill in those not given).
+    ``card``: a judge card (``certify --card``) for this judge, metric, options and prompts
+    (refused otherwise); when it is not certified, a pass is inconclusive."""
     if inconclusive not in INCONCLUSIVE:
         raise UserInputError(f"inconclusive must be one of {', '.join(INCONCLUSIVE)}, "
                              f"got {inconclusive!r}")
@@ -110,6 +114,7 @@ def assert_metric(metric: str, data: Any, *, at_least: float | None = None,
         raise UserInputError(f"runs={runs}: {metric} calls no judge, so every run would "
                              "score the same")
     check_thresholds(at_least, at_most, probe.spec.score_range, metric)
+    judge_card = None if card is None else check_card(card, [metric], options)
     scorer = MetricRows(metric, score_key=score_key, **options)
     rows = rows_of(data)
     results = [scorer.score(rows) for _ in range(runs)]
@@ -130,9 +135,10 @@ def assert_metric(metric: str, data: Any, *, at_least: float | None = None,
         f", {verdict.unmeasured} unmeasured row(s) left out" if verdict.unmeasured else "")
     if verdict.outcome == "fail":
         raise AssertionError(f"{shown}: the whole interval misses the threshold")
-    if verdict.outcome == "inconclusive":
-        message = (f"inconclusive: {shown}: the interval straddles the threshold; "
-                   f"{_settle_hint(verdict)}")
+    uncertified = judge_card.reason if judge_card and verdict.outcome == "pass" else None
+    if verdict.outcome == "inconclusive" or uncertified:
+        message = f"inconclusive: {shown}: " + (uncertified or "the interval straddles the "
+                                                 f"threshold; {_settle_hint(verdict)}")
         if inconclusive == "skip":
             import pytest
 
