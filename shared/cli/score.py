@@ -27,9 +27,9 @@ from .common import (
     check_judge_capabilities,
     check_judge_options,
     judge_options,
-    write_json,
     parse_metric_options,
     quiet_libraries,
+    write_json,
 )
 from .judge_notes import note_embedded_judge, print_embedded_judge_notes
 
