@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import math
 import re
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -100,10 +101,25 @@ class TrialOptions:
                                  f"[{low:g}, {high:g}]")
         return cls(task, ks, metric, at)
 
-    def check_columns(self, columns: Sequence[str]) -> None:
+    def check_run(self, dataset: Any, columns: Sequence[str]) -> None:
+        """Before any scoring: the task column exists, names a task on every row, and some
+        task has as many rows (trials) as the largest k."""
         if self.task not in columns:
             raise UserInputError(f"--task {self.task!r}: INPUT has no such column (its "
                                  f"columns: {', '.join(columns)})")
+        tasks = list(dataset[self.task])
+        if any(_blank(task) for task in tasks):
+            row = next(i for i, task in enumerate(tasks) if _blank(task))
+            raise UserInputError(f"--task {self.task!r}: row {row} names no task")
+        most = max(Counter(map(str, tasks)).values())
+        if most < max(self.ks):
+            raise UserInputError(f"--pass-k: k={max(self.ks)} is larger than every task's "
+                                 f"number of trials (at most {most}); run more trials or lower k")
+
+
+def _blank(task: Any) -> bool:
+    return task is None or (isinstance(task, float) and math.isnan(task)) or (
+        isinstance(task, str) and not task.strip())
 
 
 @dataclass(frozen=True)
@@ -162,8 +178,8 @@ def trial_report(scored: Any, options: TrialOptions, alpha: float = 0.05) -> Tri
         if score is None or (isinstance(score, float) and math.isnan(score)):
             unmeasured += 1
             continue
-        if task is None or (isinstance(task, float) and math.isnan(task)):
-            raise UserInputError(f"--task {options.task!r}: a row has no task")
+        if _blank(task):
+            raise UserInputError(f"--task {options.task!r}: a row names no task")
         successes.setdefault(task, []).append(float(score) >= options.success_at)
     if not successes:
         raise UserInputError(f"--pass-k: no row of {options.metric} was measured")

@@ -142,7 +142,7 @@ def run(args: argparse.Namespace) -> int:
     dataset = engine.read_input(Path(args.input))
     selected, skipped = select_metrics(args.metric, engine.columns(dataset), metric_options)
     if trials:
-        trials.check_columns(engine.columns(dataset))
+        trials.check_run(dataset, engine.columns(dataset))
     check_judge_capabilities(judge, selected)
     gates.check_run(dataset, selected, skipped)
     check_installed(selected, judge)
