@@ -26,7 +26,7 @@ from .values import same_json
 ARGS_MODES = ("exact", "subset", "superset", "ignore")
 
 Rule = str | tuple[str, ...]  # a mode, or the key paths compared
-_MISSING = object()
+MISSING = object()
 
 
 def check_args_overrides(name: str, value: Any) -> dict[str, Rule] | None:
@@ -92,11 +92,12 @@ def _lacking(made: Mapping[str, Any], reference: Mapping[str, Any]) -> str | Non
     return None
 
 
-def _at_path(arguments: Mapping[str, Any], path: str) -> Any:
+def at_path(arguments: Mapping[str, Any], path: str) -> Any:
+    """The value at a key path (``"a.b"``: ``arguments["a"]["b"]``), or :data:`MISSING`."""
     current: Any = arguments
     for part in path.split("."):
         if not isinstance(current, Mapping) or part not in current:
-            return _MISSING
+            return MISSING
         current = current[part]
     return current
 
@@ -114,10 +115,10 @@ def args_error(made: Mapping[str, Any], reference: Mapping[str, Any], rule: Rule
     if rule == "superset":
         return _lacking(made, reference)
     for path in rule:
-        mine, theirs = _at_path(made, path), _at_path(reference, path)
-        if mine is _MISSING:
+        mine, theirs = at_path(made, path), at_path(reference, path)
+        if mine is MISSING:
             return f"key path {path!r} is missing"
-        if theirs is _MISSING:
+        if theirs is MISSING:
             return f"key path {path!r} is not in the reference call"
         if not same_json(mine, theirs):
             return f"key path {path!r} is {_shown(mine)}, not {_shown(theirs)}"
