@@ -1,3 +1,3 @@
-from shared.demo import launch_metric_demo
+from judge_metrics.demo import launch_metric_demo
 
 launch_metric_demo("trajectory_match")

@@ -1,7 +1,7 @@
 """Trajectory match: does an agent's trajectory match a reference trajectory? Per row 1.0 or
 0.0 in the trajectory and argument modes of openevals 0.2 (``strict``, ``unordered``,
 ``subset``, ``superset``; ``exact``, ``subset``, ``superset``, ``ignore``, per-tool overrides),
-the calls paired one to one by a largest matching (``shared/kit/tool_calls/trajectory.py``);
+the calls paired one to one by a largest matching (``judge_metrics.kit.tool_calls.trajectory``);
 no judge."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ import json
 import math
 from typing import Any
 
-from shared import (
+from judge_metrics import (
     About,
     Example,
     Input,
