@@ -40,6 +40,8 @@ class FewTrialsWarning(UserWarning):
 
 
 def _outcome(task: Hashable, value: Any) -> bool:
+    if hasattr(value, "item") and not isinstance(value, (bool, int, float)):
+        value = value.item()  # a numpy scalar
     if isinstance(value, bool):
         return value
     if isinstance(value, Real) and value in (0, 1):
@@ -58,6 +60,8 @@ def _checked(successes: Any, k: Any, alpha: Any) -> dict[Hashable, list[bool]]:
                              f"outcomes, got {type(successes).__name__}")
     out = {}
     for task, trials in successes.items():
+        if hasattr(trials, "tolist") and not isinstance(trials, (str, bytes)):
+            trials = trials.tolist()  # a numpy array, a pandas Series
         if isinstance(trials, (str, bytes, Mapping)) or not isinstance(trials, Sequence):
             raise UserInputError(f"successes[{task!r}] must be a list of trial outcomes, got "
                                  f"{type(trials).__name__}")

@@ -120,5 +120,12 @@ def test_refusals_are_one_line(successes: object, k: object, alpha: float, messa
     assert "\n" not in str(raised.value)
 
 
-def test_ones_and_zeros_are_outcomes_too() -> None:
-    assert pass_hat_k({"a": [1, 0, 1]}, 2) == pass_hat_k({"a": [T, F, T]}, 2)
+def test_ones_and_zeros_and_numpy_are_outcomes_too() -> None:
+    import numpy as np
+    import pandas as pd
+
+    expected = pass_hat_k({"a": [T, F, T]}, 2)
+    assert pass_hat_k({"a": [1, 0, 1]}, 2) == expected
+    assert pass_hat_k({"a": np.array([True, False, True])}, 2) == expected
+    assert pass_hat_k({"a": pd.Series([1, 0, 1])}, 2) == expected
+    assert pass_at_k({"a": [np.bool_(True), np.int64(0)]}, 1)["value"] == 0.5
