@@ -4,8 +4,8 @@ pairs covering every trajectory mode with every argument mode, per-tool override
 key paths into nested arguments), parallel calls, repeated calls, nested arguments and empty
 trajectories. The verdicts are equal except where docs/CONVERSATIONS.md says why: openevals
 pairs calls greedily and can miss a complete pairing; each such row is checked to hold a
-complete one-to-one pairing by openevals' own argument matcher (ours, from the row's details),
-so the difference is the greedy search and nothing else."""
+complete one-to-one pairing (ours, from the row's details) whose every pair openevals itself
+matches, so the difference is the greedy search and nothing else."""
 
 from __future__ import annotations
 
@@ -17,7 +17,6 @@ import pytest
 from conftest import load_metrics
 
 openevals_match = pytest.importorskip("openevals.trajectory.match")
-openevals_utils = pytest.importorskip("openevals.trajectory.utils")
 
 TRAJECTORY_MODES = ("strict", "unordered", "subset", "superset")
 ARGS_MODES = ("exact", "subset", "superset", "ignore")
@@ -125,7 +124,7 @@ def _calls(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
 def _complete_by_openevals(made: Any, reference: Any, details: dict[str, Any], mode: str,
                            args_mode: str, overrides: dict[str, Any] | None) -> bool:
     """Our pairing of the row is one to one, covers what ``mode`` needs, and each pair is a
-    match by openevals' own matcher (called as openevals calls it: the call made first)."""
+    match by openevals itself (the two calls alone, as one-call trajectories)."""
     mine, theirs = _calls(made), _calls(reference)
     pairs = [(p["made"], p["reference"]) for p in details["matched"]]
     one_to_one = len({m for m, _ in pairs}) == len({r for _, r in pairs}) == len(pairs)
@@ -133,8 +132,9 @@ def _complete_by_openevals(made: Any, reference: Any, details: dict[str, Any], m
               "superset": len(pairs) == len(theirs), "subset": len(pairs) == len(mine),
               "strict": len(pairs) == len(mine) == len(theirs)}[mode]
     return one_to_one and covers and all(
-        mine[m]["name"] == theirs[r]["name"] and openevals_utils._get_matcher_for_tool_name(
-            theirs[r]["name"], args_mode, overrides)(mine[m]["args"], theirs[r]["args"])
+        _openevals(_messages([[(mine[m]["name"], mine[m]["args"])]], "m"),
+                   _messages([[(theirs[r]["name"], theirs[r]["args"])]], "r"),
+                   "strict", args_mode, overrides)
         for m, r in pairs)
 
 
