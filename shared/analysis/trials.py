@@ -10,10 +10,11 @@ the table says how many were.
 
 from __future__ import annotations
 
+import json
 import math
 import re
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Hashable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -180,7 +181,8 @@ def trial_report(scored: Any, options: TrialOptions, alpha: float = 0.05) -> Tri
             continue
         if _blank(task):
             raise UserInputError(f"--task {options.task!r}: a row names no task")
-        successes.setdefault(task, []).append(float(score) >= options.success_at)
+        key = task if isinstance(task, Hashable) else json.dumps(task, default=str)
+        successes.setdefault(key, []).append(float(score) >= options.success_at)
     if not successes:
         raise UserInputError(f"--pass-k: no row of {options.metric} was measured")
     rows = []
