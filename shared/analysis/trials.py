@@ -3,9 +3,9 @@ run, read as pass^k and pass@k (``pass_k``) per k, for the table, the JSON summa
 report and the gates ``pass^K>=X`` / ``pass@K>=X``.
 
 A row is one trial of the task named in its ``--task`` cell; it succeeds when the metric's
-per-row score (a metric with several: its first, rouge's rouge1) reaches ``--success-at`` (default: the top of the metric's score range, e.g.
-1.0). An unmeasured row is no trial: it is left out (a judge's fault is not the agent's), and
-the table says how many were.
+per-row score (a metric with several: its first, rouge's rouge1) reaches ``--success-at``
+(default: the top of the metric's score range, e.g. 1.0). An unmeasured row is no trial: it is
+left out (a judge's fault is not the agent's), and the table says how many were.
 """
 
 from __future__ import annotations
