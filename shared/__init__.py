@@ -102,6 +102,9 @@ _EXPORTS: dict[str, str] = {
     # the corrected mean label from a few labels and a metric's scores (docs/CALIBRATION.md)
     "prediction_powered_mean": "analysis.ppi:prediction_powered_mean",
     "align": "analysis.alignment_profile:align",
+    # reliability over repeated trials per task (docs/CONVERSATIONS.md)
+    "pass_hat_k": "analysis.pass_k:pass_hat_k",
+    "pass_at_k": "analysis.pass_k:pass_at_k",
     "align_scores": "analysis.alignment:align_scores",
     # batch scoring of a datasets.Dataset
     "score_dataset": "runs.batch:score_dataset",

@@ -451,3 +451,14 @@ def test_a_conversation_is_a_json_list_in_a_table_cell() -> None:
                         "task": ["", ""]})
     out = run(panel, bad)
     assert "jm-error" in out["status"] and "messages[1]" in out["status"], out["status"]
+
+
+def test_trajectory_match_runs_its_example_with_its_options() -> None:
+    """trajectory_match's panel: two JSON trajectory columns, its example's options (unordered,
+    superset) filled in: the agent that made both calls matches, the one that skipped the
+    flights does not."""
+    panel = build_demo(["trajectory_match"]).jm_panels["trajectory_match"]
+    assert panel.columns == ["messages", "reference_messages"]
+    out = run(panel)
+    assert headline(out["aggregate"], "trajectory_match") == "0.5000"
+    assert list(out["rows"]["scores"]) == [1.0, 0.0]

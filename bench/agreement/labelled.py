@@ -49,6 +49,9 @@ NO_LABELLED_SET = {
     "knowledge_retention": "no set here labels conversations",
     "tool_call_correctness": "no set here has people's verdicts on tool calls; its reference is "
                              "BFCL's checker, which it equals on BFCL's data (the card says how)",
+    "trajectory_match": "no set here has people's verdicts on trajectories; its reference is "
+                        "openevals' trajectory matcher, whose verdicts it equals on generated "
+                        "trajectories (the card says how)",
 }
 
 @dataclass

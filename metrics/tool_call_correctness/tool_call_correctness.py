@@ -41,7 +41,8 @@ values]}} ("" among the values: the argument may be left out), checked as the Be
 Calling Leaderboard's AST checker checks it: with the tools' schemas, types and required
 arguments too (an int is accepted where a float is declared, not the reverse), strings compared
 after BFCL's standardisation. With order="any" the calls are paired as a set (BFCL's parallel
-checker), with "strict" position by position. Both lists empty: 1.0. No judge.
+checker), with "strict" position by position. Both lists empty: 1.0. args_mode / args_overrides
+loosen the argument checks as trajectory_match's do (default: BFCL's). No judge.
 """
 
 _KWARGS_DESCRIPTION = """\
@@ -95,6 +96,14 @@ class ToolCallCorrectness(ValidatedMetric):
                doc='"any": the calls made are paired with the expected ones as a set (BFCL\'s '
                'parallel checker; a complete pairing is found wherever one exists); "strict": '
                "the i-th call made must be the i-th expected call"),
+        Option("args_mode", str, "exact", choices=tool_call_checks.ARGS_MODES,
+               doc='"exact": BFCL\'s checks, every expected argument and no other; "subset": '
+               'expected arguments may be left out; "superset": other arguments may be added; '
+               '"ignore": names only (the modes of trajectory_match)'),
+        Option("args_overrides", dict, None, nullable=True,
+               check=tool_call_checks.check_args_overrides, type_doc="dict",
+               doc="per tool name: an args_mode, or a list of argument key paths to check "
+               '(e.g. {"search": ["query", "filters.date"]}); the others use args_mode'),
     )
     HEADLINE = ("tool_call_correctness",)
     EXAMPLE = Example({
@@ -116,13 +125,16 @@ class ToolCallCorrectness(ValidatedMetric):
         messages: list[str] | None = None,
         tools: list[str] | None = None,
         order: str = "any",
+        args_mode: str = "exact",
+        args_overrides: dict[str, Any] | None = None,
     ) -> MetricOutput:
+        overrides = tool_call_checks.check_args_overrides("args_overrides", args_overrides)
         results = []
         for row, expected in enumerate(expected_tool_calls):
             made = _calls_made(row, tool_calls, messages)
             offered = None if tools is None else json.loads(tools[row])
             score, details = tool_call_checks.judge_row(made, json.loads(expected), offered,
-                                                        order)
+                                                        order, args_mode, overrides)
             results.append(SampleResult(score, details))
         mean = math.fsum(r.score for r in results) / len(results)
         return build_output({"tool_call_correctness": mean}, results)

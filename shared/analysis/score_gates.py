@@ -25,6 +25,7 @@ from .gates import (
     parse_gates,
 )
 from .junit import write_junit_xml
+from .trials import PassGate, TrialReport, is_pass_gate
 
 
 @dataclass(frozen=True)
@@ -52,19 +53,27 @@ class ScoreGates:
     max_unmeasured: float | None = None
     junit_xml: str | None = None
     label_range: tuple[float, float] | None = None  # --label-range: the labels' scale
+    pass_gates: tuple[PassGate, ...] = ()  # pass^K>=X, pass@K>=X: on the run's --pass-k
 
     @classmethod
     def checked(cls, gates: Iterable[str], gate_on: str | None = None, label: str | None = None,
                 max_unmeasured: float | None = None, junit_xml: str | None = None,
                 dry_run: bool = False, *, label_range: str | None = None,
-                panel: bool = False, profiled: str | None = None) -> ScoreGates:
+                panel: bool = False, profiled: str | None = None,
+                pass_k: tuple[int, ...] = ()) -> ScoreGates:
         """The gates and their options checked together, before any work: one line naming
         the flag that is wrong (``UserInputError``). ``panel``: the run has two or more
         judges (a gate on ``judge_agreement`` needs them). ``profiled``: the metric of the run's
-        ``--profile`` (a gate on its ``<metric>_decision``... needs it)."""
+        ``--profile`` (a gate on its ``<metric>_decision``... needs it). ``pass_k``: the run's
+        ``--pass-k`` (a gate ``pass^K>=X`` needs its K there)."""
         from .corrected import parse_label_range
 
-        parsed = tuple(parse_gates(list(gates)))
+        texts = list(gates) if not isinstance(gates, str) else [gates]
+        pass_gates = tuple(PassGate.parsed(t, pass_k) for t in texts if is_pass_gate(t))
+        parsed = tuple(parse_gates([t for t in texts if not is_pass_gate(t)]))
+        if pass_gates and gate_on == "corrected":
+            raise UserInputError(f"gate {pass_gates[0].text!r}: --gate-on corrected applies to "
+                                 "a metric's mean, not to pass^k or pass@k")
         check_max_unmeasured(max_unmeasured)
         if (gate_on == "corrected") != bool(label):
             raise UserInputError("--gate-on corrected and --label COLUMN go together")
@@ -78,17 +87,17 @@ class ScoreGates:
         if label_range is not None and not label:
             raise UserInputError("--label-range applies to --label COLUMN")
         scale = parse_label_range(label_range)
-        if not parsed:
+        if not parsed and not pass_gates:
             for flag, value in (("--gate-on", gate_on), ("--max-unmeasured", max_unmeasured),
                                 ("--junit-xml", junit_xml)):
                 if value is not None:
                     raise UserInputError(f"{flag} applies to gates: give at least one --gate")
         elif dry_run:
             raise UserInputError("--gate needs scores: a dry run computes none")
-        return cls(parsed, gate_on, label, max_unmeasured, junit_xml, scale)
+        return cls(parsed, gate_on, label, max_unmeasured, junit_xml, scale, pass_gates)
 
     def __bool__(self) -> bool:
-        return bool(self.gates)
+        return bool(self.gates or self.pass_gates)
 
     def check_run(self, dataset: Any, computed: Sequence[str],
                   skipped: Mapping[str, str] | None = None) -> None:
@@ -114,22 +123,41 @@ class ScoreGates:
                 raise UserInputError(f"gate {gate.text!r} --gate-on corrected: {why}")
             print(f"gate {gate.text!r} --gate-on corrected: {mapping}", file=sys.stderr)
 
-    def evaluate(self, scored: Any, summary: Any) -> GateResults:
-        """The outcome of every gate on the scored rows, with the report's block of them."""
-        if not self.gates:
+    def evaluate(self, scored: Any, summary: Any, trials: TrialReport | None = None
+                 ) -> GateResults:
+        """The outcome of every gate on the scored rows (``trials``: the run's pass^k and
+        pass@k, for the gates on them), with the report's block of them."""
+        if not self:
             return GateResults([], None)
-        if self.gate_on == "corrected":
+        outcomes = self._pass_outcomes(trials)
+        if self.gates and self.gate_on == "corrected":
             from .corrected import corrected_gates
 
             assert self.label is not None
-            outcomes = list(corrected_gates((scored, summary), self.gates, self.label,
-                                            max_unmeasured=self.max_unmeasured,
-                                            label_range=self.label_range))
-        else:
-            outcomes = evaluate_gates((scored, summary), self.gates,
-                                      gate_on=self.gate_on or "estimate",
-                                      max_unmeasured=self.max_unmeasured)
+            outcomes[:0] = corrected_gates((scored, summary), self.gates, self.label,
+                                           max_unmeasured=self.max_unmeasured,
+                                           label_range=self.label_range)
+        elif self.gates:
+            outcomes[:0] = evaluate_gates((scored, summary), self.gates,
+                                          gate_on=self.gate_on or "estimate",
+                                          max_unmeasured=self.max_unmeasured)
         return GateResults(outcomes, gates_html(outcomes))
+
+    def _pass_outcomes(self, trials: TrialReport | None) -> list[GateOutcome]:
+        """The gates on pass^k and pass@k: the estimate, its Wilson interval over tasks (the
+        value gated as --gate-on says), the tasks as the rows."""
+        if not self.pass_gates:
+            return []
+        assert trials is not None, "gates on pass^k need the run's trial report"
+        outcomes = []
+        for gate in self.pass_gates:
+            found = trials.value(gate.kind, gate.k)
+            outcomes.append(GateOutcome(
+                Gate(trials.metric, None, gate.op, gate.threshold, gate.text),
+                gate.kind.replace("k", str(gate.k)), found["n_tasks"], 0, found["value"],
+                found["low"], found["high"], self.gate_on or "estimate", None,
+                1 - trials.alpha))
+        return outcomes
 
     def status(self, outcomes: Sequence[GateOutcome]) -> int:
         """Exit status 1 when a gate failed (said on stderr), else 0; the JUnit XML either

@@ -12,6 +12,7 @@ from ..analysis.alignment_profile import profile_columns, profile_for_run
 from ..analysis.calibration_maps import calibrated_column, check_map
 from ..analysis.gates import GATE_ON
 from ..analysis.score_gates import ScoreGates
+from ..analysis.trials import TrialOptions
 from ..base.errors import UserInputError
 from ..certification.card import check_card
 from ..runs.batch import check_installed, check_metric_names, score_dataset, select_metrics
@@ -29,6 +30,7 @@ from .common import (
     judge_options,
     parse_metric_options,
     quiet_libraries,
+    write_json,
 )
 from .judge_notes import note_embedded_judge, print_embedded_judge_notes
 
@@ -70,6 +72,20 @@ def add_arguments(score: argparse.ArgumentParser) -> None:
     engine.add_argument("--workers", type=int, metavar="N",
                         help="Ray workers (default: the cluster's CPUs; judge metrics: at most "
                         "--max-concurrency)")
+    score.add_argument("--json", metavar="SUMMARY",
+                       help="also write the run's summary as JSON (each metric's aggregates, "
+                       "rows, calls, cost; with --pass-k, pass^k and pass@k)")
+    trials = score.add_argument_group("trials per task: pass^k (docs/CONVERSATIONS.md)")
+    trials.add_argument("--task", metavar="COLUMN",
+                        help="with --pass-k: the column naming each row's task (a row is one "
+                        "trial of it)")
+    trials.add_argument("--pass-k", metavar="K,K,...",
+                        help="report pass^k (all k trials succeed, tau2-bench) and pass@k (at "
+                        "least one does, Chen et al.) per k, with a 95%% interval over tasks; "
+                        "one --metric; gates pass^K>=X, pass@K>=X")
+    trials.add_argument("--success-at", type=float, metavar="X",
+                        help="a trial succeeds when its score is >= X (default: the metric's "
+                        "highest score, e.g. 1.0)")
     gates = score.add_argument_group("gates for CI (docs/GATES.md)")
     gates.add_argument("--gate", action="append", default=[], metavar="EXPR",
                        help="METRIC[.KEY]>=X or METRIC[.KEY]<=X, e.g. faithfulness>=0.8 or "
@@ -112,9 +128,11 @@ def run(args: argparse.Namespace) -> int:
     check_output_paths({k: v for k, v in (("INPUT", args.input),
                                           ("--calibration", args.calibration),
                                           ("--card", args.card)) if v},
-                       {"--out": out, "--html": args.html, "--junit-xml": args.junit_xml},
+                       {"--out": out, "--html": args.html, "--junit-xml": args.junit_xml,
+                        "--json": args.json},
                        overwrite_input=args.overwrite_input)
     check_metric_names(args.metric)
+    trials = TrialOptions.checked(args.task, args.pass_k, args.success_at, args.metric)
     if args.calibration:
         check_map(args.calibration, args.metric)
     profile, metric_options = profile_for_run(
@@ -122,13 +140,16 @@ def run(args: argparse.Namespace) -> int:
     gates = ScoreGates.checked(args.gate, args.gate_on, args.label, args.max_unmeasured,
                                args.junit_xml, args.dry_run, label_range=args.label_range,
                                panel=bool(getattr(args, "judges", None)),
-                               profiled=profile and profile["metric"])
+                               profiled=profile and profile["metric"],
+                               pass_k=trials.ks if trials else ())
     options = judge_options(args)
     judge = check_judge_options(options)
     card = check_card(args.card, args.metric, options, metric_options) if args.card else None
     quiet_libraries()
     dataset = engine.read_input(Path(args.input))
     selected, skipped = select_metrics(args.metric, engine.columns(dataset), metric_options)
+    if trials:
+        trials.check_run(dataset, engine.columns(dataset))
     check_judge_capabilities(judge, selected)
     gates.check_run(dataset, selected, skipped)
     check_installed(selected, judge)
@@ -172,14 +193,25 @@ def run(args: argparse.Namespace) -> int:
             f"{_cache_note(args.use_cache, args.cache_dir)}"
         ) from None
     print(f"wrote {out} ({rows:,} rows)", file=sys.stderr)
-    results = gates.evaluate(scored, summary)
+    report = None
+    if trials:
+        from ..analysis.trials import trial_report
+
+        report = trial_report(scored, trials)
+        print(report.table())
+    if args.json:
+        write_json({**summary.as_dict(), **({"pass_k": report.as_dict()} if report else {})},
+                   Path(args.json))
+        print(f"wrote {args.json}", file=sys.stderr)
+    results = gates.evaluate(scored, summary, report)
     if results.outcomes:
         print(results.table)
     if args.html:
         from ..analysis.report import write_score_html
 
         write_score_html(scored, summary, args.html, judge=options,
-                         source=args.input, gates=results.html)
+                         source=args.input, gates=results.html,
+                         pass_k=report.html() if report else None)
         print(f"wrote {args.html}", file=sys.stderr)
     status = gates.status(results.outcomes)
     return card.gate_status(results.outcomes, status) if card else status
@@ -188,10 +220,14 @@ def run(args: argparse.Namespace) -> int:
 def _engine(args: argparse.Namespace) -> Engine:
     """The engine of ``--engine``, chosen once for the whole command, with the flags that
     belong to the other one refused: ``--address`` and ``--workers`` to Ray; ``--html``,
-    ``--dry-run``, ``--calibration`` and ``--profile`` to this process; ``--out`` is required
-    but with ``--dry-run``, and ``--chunk-size`` is at least 1."""
+    ``--dry-run``, ``--calibration``, ``--profile`` and ``--pass-k`` to this process; ``--out``
+    is required but with ``--dry-run`` (which refuses ``--pass-k`` and ``--json``: no scores),
+    and ``--chunk-size`` is at least 1."""
     if args.out is None and not args.dry_run:
         raise UserInputError("--out OUTPUT is required (or --dry-run)")
+    for flag, value in (("--pass-k", args.pass_k), ("--json", args.json)):
+        if value and args.dry_run:
+            raise UserInputError(f"{flag} needs scores: a dry run computes none")
     check_at_least_one(("--chunk-size", args.chunk_size))
     engine = choose_engine(args.engine, workers=args.workers, address=args.address,
                            quiet=args.quiet)
@@ -203,7 +239,8 @@ def _engine(args: argparse.Namespace) -> Engine:
     if args.workers is not None and args.workers < 1:
         raise UserInputError(f"--workers must be >= 1, got {args.workers}")
     for flag, value in (("--html", args.html), ("--dry-run", args.dry_run),
-                        ("--calibration", args.calibration), ("--profile", args.profile)):
+                        ("--calibration", args.calibration), ("--profile", args.profile),
+                        ("--pass-k", args.pass_k)):
         if value:
             raise UserInputError(f"{flag} runs without Ray: drop --engine ray")
     return engine

@@ -42,7 +42,7 @@ ORDER = (
     "l3score", "semantic_list_contains", "accuracy", "answer_correctness", "answer_relevance",
     "bias", "toxicity", "context_precision", "context_recall", "context_relevance",
     "faithfulness", "hallucination", "summary_coherence", "rouge", "bleu", "g_eval", "pairwise",
-    "tool_call_correctness", "task_completion", "conversation_completeness",
+    "tool_call_correctness", "trajectory_match", "task_completion", "conversation_completeness",
     "knowledge_retention",
 )
 

@@ -23,7 +23,7 @@ LIST_COLUMNS = ("reference", "contexts", "expected")
 # since Arrow would give a column of objects one merged schema (every key in every row, absent
 # ones as null), and the metrics read these cells as JSON (shared.kit.metric_base.Input, kinds
 # "messages" and "json")
-JSON_COLUMNS = ("messages", "tool_calls", "expected_tool_calls", "tools")
+JSON_COLUMNS = ("messages", "tool_calls", "expected_tool_calls", "tools", "reference_messages")
 
 # The longest cell a CSV may hold and the longest line of a JSON-lines file, in characters:
 # the same bound both ways, far above the cells `score` writes (csv's own default, 131,072,

@@ -210,3 +210,58 @@ def test_the_cli_refuses_a_malformed_conversation_in_one_line(tmp_path: Path, ca
     assert "column 'messages', row 2, item 1: is a tool message whose tool_call_id 'nope'" in (
         error) and error.count("\n") == 1, error
     assert not out.exists()
+
+
+@pytest.mark.parametrize(("made", "expected", "options", "score", "reason"), [
+    # the default is BFCL's checks, unchanged
+    ([call(city="Paris", unit="c")], [call(city="Paris")], {}, 0.0, "'unit' is not an expected"),
+    # superset: arguments may be added; subset: expected ones may be left out
+    ([call(city="Paris", unit="c")], [call(city="Paris")], {"args_mode": "superset"}, 1.0, None),
+    ([call(city="Paris")], [call(city="Paris", unit="c")], {"args_mode": "superset"}, 0.0,
+     "'unit' is missing"),
+    ([call(city="Paris")], [call(city="Paris", unit="c")], {"args_mode": "subset"}, 1.0, None),
+    ([call(city="Paris", unit="c")], [call(city="Paris")], {"args_mode": "subset"}, 0.0,
+     "'unit' is not an expected"),
+    # possible answers keep BFCL's value checks in every mode
+    ([call(city="paris, france", days=3)], [{"get_weather": {"city": ["Paris, France"]}}],
+     {"args_mode": "superset"}, 1.0, None),
+    ([call(city="Rome")], [{"get_weather": {"city": ["Paris"], "unit": ["c"]}}],
+     {"args_mode": "subset"}, 0.0, "argument 'city' is \"Rome\", not one of"),
+    ([call(city="Rome")], [call(city="Paris")], {"args_mode": "ignore"}, 1.0, None),
+    ([call("get_time", city="Rome")], [call(city="Paris")], {"args_mode": "ignore"}, 0.0,
+     "was not called"),
+    # overrides: a mode, or key paths (a nested one compared as JSON values)
+    ([call(city="Rome")], [call(city="Paris")], {"args_overrides": {"get_weather": "ignore"}},
+     1.0, None),
+    ([call(city="Paris", when={"day": 3, "hour": 9})],
+     [call(city="Paris", when={"day": 3.0, "hour": 20})],
+     {"args_overrides": {"get_weather": ["city", "when.day"]}}, 1.0, None),
+    ([call(city="Paris", when={"day": 4})], [call(city="Paris", when={"day": 3})],
+     {"args_overrides": {"get_weather": ["city", "when.day"]}}, 0.0,
+     "key path 'when.day' is 4, not the expected value at that path"),
+    ([call(when={"day": 3})], [call(city="Paris", when={"day": 3})],
+     {"args_overrides": {"get_weather": ["city"]}}, 0.0, "key path 'city' is missing"),
+])
+def test_argument_modes_and_overrides(metric: Any, made: Any, expected: Any,
+                                      options: dict[str, Any], score: float,
+                                      reason: str | None) -> None:
+    got, details = one(metric, made, expected, **options)
+    assert got == score
+    if reason is None:
+        assert details["failed"] == []
+    else:
+        assert reason in details["failed"][0]["reason"]
+
+
+def test_schema_rules_stay_in_the_loose_modes(metric: Any) -> None:
+    """With a schema, subset still needs its required arguments and superset still refuses an
+    argument outside its properties."""
+    expected = [call(city="Paris", unit="c")]
+    _, details = one(metric, [call(city="Paris")], expected, tools=[WEATHER_OPENAI],
+                     args_mode="subset")
+    assert "is missing (required by the tool's schema)" in details["failed"][0]["reason"]
+    _, details = one(metric, [call(city="Paris", unit="c", colour="red")], expected,
+                     tools=[WEATHER_OPENAI], args_mode="superset")
+    assert "'colour' is not an expected argument" in details["failed"][0]["reason"]
+    assert one(metric, [call(city="Paris", unit="c", days=2)], expected,
+               tools=[WEATHER_OPENAI], args_mode="superset")[0] == 1.0

@@ -253,3 +253,60 @@ def test_entry_points_resolve_from_the_installed_wheel() -> None:
     assert set(registry.SCORERS) == set(judge_metrics.metric_names())
     plugin = entry_points(group="pytest11")["judge_metrics"].load()
     assert Path(plugin.__file__).resolve().parent.parent == package
+
+
+def _trajectory(city: str) -> list[dict]:
+    return [{"role": "user", "content": "Weather in Paris?"},
+            {"role": "assistant", "content": None, "tool_calls": [
+                {"id": "c1", "type": "function",
+                 "function": {"name": "get_weather", "arguments": f'{{"city": "{city}"}}'}}]},
+            {"role": "tool", "tool_call_id": "c1", "content": "sunny"},
+            {"role": "assistant", "content": "Sunny."}]
+
+
+def test_trajectory_match_in_inspect_and_mlflow_matches_compute(tmp_path: Path) -> None:
+    """trajectory_match in inspect: the agent's trajectory from ``state.messages``, the
+    reference from the metadata; in MLflow: both from the row's inputs and expectations; each
+    value equals compute()'s, with the options given to the scorer."""
+    import asyncio
+    import json
+
+    import mlflow
+    from inspect_ai.model import ChatMessageAssistant, ChatMessageTool, ChatMessageUser, ModelName
+    from inspect_ai.scorer import Target
+    from inspect_ai.solver import TaskState
+    from inspect_ai.tool import ToolCall
+
+    from shared.integrations import inspect_scorer, mlflow_scorer
+    from shared.kit.conversations import from_inspect
+
+    messages = [ChatMessageUser(content="Weather in Paris?"),
+                ChatMessageAssistant(content="", tool_calls=[
+                    ToolCall(id="c1", function="get_weather", arguments={"city": "Paris"})]),
+                ChatMessageTool(content="sunny", tool_call_id="c1", function="get_weather"),
+                ChatMessageAssistant(content="Sunny.")]
+    metric = load_metrics(__file__, ["trajectory_match"])["trajectory_match"]
+    scorer = inspect_scorer("trajectory_match", trajectory_mode="superset")
+    wants = []
+    for city in ("Paris", "Rome"):
+        state = TaskState(ModelName("mockllm/model"), "s", 1, "Weather in Paris?", messages,
+                          output=_output("Sunny."),
+                          metadata={"reference_messages": _trajectory(city)})
+        result = asyncio.run(scorer(state, Target("")))
+        [want] = metric.compute(messages=[json.dumps(from_inspect(messages))],
+                                reference_messages=[_trajectory(city)],
+                                trajectory_mode="superset")["scores"]
+        assert result.value == want
+        wants.append(want)
+    assert wants == [1.0, 0.0]  # Rome is not what was called: the test bites
+
+    mlflow.set_tracking_uri(f"sqlite:///{tmp_path / 'mlflow.db'}")
+    data = [{"inputs": {"messages": _trajectory("Paris"), "question": city},
+             "outputs": "Sunny.", "expectations": {"reference_messages": _trajectory(city)}}
+            for city in ("Paris", "Rome")]
+    evaluated = mlflow.genai.evaluate(data=data, scorers=[mlflow_scorer("trajectory_match")])
+    frame = evaluated.result_df
+    values = {city: next(v for r, v in zip(frame["request"], frame["trajectory_match/value"],
+                                           strict=True) if city in str(r))
+              for city in ("Paris", "Rome")}
+    assert values == {"Paris": 1.0, "Rome": 0.0}

@@ -48,11 +48,14 @@ INTERFACE = {
     "tool_call_correctness": ({"expected_tool_calls": "expected_tool_calls"},
                               {"tool_calls": "tool_calls", "messages": "messages",
                                "tools": "tools"}),
+    "trajectory_match": ({"messages": "messages", "reference_messages": "reference_messages"},
+                         {}),
     "task_completion": ({"messages": "messages"}, {"task": "task"}),
     "conversation_completeness": ({"messages": "messages"}, {}),
     "knowledge_retention": ({"messages": "messages"}, {}),
 }
-NON_JUDGE = {"semantic_list_contains", "accuracy", "rouge", "bleu", "tool_call_correctness"}
+NON_JUDGE = {"semantic_list_contains", "accuracy", "rouge", "bleu", "tool_call_correctness",
+             "trajectory_match"}
 EMBEDS = {"semantic_list_contains", "answer_correctness"}
 
 

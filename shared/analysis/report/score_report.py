@@ -39,6 +39,7 @@ def write_score_html(
     n_resamples: int = 1000,
     confidence: float = 0.95,
     gates: Mapping[str, Any] | None = None,
+    pass_k: Mapping[str, Any] | None = None,
 ) -> str:
     """Write the HTML report of one scored run; return the HTML.
 
@@ -47,6 +48,8 @@ def write_score_html(
     (aggregates, calls, cost, time), when known. ``judge``: the judge options of the run
     (provider, model), to name the judge and say when it is the embedded default. ``gates``:
     the gates' block (:func:`shared.analysis.gates.gates_html`), shown above the aggregates.
+    ``pass_k``: the run's pass^k and pass@k (``TrialReport.html()``, ``score --pass-k``), shown
+    below them.
     """
     from ...kit.registry import METRICS
     from ..comparison import load_run, numeric_scores, score_columns
@@ -108,7 +111,7 @@ def write_score_html(
         plots=markup_svgs(svgs), n_resamples=n_resamples, seed=seed, confidence=confidence,
         has_judge_metric=judged, table={"note": note, "has_unmeasured": bool(unmeasured_rows),
                                         "has_disagreement": bool(disagreeing)},
-        gates=gates, panels=panels)
+        gates=gates, panels=panels, pass_k=pass_k)
 
 
 def _aggregate(column: str, metric: str, values: np.ndarray, summary: Any, confidence: float,

@@ -7,28 +7,46 @@ with the tool's schema, its required arguments present; no argument outside the 
 (nor, with the schema, outside its properties); each value accepted (``values``); every expected
 argument given unless ``""`` is among its accepted values. A plain expected call's values must
 be equal as JSON values (:func:`.values.same_json`), with the schema's types checked too.
+
+That is the ``"exact"`` rule (the default). The other rules of openevals' argument modes
+(``arguments``) loosen it: ``"subset"`` lets the call made leave expected arguments out (a
+schema's required ones stay required), ``"superset"`` lets it add arguments (inside the schema's
+properties when a schema is given), ``"ignore"`` checks the name alone, and a tuple of key paths
+checks only those: a top-level argument by the checks above, a nested value equal as JSON to the
+value at the same path in an accepted value.
 """
 
 from __future__ import annotations
 
 import json
 from collections import Counter
+from collections.abc import Mapping
 from typing import Any
 
+from .arguments import MISSING, Rule, at_path, rule_for
 from .values import TYPES, same_json, type_error, value_error
 
 
 def _argument_errors(made: dict[str, Any], expected: dict[str, Any],
-                     schema: dict[str, Any] | None) -> dict[str, str]:
-    """argument -> why it is wrong, for every argument given or expected (BFCL's checks)."""
+                     schema: dict[str, Any] | None, rule: Rule = "exact") -> dict[str, str]:
+    """argument (or key path) -> why it is wrong, for every argument given or expected, by
+    BFCL's checks under ``rule`` (module docstring)."""
+    if rule == "ignore":
+        return {}
+    if isinstance(rule, tuple):
+        return _path_errors(made, expected, schema, rule)
     accepted = expected["accepted"]
     types = schema["types"] if schema else {}
     required = schema["required"] if schema else ()
     errors: dict[str, str] = {name: "is missing (required by the tool's schema)"
                               for name in required if name not in made}
     for name, value in made.items():
-        if name not in accepted or (schema is not None and name not in types):
+        if schema is not None and name not in types:
             errors[name] = "is not an expected argument"
+            continue
+        if name not in accepted:
+            if rule != "superset":  # superset: the call made may add arguments
+                errors[name] = "is not an expected argument"
             continue
         declared, item_type = types.get(name, (None, None))
         if expected["exact"]:
@@ -43,9 +61,32 @@ def _argument_errors(made: dict[str, Any], expected: dict[str, Any],
             reason = value_error(value, accepted[name], declared, item_type)
         if reason is not None:
             errors[name] = reason
+    if rule == "subset":  # the call made may leave expected arguments out
+        return errors
     for name, values in accepted.items():
         if name not in made and name not in errors and (expected["exact"] or "" not in values):
             errors[name] = "is missing"
+    return errors
+
+
+def _path_errors(made: dict[str, Any], expected: dict[str, Any], schema: dict[str, Any] | None,
+                 paths: tuple[str, ...]) -> dict[str, str]:
+    """key path -> why it is wrong, for the paths compared (the other arguments not read): a
+    top-level argument by BFCL's checks, a nested value equal as JSON to the value at the same
+    path in one accepted value; a path must be in the call made."""
+    whole = _argument_errors(made, expected, schema)
+    errors = {}
+    for path in paths:
+        head, _, rest = path.partition(".")
+        value = at_path(made, path)
+        if value is MISSING:
+            errors[path] = "is missing"
+        elif not rest and head in whole:
+            errors[path] = whole[head]
+        elif rest and not any(same_json(value, at_path(candidate, rest))
+                              for candidate in expected["accepted"].get(head, [])
+                              if isinstance(candidate, dict)):
+            errors[path] = f"is {_json(value)}, not the expected value at that path"
     return errors
 
 
@@ -54,15 +95,15 @@ def _json(value: Any) -> str:
 
 
 def call_error(made: dict[str, Any], expected: dict[str, Any],
-               schema: dict[str, Any] | None) -> str | None:
-    """Why ``made`` is not ``expected`` (``None``: it is)."""
+               schema: dict[str, Any] | None, rule: Rule = "exact") -> str | None:
+    """Why ``made`` is not ``expected`` under ``rule`` (``None``: it is)."""
     if made["name"] != expected["name"]:
         return f"calls {made['name']!r}, not {expected['name']!r}"
-    errors = _argument_errors(made["arguments"], expected, schema)
+    errors = _argument_errors(made["arguments"], expected, schema, rule)
     if not errors:
         return None
     name, reason = next(iter(errors.items()))
-    return f"argument {name!r} {reason}"
+    return f"{'key path' if isinstance(rule, tuple) else 'argument'} {name!r} {reason}"
 
 
 def _augment(row: int, options: list[list[int]], owner: list[int | None],
@@ -96,8 +137,8 @@ def _share(part: int, whole: int, both_empty: bool) -> float:
 
 
 def _argument_counts(made: list[dict[str, Any]], expected: list[dict[str, Any]],
-                     paired: dict[int, int], schemas: dict[str, dict[str, Any]] | None
-                     ) -> tuple[int, int]:
+                     paired: dict[int, int], schemas: dict[str, dict[str, Any]] | None,
+                     rules: list[Rule]) -> tuple[int, int]:
     """(correct, total) expected arguments: each expected call against its paired call, or the
     first still unpaired made call of its name; an expected call not made has none right."""
     free = [j for j in range(len(made)) if j not in paired.values()]
@@ -111,17 +152,21 @@ def _argument_counts(made: list[dict[str, Any]], expected: list[dict[str, Any]],
                 continue
             free.remove(j)
         schema = schemas.get(call["name"]) if schemas is not None else None
-        wrong = _argument_errors(made[j]["arguments"], call, schema)
-        correct += sum(1 for name in call["accepted"] if name not in wrong)
+        wrong = _argument_errors(made[j]["arguments"], call, schema, rules[i])
+        correct += sum(1 for name in call["accepted"] if name not in wrong and not any(
+            path.partition(".")[0] == name for path in wrong))
     return correct, total
 
 
 def judge_row(made: list[dict[str, Any]], expected: list[dict[str, Any]],
-              tools: list[dict[str, Any]] | None, order: str) -> tuple[float, dict[str, Any]]:
-    """A row's score (1.0: every expected call made and nothing else) and its details."""
+              tools: list[dict[str, Any]] | None, order: str, args_mode: str = "exact",
+              overrides: Mapping[str, Rule] | None = None) -> tuple[float, dict[str, Any]]:
+    """A row's score (1.0: every expected call made and nothing else) and its details;
+    ``args_mode`` and ``overrides``: how arguments are checked (``"exact"``: BFCL's way)."""
     schemas = {tool["name"]: tool for tool in tools} if tools is not None else None
-    reasons = [[call_error(m, e, schemas.get(e["name"]) if schemas is not None else None)
-                for m in made] for e in expected]
+    rules = [rule_for(e["name"], args_mode, overrides) for e in expected]
+    reasons = [[call_error(m, e, schemas.get(e["name"]) if schemas is not None else None, rule)
+                for m in made] for e, rule in zip(expected, rules, strict=True)]
     paired = pairs([[r is None for r in row] for row in reasons], order)
     failed = []
     explained = set(paired.values())  # made calls paired, or named in an expected call's reason
@@ -146,7 +191,7 @@ def judge_row(made: list[dict[str, Any]], expected: list[dict[str, Any]],
     overlap = sum((Counter(m["name"] for m in made) & Counter(e["name"] for e in expected))
                   .values())
     both_empty = not made and not expected
-    correct, total = _argument_counts(made, expected, paired, schemas)
+    correct, total = _argument_counts(made, expected, paired, schemas, rules)
     details = {
         "failed": failed,
         "name_precision": _share(overlap, len(made), both_empty),
