@@ -28,6 +28,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 PEERS = {"deepeval": "deepeval==4.3.1", "ragas": "ragas==0.4.3"}
+# the floor of any evaluate metric module: evaluate and what it brings (datasets, pyarrow, pandas)
+FLOOR = ("evaluate", "evaluate==0.4.6")
 
 
 @dataclass
@@ -128,10 +130,22 @@ def report(rows: list[Footprint], runs: int) -> str:
                   f"({core.megabytes:,.0f} MB against {smaller.megabytes:,.0f} MB), install time "
                   f"{'met' if time_ok else 'NOT met'} ({core.seconds:,.0f} s against "
                   f"{smaller.seconds:,.0f} s)."]
-    lines += ["", "The `[local]` row adds torch's CPU build, transformers, sentence-transformers "
-              "and the embedding model's wheel; xgrammar brings triton (its GPU kernels, about "
-              "1 GB, never imported by a CPU judge). The judge's GGUF is not in it: it is fetched "
-              "once at first use (docs/INSTALL.md).", ""]
+    floor = next((r for r in rows if r.candidate.name == FLOOR[0]), None)
+    if floor is not None and floor.megabytes is not None and core.megabytes is not None:
+        lines += ["", f"`evaluate` alone, the package every metric module here subclasses (the "
+                  f"design's binding dependency), installs {floor.megabytes:,.0f} MB "
+                  f"({floor.distributions} distributions: datasets, pyarrow, pandas, numpy, "
+                  f"huggingface_hub, aiohttp ...): {floor.megabytes / core.megabytes:.0%} of the "
+                  "core install. DeepEval depends on none of them, so no evaluate-based package "
+                  "can be as small; the rest of the core is scipy (intervals, paired tests), "
+                  "scikit-learn (calibrate, align), matplotlib (the reports' plots), nltk "
+                  "(BLEU's smoothing), openai and rapidfuzz."]
+    lines += ["", "The `[local]` row adds torch, transformers, sentence-transformers and the "
+              "embedding model's wheel, resolved as pip does with no other setting: on Linux "
+              "that is torch's default build with its CUDA libraries (nvidia-*, several GB), "
+              "and xgrammar brings triton (GPU kernels, about 1 GB); a CPU machine that installs "
+              "torch's CPU build first skips most of that (docs/INSTALL.md). The judge's GGUF is "
+              "not in it: it is fetched once at first use.", ""]
     return "\n".join(lines)
 
 
@@ -146,7 +160,8 @@ def main(argv: list[str] | None = None) -> int:
         baseline = folder_bytes(fresh_venv(work / "empty").parent.parent)
         candidates = [Candidate("judge-metrics", str(wheel), "judge_metrics"),
                       Candidate("judge-metrics[local]", f"{wheel}[local]", "judge_metrics"),
-                      *(Candidate(name, requirement, name) for name, requirement in PEERS.items())]
+                      *(Candidate(name, requirement, name) for name, requirement in PEERS.items()),
+                      Candidate(*FLOOR, FLOOR[0])]
         rows = []
         for candidate in candidates:
             print(f"installing {candidate.name} ...", flush=True)
