@@ -82,6 +82,7 @@ class CallBatch:
             self.groups.setdefault(key, []).append(index)
         self.outcomes: list[Outcome | None] = [None] * len(requests)
         self.lock = threading.Lock()
+        self.noted: str | None = None
         self.bar = tqdm(
             total=len(requests), desc=desc, unit="req", disable=not judge.config.show_progress
         )
@@ -142,6 +143,7 @@ class CallBatch:
         any."""
         from .backends.base import LogprobsUnavailable
         from .backends.batching import STORE_OF_CALL
+        from .backends.rate_limit import STATUS_NOTE
 
         answered: set[int] = set()
         answered_lock = threading.Lock()
@@ -164,6 +166,7 @@ class CallBatch:
 
         config = self.judge.config
         store = STORE_OF_CALL.set((bool(config.use_cache), config.cache_dir))
+        note = STATUS_NOTE.set(self.note)
         try:
             call([request for _, request in batch], on_result)
         except LogprobsUnavailable:
@@ -172,7 +175,15 @@ class CallBatch:
             return short_reason(f"judge backend failed: {type(exc).__name__}: {exc}")
         finally:
             STORE_OF_CALL.reset(store)
+            STATUS_NOTE.reset(note)
         return None
+
+    def note(self, text: str | None) -> None:
+        """Show ``text`` (a judge's rate-limit status) beside the progress bar; ``None`` clears
+        what it showed."""
+        if text != self.noted:
+            self.noted = text
+            self.bar.set_postfix_str(text or "", refresh=True)
 
     def fail_unanswered(self, keys: list[str], error: str | None) -> None:
         """Give every key of ``keys`` still without an outcome ``error`` (no answer came)."""

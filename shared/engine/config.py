@@ -116,9 +116,15 @@ JUDGE_OPTIONS: tuple[Option, ...] = (
            doc="call cache folder; default: $JUDGE_METRICS_CACHE_DIR or ~/.cache/judge-metrics"),
     Option("show_progress", bool, True, doc="show progress bars"),
     Option("timeout", float, 60.0, check=_positive_seconds, type_doc="float > 0", cli="--timeout",
-           metavar="SECONDS",
-           doc="seconds per judge request"),
-    Option("max_retries", int, 3, range=(0, None), doc="retries on 429/5xx/timeouts"),
+           metavar="SECONDS", doc="seconds per judge request"),
+    Option("max_retries", int, 3, range=(0, None),
+           doc="retries on 5xx/timeouts; 429s: docs/RELIABILITY.md, under load"),
+    Option("max_requests_per_minute", float, None, nullable=True, range=(0.001, None),
+           cli="--max-requests-per-minute", metavar="N",
+           doc="cap the judge's requests per minute up front; default: its announced limit"),
+    Option("max_tokens_per_minute", float, None, nullable=True, range=(1, None),
+           cli="--max-tokens-per-minute", metavar="N",
+           doc="cap the judge's (estimated) tokens per minute up front; default: as announced"),
     Option("response_format", str, None, nullable=True, choices=RESPONSE_FORMATS,
            cli="--response-format", metavar="STYLE",
            doc="override how the server takes a JSON schema: json_schema (OpenAI, vLLM, xAI), "
@@ -173,6 +179,8 @@ class JudgeConfig:
     show_progress: bool = _DEFAULT["show_progress"]
     timeout: float = _DEFAULT["timeout"]
     max_retries: int = _DEFAULT["max_retries"]
+    max_requests_per_minute: float | None = _DEFAULT["max_requests_per_minute"]
+    max_tokens_per_minute: float | None = _DEFAULT["max_tokens_per_minute"]
     response_format: str | None = _DEFAULT["response_format"]
     device: str | None = _DEFAULT["device"]
     batch_size: int = _DEFAULT["batch_size"]

@@ -9,7 +9,10 @@ cost, the aggregate sums) go to one small tally actor, from which the driver bui
 
 Judge traffic: the job's one ``max_concurrency`` (default 16) is split over the workers: each
 worker gets ``floor(total / workers)`` requests in flight, and at most ``total`` workers run,
-so the whole cluster never has more than ``total`` requests in flight at the judge server.
+so the whole cluster never has more than ``total`` requests in flight at the judge server;
+``max_requests_per_minute`` and ``max_tokens_per_minute`` are split the same way (each worker
+paces its share), and each worker's rate limiter reads the provider's own headers, which count
+the whole cluster's requests (shared/engine/backends/rate_limit.py).
 A worker scores the metrics of a batch one after the other, so one judge metric at a time.
 
 The call cache: every worker opens the same SQLite file (``cache_dir``, resolved on the driver),
@@ -140,6 +143,9 @@ def _worker_options(names: list[str], config: JudgeConfig, workers: int,
         for name in names:
             if METRICS[name].judge:
                 options[name]["max_concurrency"] = per_worker
+                for cap in ("max_requests_per_minute", "max_tokens_per_minute"):
+                    if getattr(config, cap):  # each worker's share of the user's cap
+                        options[name][cap] = getattr(config, cap) / workers
                 if config.use_cache and not config.cache_dir:
                     from ..engine.cache import default_cache_dir
 

@@ -28,7 +28,6 @@ from typing import TYPE_CHECKING, Any
 
 from ...base.types import JudgeRequest, Outcome, TokenUsage
 from .base import SAMPLED_MAX_TOKENS, ResultCallback
-from .openai_transport import http_client
 from .remote import MalformedResponse, require_sdk
 from .written import WrittenAnswerBackend, usage_with_cache
 
@@ -102,8 +101,7 @@ class AnthropicBackend(WrittenAnswerBackend):
             base_url=self.base_url,
             timeout=self.timeout,
             max_retries=self.max_retries,
-            http_client=http_client(self.timeout, self._liveness,
-                                    anthropic.DefaultAsyncHttpxClient),
+            http_client=self.http_client(anthropic.DefaultAsyncHttpxClient),
         )
         if config.batch:
             from .anthropic_batches import AnthropicBatches

@@ -65,20 +65,37 @@ _DONE = object()
 
 
 def deliver(future: Future[Any], results: queue.SimpleQueue[Any], on_result: ResultCallback,
-            interrupted: Callable[[], None] = lambda: None) -> None:
+            interrupted: Callable[[], None] = lambda: None,
+            idle: Callable[[], None] | None = None) -> None:
     """Hand each ``(index, outcome)`` the coroutine of ``future`` puts on ``results`` to
     ``on_result`` in the calling thread until it ends; interrupted, cancel it (and call
-    ``interrupted``); its exception is raised here."""
+    ``interrupted``); its exception is raised here. ``idle``: called twice a second meanwhile
+    (the progress bar's rate-limit note)."""
     future.add_done_callback(lambda _: results.put(_DONE))
+    noted = time.monotonic()
     try:
-        while (item := results.get()) is not _DONE:
-            on_result(*item)
+        while (item := results.get() if idle is None else _get(results)) is not _DONE:
+            if item is not _IDLE:
+                on_result(*item)
+            if idle is not None and time.monotonic() - noted >= 0.5:
+                idle()
+                noted = time.monotonic()
     except BaseException:
         future.cancel()
         interrupted()
         raise
     if not future.cancelled() and future.exception() is not None:
         raise future.exception()  # type: ignore[misc]
+
+
+_IDLE = object()
+
+
+def _get(results: queue.SimpleQueue[Any]) -> Any:
+    try:
+        return results.get(timeout=0.5)
+    except queue.Empty:
+        return _IDLE
 
 
 class BatchItemFailed(RuntimeError):

@@ -43,7 +43,6 @@ from .gemini_responses import (
     server_delay,
     usage_of,
 )
-from .openai_transport import http_client
 from .remote import RemoteBackend, require_sdk
 
 if TYPE_CHECKING:
@@ -78,7 +77,7 @@ class GeminiBackend(RemoteBackend):
         self._api_key = config.resolved_api_key() or ""
         options: dict[str, Any] = {
             "api_version": API_VERSION, "timeout": int(self.timeout * 1000),
-            "httpx_async_client": http_client(self.timeout, self._liveness, httpx.AsyncClient)}
+            "httpx_async_client": self.http_client(httpx.AsyncClient)}
         if self.base_url:
             options["base_url"] = self.base_url
         self._client = genai.Client(api_key=self._api_key,
@@ -212,7 +211,7 @@ class GeminiBackend(RemoteBackend):
         if attempt >= self.max_retries or self._liveness.dead:
             return None
         if isinstance(exc, errors.APIError):
-            if exc.code not in RETRIED_STATUSES:
+            if exc.code not in RETRIED_STATUSES or exc.code == 429:  # 429: the transport's
                 return None
             named = server_delay(exc)
             if named is not None:

@@ -31,7 +31,6 @@ from .openai_responses import (
     usage_of,
     written_label,
 )
-from .openai_transport import http_client
 from .remote import DEAD_AFTER, MAX_PROBES, RemoteBackend, host_of
 
 __all__ = ["DEAD_AFTER", "MAX_PROBES", "SEED", "OpenAICompatBackend", "host_of"]
@@ -66,7 +65,7 @@ class OpenAICompatBackend(RemoteBackend):
         self.seed = SEED if capabilities.seed else None
         self.top_logprobs = capabilities.top_logprobs
         self._client = self.new_client(config.resolved_api_key() or NO_KEY, self.base_url,
-                                       http_client(self.timeout, self._liveness))
+                                       self.http_client())
         # label requests: a provider without log-probabilities writes the label at once
         self._logprobs_missing = not capabilities.logprobs
         if config.batch:

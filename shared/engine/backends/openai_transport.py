@@ -1,6 +1,7 @@
 """The remote backends' transport: one asyncio event loop in a daemon thread shared by every
-backend of the process, and the liveness count of their HTTP attempts (a dead judge fails fast:
-docs/BACKENDS.md), counted inside the httpx client of an httpx-based SDK (openai, anthropic)."""
+backend of the process, the liveness count of their HTTP attempts (a dead judge fails fast:
+docs/BACKENDS.md) and their judge's rate limiter (:mod:`.rate_limit`), both inside the httpx
+client of an httpx-based SDK (openai, anthropic, google-genai)."""
 
 from __future__ import annotations
 
@@ -9,6 +10,9 @@ import concurrent.futures
 import threading
 from collections.abc import Awaitable
 from typing import Any
+
+from .rate_headers import read_signals
+from .rate_limit import RateLimiter, Strikes, estimate_tokens
 
 #: A judge is dead after this many consecutive attempts (retries included) that failed to
 #: connect or timed out, with no answer in between: its remaining requests are not sent.
@@ -75,13 +79,19 @@ class Liveness:
 class CountedTransport:
     """Wraps the SDK's HTTP transport: each attempt's fate goes to a :class:`Liveness` (an
     exception out of the transport is a connection failure or a time-out; the SDK maps every
-    one to ``APIConnectionError``/``APITimeoutError``)."""
+    one to ``APIConnectionError``/``APITimeoutError``). With a ``limiter``, each attempt waits
+    for its judge's turn (:mod:`.rate_limit`) and a refusal (HTTP 429) is sent again after the
+    wait it names, until the limiter gives the request up; then the SDK gets the refusal with
+    ``x-should-retry: false`` (its own retries would only ask again what was given up)."""
 
-    def __init__(self, transport: Any, liveness: Liveness) -> None:
+    def __init__(self, transport: Any, liveness: Liveness, limiter: RateLimiter | None = None,
+                 max_retries: int = 0) -> None:
         self._transport = transport
         self._liveness = liveness
+        self._limiter = limiter
+        self._max_retries = max_retries
 
-    async def handle_async_request(self, request: Any) -> Any:
+    async def _attempt(self, request: Any) -> Any:
         try:
             response = await self._transport.handle_async_request(request)
         except Exception as error:
@@ -90,16 +100,70 @@ class CountedTransport:
         self._liveness.answered()
         return response
 
+    async def handle_async_request(self, request: Any) -> Any:
+        limiter = self._limiter
+        if limiter is None:
+            return await self._attempt(request)
+        tokens = _tokens(request) if limiter.token_rate() else 0.0
+        strikes = Strikes()
+        while True:
+            started = await limiter.acquire(tokens)
+            try:
+                response = await self._attempt(request)
+            except BaseException:
+                limiter.release()
+                raise
+            if response.status_code != 429:
+                limiter.release()
+                limiter.answered(read_signals(response.headers))
+                return response
+            try:
+                raw = b"".join([chunk async for chunk in response.aiter_raw()])
+            finally:
+                await response.aclose()
+                limiter.release()
+            signals = read_signals(response.headers, _decoded(response, raw))
+            if limiter.refusal(signals, started, strikes, self._max_retries) is not None:
+                import httpx
 
-def http_client(timeout: float, liveness: Liveness, client_class: Any = None) -> Any:
+                headers = [(k, v) for k, v in response.headers.multi_items()
+                           if k.lower() != "x-should-retry"]
+                return httpx.Response(429, headers=[*headers, ("x-should-retry", "false")],
+                                      stream=httpx.ByteStream(raw), request=request,
+                                      extensions=response.extensions)
+
+
+def _tokens(request: Any) -> float:
+    """The estimated tokens of ``request`` (0 for a body that is a stream, e.g. a file upload)."""
+    try:
+        return estimate_tokens(request.content)
+    except Exception:  # httpx's RequestNotRead: not a JSON request
+        return 0.0
+
+
+def _decoded(response: Any, raw: bytes) -> bytes:
+    """A refusal's body as sent (its content encoding undone), or ``raw`` when it cannot be."""
+    import httpx
+
+    try:
+        return httpx.Response(response.status_code, headers=response.headers,
+                              content=raw).read()
+    except Exception:  # an undecodable body is read as it came
+        return raw
+
+
+def http_client(timeout: float, liveness: Liveness, client_class: Any = None,
+                limiter: RateLimiter | None = None, max_retries: int = 0) -> Any:
     """The SDK's default async HTTP client (its limits, redirects; ``client_class``, by default
     ``openai.DefaultAsyncHttpxClient``), its transport (the connection pool, or a proxy's)
-    counted by ``liveness``."""
+    counted by ``liveness`` and paced by ``limiter`` (``max_retries``: the refusals in a row,
+    with no answer between, after which a request is given up)."""
     if client_class is None:
         import openai
 
         client_class = openai.DefaultAsyncHttpxClient
     client = client_class(timeout=timeout)
     transport_for_url = client._transport_for_url
-    client._transport_for_url = lambda url: CountedTransport(transport_for_url(url), liveness)
+    client._transport_for_url = lambda url: CountedTransport(transport_for_url(url), liveness,
+                                                             limiter, max_retries)
     return client

@@ -37,7 +37,8 @@ from ...base.types import JudgeRequest, LabelAnswer, Outcome, TokenUsage, YesNoA
 from ..logprobs import label_mass, sampled_answer
 from .base import SAMPLED_MAX_TOKENS, Backend, LogprobsUnavailable, ResultCallback
 from .batching import BatchAPI, Batcher, deliver
-from .openai_transport import DEAD_AFTER, Liveness, event_loop
+from .openai_transport import DEAD_AFTER, Liveness, event_loop, http_client
+from .rate_limit import STATUS_NOTE, limiter_for
 
 if TYPE_CHECKING:
     from ..config import JudgeConfig
@@ -126,6 +127,10 @@ class RemoteBackend(Backend):
         self.timeout = float(config.timeout)
         self.max_retries = config.max_retries
         self._liveness = Liveness()
+        #: this judge's pace, shared with every backend of the process that calls it
+        self.limiter = limiter_for(self.provider, self.model, self.endpoint, self.host,
+                                   config.max_concurrency, config.max_requests_per_minute,
+                                   config.max_tokens_per_minute)
         self._semaphore: asyncio.Semaphore | None = None  # created on the loop
         self._config = config
         self.batcher: Batcher | None = None  # batch=True: see use_batch_api
@@ -148,6 +153,12 @@ class RemoteBackend(Backend):
         return []
 
     # -- helpers for a protocol's request coroutines
+
+    def http_client(self, client_class: Any = None) -> Any:
+        """The httpx client an httpx-based SDK sends through: the liveness count and this
+        judge's rate limiter (:func:`.openai_transport.http_client`)."""
+        return http_client(self.timeout, self._liveness, client_class, self.limiter,
+                           self.max_retries)
 
     def _sdk_failure(self, exc: BaseException, timeout_error: type[BaseException],
                      connection_error: type[BaseException]) -> str:
@@ -322,7 +333,9 @@ class RemoteBackend(Backend):
         results: queue.SimpleQueue[Any] = queue.SimpleQueue()
         future = event_loop().submit(
             self._batch(requests, one, results.put, probe_first, probe_until or (lambda: True)))
-        deliver(future, results, on_result)
+        note = STATUS_NOTE.get()
+        deliver(future, results, on_result,
+                idle=None if note is None else lambda: note(self.limiter.status()))
 
     async def _batch(
         self,
