@@ -30,8 +30,8 @@ export OMP_WAIT_POLICY := PASSIVE
 # written bytecode every process would compile its imports again.
 unexport PYTHONDONTWRITEBYTECODE
 
-.PHONY: setup setup-test run test app spaces bench bench-tokens bench-install agreement calibration-curve lint clean cards \
-	certify-demo
+.PHONY: setup setup-test run test app spaces bench bench-tokens bench-install bench-load agreement calibration-curve lint clean \
+	cards certify-demo
 
 # The venv without ensurepip's bundled pip: the system's pip installs the current one into it
 # (pip >= 22.3 has --python; 3 s against 7 s for ensurepip and an upgrade), else ensurepip does.
@@ -160,6 +160,11 @@ agreement: $(RUNTIME_STAMP) $(AGREEMENT_STAMP)
 bench-tokens: $(RUNTIME_STAMP) $(AGREEMENT_STAMP)
 	$(call llama_server,bench-tokens,its rows will say the benchmark failed)
 	$(PY) bench/run_all.py tokens
+
+# bench/LOAD.md: the same rows through a rate-limited judge (tests/fakes/rate_limited.py) by this
+# project, DeepEval and RAGAS (the peers in $(AGREEMENT_VENV)); about 10 minutes, no model runs
+bench-load: $(RUNTIME_STAMP) $(AGREEMENT_STAMP)
+	$(PY) bench/bench_load.py
 
 # docs/CALIBRATION.md's labels-against-interval-width table and docs/calibration_curve.svg,
 # and its simulated coverage-against-labels table (bench/ppi_coverage.py)

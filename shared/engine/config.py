@@ -120,7 +120,7 @@ JUDGE_OPTIONS: tuple[Option, ...] = (
     Option("max_retries", int, 3, range=(0, None),
            doc="retries on 5xx/timeouts; 429s: docs/RELIABILITY.md, under load"),
     Option("max_requests_per_minute", float, None, nullable=True, range=(0.001, None),
-           cli="--max-requests-per-minute", metavar="N",
+           type_doc="float > 0 or None", cli="--max-requests-per-minute", metavar="N",
            doc="cap the judge's requests per minute up front; default: its announced limit"),
     Option("max_tokens_per_minute", float, None, nullable=True, range=(1, None),
            cli="--max-tokens-per-minute", metavar="N",

@@ -20,7 +20,8 @@ other request gets one JSON object with the fields the usual judge schemas ask
 (``reason``, ``verdict``, ``score``, ``verdicts``), which a JSON-mode judge reads.
 
 ``fake.stats()``: ``answered``, ``refused``, the largest number of answers in progress at once,
-and the time of the first and last request.
+``span`` (seconds from the first request to the last) and ``busy`` (from the first request to
+the last answer).
 """
 
 from __future__ import annotations
@@ -58,12 +59,14 @@ class RateLimitedFake(LocalServer):
         self._tokens = float(burst)
         self._refilled = time.monotonic()
         self._lock = threading.Lock()
+        self.bodies: list[bytes] = []  # every request's body, in arrival order
         self.answered = 0
         self.refused = 0
         self._busy = 0
         self.max_busy = 0
         self.first: float | None = None
         self.last: float | None = None
+        self.done: float | None = None  # when the last answer was written
 
     def _take(self) -> tuple[bool, float]:
         """One token, if there is one; and the tokens left (under the lock)."""
@@ -88,6 +91,7 @@ class RateLimitedFake(LocalServer):
         if not path.endswith("/chat/completions"):
             return Reply(404, {"error": {"message": f"no route {path}", "type": "not_found"}})
         with self._lock:
+            self.bodies.append(raw)
             admitted, left = self._take()
             if not admitted:
                 self.refused += 1
@@ -110,6 +114,7 @@ class RateLimitedFake(LocalServer):
             with self._lock:
                 self._busy -= 1
                 self.answered += 1
+                self.done = time.monotonic()
 
     @staticmethod
     def completion(body: dict[str, Any]) -> dict[str, Any]:
@@ -124,8 +129,10 @@ class RateLimitedFake(LocalServer):
     def stats(self) -> dict[str, Any]:
         with self._lock:
             span = (self.last - self.first) if self.first is not None and self.last else 0.0
+            busy = (max(self.done or 0.0, self.last or 0.0) - self.first
+                    if self.first is not None else 0.0)
             return {"answered": self.answered, "refused": self.refused,
-                    "max_busy": self.max_busy, "span": span}
+                    "max_busy": self.max_busy, "span": span, "busy": busy}
 
     @property
     def url(self) -> str:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import importlib
 import threading
 from collections.abc import Awaitable
 from typing import Any
@@ -124,13 +125,7 @@ class CountedTransport:
                 limiter.release()
             signals = read_signals(response.headers, _decoded(response, raw))
             if limiter.refusal(signals, started, strikes, self._max_retries) is not None:
-                import httpx
-
-                headers = [(k, v) for k, v in response.headers.multi_items()
-                           if k.lower() != "x-should-retry"]
-                return httpx.Response(429, headers=[*headers, ("x-should-retry", "false")],
-                                      stream=httpx.ByteStream(raw), request=request,
-                                      extensions=response.extensions)
+                return _given_up(response, raw, request)
 
 
 def _tokens(request: Any) -> float:
@@ -141,13 +136,26 @@ def _tokens(request: Any) -> float:
         return 0.0
 
 
+def _httpx_of(response: Any) -> Any:
+    """The httpx module the SDK's transport answered with (``httpx``, or the fork an SDK
+    vendors under another name): its classes are the ones the SDK's client accepts."""
+    return importlib.import_module(type(response).__module__.split(".")[0])
+
+
+def _given_up(response: Any, raw: bytes, request: Any) -> Any:
+    """A refusal the limiter gave up, handed to the SDK (which must not ask again)."""
+    httpx = _httpx_of(response)
+    headers = [(k, v) for k, v in response.headers.multi_items() if k.lower() != "x-should-retry"]
+    return httpx.Response(429, headers=[*headers, ("x-should-retry", "false")],
+                          stream=httpx.ByteStream(raw), request=request,
+                          extensions=response.extensions)
+
+
 def _decoded(response: Any, raw: bytes) -> bytes:
     """A refusal's body as sent (its content encoding undone), or ``raw`` when it cannot be."""
-    import httpx
-
     try:
-        return httpx.Response(response.status_code, headers=response.headers,
-                              content=raw).read()
+        return _httpx_of(response).Response(response.status_code, headers=response.headers,
+                                            content=raw).read()
     except Exception:  # an undecodable body is read as it came
         return raw
 
