@@ -116,7 +116,7 @@ class CountedTransport:
                 raise
             if response.status_code != 429:
                 limiter.release()
-                limiter.answered(read_signals(response.headers))
+                limiter.answered(read_signals(response.headers), started)
                 return response
             try:
                 raw = b"".join([chunk async for chunk in response.aiter_raw()])

@@ -49,6 +49,9 @@ __all__ = ["MAX_FALLBACK_WAIT", "MAX_WAIT", "STATUS_NOTE", "RateLimiter", "Strik
 MAX_FALLBACK_WAIT = 30.0
 #: A refusal asking for a longer wait (a daily quota) is given up at once: no run waits it out.
 MAX_WAIT = 600.0
+#: Paced attempts start this much further apart than the rate allows (2 %): arrivals jitter, and
+#: a judge with no burst to spare refuses an attempt that comes a millisecond early.
+PACE_MARGIN = 1.02
 #: How long an answer saying ``remaining`` 0 may pause the judge at most, without a refusal.
 MAX_EMPTY_PAUSE = 60.0
 #: Where the calling thread shows a limiter's :meth:`RateLimiter.status` (its progress bar's
@@ -96,6 +99,7 @@ class RateLimiter:
         self.answers = 0  # answers other than a refusal
         self.refused = 0  # refusals (HTTP 429)
         self.waiting = 0  # requests waiting now for the pause, the pace or the window
+        self.latency: float | None = None  # seconds from an attempt's start to its answer
         self._released: asyncio.Event | None = None
 
     # -- what the attempts ask
@@ -130,8 +134,8 @@ class RateLimiter:
                     start = max(start, self.next_request)
                 if token_rate and tokens:
                     start = max(start, self.next_tokens)
-                if rate:
-                    self.next_request = start + 1.0 / rate
+                if rate:  # a little under the rate: the judge's clock is not ours
+                    self.next_request = start + PACE_MARGIN / rate
                 if token_rate and tokens:
                     self.next_tokens = start + tokens / token_rate
                 self.in_flight += 1
@@ -165,13 +169,16 @@ class RateLimiter:
 
     # -- what the answers say
 
-    def answered(self, signals: RateSignals) -> None:
-        """An answer other than a refusal: the window grows; what the headers say is kept."""
+    def answered(self, signals: RateSignals, started: float) -> None:
+        """An answer other than a refusal, to an attempt started at ``started``: the window
+        grows; what the headers say is kept."""
         self.answers += 1
         self.fallback = 0
+        took = max(0.0, time.monotonic() - started)
+        self.latency = took if self.latency is None else 0.8 * self.latency + 0.2 * took
         self.window = min(float(self.ceiling),
                           self.window + (1.0 if self.slow_start else 1.0 / self.window))
-        self._learn(signals)
+        self._learn(signals, started)
 
     def refusal(self, signals: RateSignals, started: float, strikes: Strikes,
                 max_retries: int) -> str | None:
@@ -182,10 +189,10 @@ class RateLimiter:
         now = time.monotonic()
         self.refused += 1
         if started >= self.last_decrease:
-            self.window = max(1.0, self.window / 2.0)
+            self.window = max(1.0, self.window / 2.0, self._paced_need())
             self.slow_start = False
             self.last_decrease = now
-        self._learn(signals)
+        self._learn(signals, started)
         wait = signals.retry_after
         if wait is None and signals.requests_left is not None and signals.requests_left < 1:
             wait = signals.requests_reset
@@ -204,12 +211,21 @@ class RateLimiter:
         self._pause(now + wait)
         return None
 
-    def _learn(self, signals: RateSignals) -> None:
+    def _paced_need(self) -> float:
+        """The attempts in flight the pace keeps (rate x an answer's time): with a known rate
+        the pace bounds the starts, so the window never needs to shrink below this."""
+        rate = self.rate()
+        return min(float(self.ceiling), rate * self.latency) if rate and self.latency else 1.0
+
+    def _learn(self, signals: RateSignals, started: float) -> None:
+        """Keep the limits announced; an answer saying nothing was left when its attempt
+        started pauses the judge until a request is back (counted from that start: the answer
+        comes a latency later)."""
         if signals.requests_per_minute:
             self.announced_requests = signals.requests_per_minute
         if signals.tokens_per_minute:
             self.announced_tokens = signals.tokens_per_minute
-        now = time.monotonic()
+        now = started
         if signals.requests_left is not None and signals.requests_left < 1:
             rate = self.rate()
             waits = [w for w in (signals.requests_reset, 1.0 / rate if rate else None)
