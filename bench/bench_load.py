@@ -4,7 +4,7 @@ RAGAS; writes bench/LOAD.md (``make bench-load``).
 The judge is tests/fakes/rate_limited.py: OpenAI-compatible, a token bucket (``rate`` requests a
 second, ``burst``, ``latency`` per answer) that refuses with HTTP 429, ``Retry-After`` and
 OpenAI's ``x-ratelimit-*`` headers. Each load runs the three sides at once, each against its
-own fake (same settings), each in its own process: ours is ``python -m shared score --metric
+own fake (same settings), each in its own process: ours is ``python -m judge_metrics score --metric
 l3score`` with its defaults (16 requests in flight); the peers run through bench/load_peers.py
 under .venv-agreement's Python, with their own defaults. Every side sends one judge request per
 row. Figures per side: rows scored and lost (no number), requests refused (429) and answered,
@@ -51,7 +51,7 @@ def rows(n: int) -> list[dict[str, str]]:
 def run_ours(url: str, data: list[dict[str, str]], folder: Path, limit: float) -> dict[str, Any]:
     source, out = folder / "rows.jsonl", folder / "scored.jsonl"
     source.write_text("".join(json.dumps(r) + "\n" for r in data), encoding="utf-8")
-    command = [sys.executable, "-m", "shared", "score", "--metric", "l3score", str(source),
+    command = [sys.executable, "-m", "judge_metrics", "score", "--metric", "l3score", str(source),
                "--out", str(out), "--provider", "openai-compatible", "--base-url", url,
                "--model", MODEL, "--cache-dir", str(folder / "cache"), "--quiet"]
     done = subprocess.run(command, cwd=REPO, capture_output=True, text=True, timeout=limit,

@@ -122,9 +122,9 @@ JUDGE_OPTIONS: tuple[Option, ...] = (
     Option("max_requests_per_minute", float, None, nullable=True, range=(0.001, None),
            type_doc="float > 0 or None", cli="--max-requests-per-minute", metavar="N",
            doc="cap the judge's requests per minute up front; default: its announced limit"),
-    Option("max_tokens_per_minute", float, None, nullable=True, range=(1, None),
-           cli="--max-tokens-per-minute", metavar="N",
-           doc="cap the judge's (estimated) tokens per minute up front; default: as announced"),
+    Option("max_tokens_per_minute", float, None, nullable=True, range=(1, None), metavar="N",
+           cli="--max-tokens-per-minute", doc="cap the judge's (estimated) tokens per minute up "
+           "front; default: as announced"),
     Option("response_format", str, None, nullable=True, choices=RESPONSE_FORMATS,
            cli="--response-format", metavar="STYLE",
            doc="override how the server takes a JSON schema: json_schema (OpenAI, vLLM, xAI), "
@@ -398,4 +398,3 @@ def endpoint_of(url: str | None) -> str:
         host = f"{host}:{port}"
     query = f"?{parsed.query}" if parsed.query else ""
     return f"{scheme}://{host}{parsed.path.rstrip('/')}{query}"
-
