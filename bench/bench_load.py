@@ -147,7 +147,7 @@ three sides of a load run at once, each against its own copy of the judge.
 - **refused (429)**: requests the judge refused; **answered**: requests it answered.
 - **judge busy**: seconds from the side's first request to its last answer (start-up left out);
   **x bound**: that over the bound, rows / rate (the fastest any client can be, the burst
-  aside). Goal (issue 60): 0 rows lost, at most 1.15x the bound, fewer refusals than any peer.
+  aside). The goal: 0 rows lost, at most 1.15x the bound, fewer refusals than any peer.
 
 The judge answers at once with a fixed verdict (no model runs): the figures measure the
 clients' handling of the limit, not a model.

@@ -80,7 +80,7 @@ def score_on_ray(
         ray.init()
     if workers is None:
         workers = max(1, int(ray.cluster_resources().get("CPU", 1)))
-    workers, options = _worker_options(names, config, workers, call_options)
+    workers, options = worker_options(names, config, workers, call_options)
     sizes = {name: chunk_size_for(name, chunk_size) for name in names}
     batch_size = max(sizes.values())
     hf_input = not type(dataset).__module__.startswith("ray.data")
@@ -132,7 +132,7 @@ def score_on_ray(
 
 
 
-def _worker_options(names: list[str], config: JudgeConfig, workers: int,
+def worker_options(names: list[str], config: JudgeConfig, workers: int,
                     call_options: Mapping[str, dict[str, Any]]
                     ) -> tuple[int, dict[str, dict[str, Any]]]:
     """The number of workers and each metric's ``compute`` options on a worker: a judge job's

@@ -127,7 +127,6 @@ class RemoteBackend(Backend):
         self.timeout = float(config.timeout)
         self.max_retries = config.max_retries
         self._liveness = Liveness()
-        #: this judge's pace, shared with every backend of the process that calls it
         self.limiter = limiter_for(self.provider, self.model, self.endpoint, self.host,
                                    config.max_concurrency, config.max_requests_per_minute,
                                    config.max_tokens_per_minute)
@@ -154,11 +153,9 @@ class RemoteBackend(Backend):
 
     # -- helpers for a protocol's request coroutines
 
-    def http_client(self, client_class: Any = None) -> Any:
-        """The httpx client an httpx-based SDK sends through: the liveness count and this
-        judge's rate limiter (:func:`.openai_transport.http_client`)."""
-        return http_client(self.timeout, self._liveness, client_class, self.limiter,
-                           self.max_retries)
+    def http_client(self, kind: Any = None) -> Any:
+        """The SDK's httpx client (class ``kind``): liveness count and rate limiter inside."""
+        return http_client(self.timeout, self._liveness, kind, self.limiter, self.max_retries)
 
     def _sdk_failure(self, exc: BaseException, timeout_error: type[BaseException],
                      connection_error: type[BaseException]) -> str:
