@@ -12,7 +12,8 @@ OpenAI's servers send it). Every answer, refused or not, carries OpenAI's rate-l
 ``x-ratelimit-remaining-requests`` (whole tokens left) and ``x-ratelimit-reset-requests`` (the
 time until the bucket is full again, written as OpenAI writes it: ``"1s"``, ``"250ms"``,
 ``"1m30s"``); ``announce=False`` leaves them out (a provider that says nothing but 429 and
-``Retry-After``).
+``Retry-After``). ``spent=True``: every request is refused as OpenAI refuses an account whose
+credit is spent (429, ``insufficient_quota``), which no wait lifts.
 
 The answers: a request asking for log-probabilities gets "Yes" or "No" with a first-token top
 list (``faultproxy.synthetic_top_logprobs``: a Yes/No judge such as l3score scores it); any
@@ -52,10 +53,11 @@ def openai_duration(seconds: float) -> str:
 
 class RateLimitedFake(LocalServer):
     def __init__(self, rate: float, burst: float, latency: float = 0.0,
-                 announce: bool = True) -> None:
+                 announce: bool = True, spent: bool = False) -> None:
         if rate <= 0 or burst < 1 or latency < 0:
             raise ValueError("rate > 0, burst >= 1 and latency >= 0, please")
         self.rate, self.burst, self.latency, self.announce = rate, burst, latency, announce
+        self.spent = spent
         self._tokens = float(burst)
         self._refilled = time.monotonic()
         self._lock = threading.Lock()
@@ -93,6 +95,12 @@ class RateLimitedFake(LocalServer):
         with self._lock:
             self.bodies.append(raw)
             admitted, left = self._take()
+            if self.spent:
+                self.refused += 1
+                return Reply(429, {"error": {
+                    "message": "You exceeded your current quota, please check your plan and "
+                               "billing details.", "type": "insufficient_quota", "param": None,
+                    "code": "insufficient_quota"}})
             if not admitted:
                 self.refused += 1
             else:

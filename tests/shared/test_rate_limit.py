@@ -159,7 +159,17 @@ def test_a_judge_that_refuses_every_request_gives_each_up_after_its_retries() ->
                               max_retries=1)
         got = yes_no(config, 3)
     assert all(not o.ok and "429" in o.error for o in got.values()), got
+    assert all("given up: refused 2 times in a row" in o.error for o in got.values()), got
     assert set(proxy.attempts().values()) == {2}
+
+
+def test_a_spent_quota_is_given_up_at_once() -> None:
+    with RateLimitedFake(rate=1000, burst=1000, spent=True) as fake:
+        config = judge_config(provider="openai-compatible", base_url=fake.url, model="m")
+        got = yes_no(config, 3)
+    assert all("insufficient_quota" in o.error and "refuses for good" in o.error
+               for o in got.values()), got
+    assert fake.stats()["refused"] == 3  # each request sent once
 
 
 def test_a_wait_longer_than_any_run_is_given_up_at_once() -> None:
@@ -171,7 +181,8 @@ def test_a_wait_longer_than_any_run_is_given_up_at_once() -> None:
         got = yes_no(config, 3)
         elapsed = time.monotonic() - started
     assert sum(o.ok for o in got.values()) == 1
-    assert all("429" in o.error for o in got.values() if not o.ok)
+    assert all("429" in o.error and f"longer than {MAX_WAIT:.0f} s" in o.error
+               for o in got.values() if not o.ok)
     assert fake.stats()["refused"] == 2 and elapsed < 30
 
 

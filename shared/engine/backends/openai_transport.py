@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import importlib
+import json
 import threading
 from collections.abc import Awaitable
 from typing import Any
@@ -123,9 +124,11 @@ class CountedTransport:
             finally:
                 await response.aclose()
                 limiter.release()
-            signals = read_signals(response.headers, _decoded(response, raw))
-            if limiter.refusal(signals, started, strikes, self._max_retries) is not None:
-                return _given_up(response, raw, request)
+            body = _decoded(response, raw)
+            why = limiter.refusal(read_signals(response.headers, body), started, strikes,
+                                  self._max_retries)
+            if why is not None:
+                return _given_up(response, raw, body, request, why)
 
 
 def _tokens(request: Any) -> float:
@@ -142,10 +145,22 @@ def _httpx_of(response: Any) -> Any:
     return importlib.import_module(type(response).__module__.split(".")[0])
 
 
-def _given_up(response: Any, raw: bytes, request: Any) -> Any:
-    """A refusal the limiter gave up, handed to the SDK (which must not ask again)."""
+def _given_up(response: Any, raw: bytes, body: bytes, request: Any, why: str) -> Any:
+    """A refusal the limiter gave up, handed to the SDK (which must not ask again); ``why`` is
+    added to its error message (a JSON ``{"error": {"message": ...}}`` body, as every provider
+    of these SDKs writes one), so the unmeasured row's reason says it."""
     httpx = _httpx_of(response)
-    headers = [(k, v) for k, v in response.headers.multi_items() if k.lower() != "x-should-retry"]
+    dropped: tuple[str, ...] = ("x-should-retry",)
+    try:
+        data = json.loads(body)
+        error = data.get("error") if isinstance(data, dict) else None
+        if isinstance(error, dict) and isinstance(error.get("message"), str):
+            error["message"] = f"{error['message']} (given up: {why})"
+            raw, dropped = json.dumps(data).encode(), (*dropped, "content-encoding",
+                                                       "content-length")
+    except (ValueError, UnicodeDecodeError):  # not JSON: handed on as it came
+        pass
+    headers = [(k, v) for k, v in response.headers.multi_items() if k.lower() not in dropped]
     return httpx.Response(429, headers=[*headers, ("x-should-retry", "false")],
                           stream=httpx.ByteStream(raw), request=request,
                           extensions=response.extensions)
