@@ -3,15 +3,16 @@ RAGAS; writes bench/LOAD.md (``make bench-load``).
 
 The judge is tests/fakes/rate_limited.py: OpenAI-compatible, a token bucket (``rate`` requests a
 second, ``burst``, ``latency`` per answer) that refuses with HTTP 429, ``Retry-After`` and
-OpenAI's ``x-ratelimit-*`` headers. Each load runs the three sides at once, each against its
-own fake (same settings), each in its own process: ours is ``python -m judge_metrics score --metric
-l3score`` with its defaults (16 requests in flight); the peers run through bench/load_peers.py
-under .venv-agreement's Python, with their own defaults. Every side sends one judge request per
-row. Figures per side: rows scored and lost (no number), requests refused (429) and answered,
-and the wall time the judge was busy with the side (from its first request to its last answer;
-interpreter and import start-up left out) against the bound, rows / rate: no client can be
-faster than the limit allows (the burst aside). A side still running at ``CAP`` x the bound +
-:data:`START_UP` seconds is stopped and its row says so.
+OpenAI's ``x-ratelimit-*`` headers (the last load without them: 429 and ``Retry-After`` only).
+Each load runs the three sides at once, each against its own fake (same settings), each in its
+own process: ours is ``python -m judge_metrics score --metric l3score`` with its defaults (16
+requests in flight); the peers run through bench/load_peers.py under .venv-agreement's Python,
+with their own defaults. Every side sends one judge request per row. Figures per side: rows
+scored and lost (no number), requests refused (429) and answered, and the wall time the judge
+was busy with the side (from its first request to its last answer; interpreter and import
+start-up left out) against the bound, rows / rate: no client can be faster than the limit
+allows (the burst aside). A side still running at ``CAP`` x the bound + :data:`START_UP`
+seconds is stopped and its row says so.
 
 ``python bench/bench_load.py`` (``BENCH_LOAD_ONLY=ours`` for one side).
 """
@@ -34,8 +35,11 @@ sys.path.insert(0, str(REPO / "tests"))
 from fakes.rate_limited import RateLimitedFake  # noqa: E402  (tests/fakes/rate_limited.py)
 
 PEER_PYTHON = REPO / ".venv-agreement" / "bin" / "python"
-#: (rate per second, burst, latency in seconds, rows)
-LOADS = [(3.0, 3, 0.5, 300), (10.0, 10, 0.2, 300), (2.0, 1, 1.5, 120)]
+#: (rate per second, burst, latency in seconds, rows, whether the judge announces its limit in
+#: x-ratelimit-* headers; without them it says only 429 and Retry-After)
+LOADS = [(3.0, 3, 0.5, 300, True), (10.0, 10, 0.2, 300, True), (2.0, 1, 1.5, 120, True),
+         (3.0, 3, 0.5, 150, False)]
+Load = tuple[float, int, float, int, bool]
 SIDES = ("ours", "DeepEval", "RAGAS")
 CAP = 2.5
 START_UP = 90.0
@@ -84,15 +88,16 @@ def run_peer(peer: str, url: str, data: list[dict[str, str]], folder: Path,
     return report
 
 
-def measure(load: tuple[float, int, float, int]) -> dict[str, dict[str, Any]]:
-    rate, burst, latency, n = load
+def measure(load: Load) -> dict[str, dict[str, Any]]:
+    rate, burst, latency, n, announce = load
     data, bound = rows(n), n / rate
     limit = CAP * bound + START_UP
     results: dict[str, dict[str, Any]] = {}
 
     def side(name: str) -> None:
         with tempfile.TemporaryDirectory() as tmp, \
-                RateLimitedFake(rate=rate, burst=burst, latency=latency) as fake:
+                RateLimitedFake(rate=rate, burst=burst, latency=latency,
+                                announce=announce) as fake:
             started = time.monotonic()
             try:
                 if name == "ours":
@@ -115,10 +120,11 @@ def measure(load: tuple[float, int, float, int]) -> dict[str, dict[str, Any]]:
     return results
 
 
-def table(load: tuple[float, int, float, int], results: dict[str, dict[str, Any]]) -> list[str]:
-    rate, burst, latency, n = load
+def table(load: Load, results: dict[str, dict[str, Any]]) -> list[str]:
+    rate, burst, latency, n, announce = load
     bound = n / rate
-    lines = [f"### {rate:g} requests/s, burst {burst}, {latency:g} s latency: {n} rows, "
+    says = "" if announce else ", no x-ratelimit-* headers (429 and Retry-After only)"
+    lines = [f"### {rate:g} requests/s, burst {burst}, {latency:g} s latency{says}: {n} rows, "
              f"bound {bound:.0f} s", "",
              "| side | rows scored | rows lost | refused (429) | answered | judge busy (s) | "
              "x bound | note |", "|---|---|---|---|---|---|---|---|"]
@@ -137,20 +143,19 @@ INTRO = """# Under load: a rate-limited judge
 
 Written by `make bench-load` (bench/bench_load.py). The same rows, through the same
 rate-limited OpenAI-compatible judge (tests/fakes/rate_limited.py: a token bucket that answers
-429 with `Retry-After` and OpenAI's `x-ratelimit-*` headers), by this project (`score --metric
-l3score`, defaults: 16 requests in flight, its rate limiter), DeepEval (`deepeval.evaluate`,
-G-Eval with fixed steps, `LocalModel`) and RAGAS (`ragas.evaluate`, `AspectCritic`,
-`ChatOpenAI`), each with its defaults and one judge request per row (bench/load_peers.py). The
-three sides of a load run at once, each against its own copy of the judge.
+429 with `Retry-After` and OpenAI's `x-ratelimit-*` headers, or in the last load with
+`Retry-After` alone), by this project (`judge-metrics score --metric l3score`, defaults: 16
+requests in flight, its rate limiter), DeepEval (`deepeval.evaluate`, G-Eval with fixed steps,
+`LocalModel`) and RAGAS (`ragas.evaluate`, `AspectCritic`, `ChatOpenAI`), each with its
+defaults and one judge request per row (bench/load_peers.py). The three sides of a load run at
+once, each against its own copy of the judge. The judge answers after its latency with a fixed
+verdict (no model runs): the figures measure the clients' handling of the limit, not a model.
 
 - **rows lost**: rows without a score at the end of the run.
 - **refused (429)**: requests the judge refused; **answered**: requests it answered.
 - **judge busy**: seconds from the side's first request to its last answer (start-up left out);
   **x bound**: that over the bound, rows / rate (the fastest any client can be, the burst
   aside). The goal: 0 rows lost, at most 1.15x the bound, fewer refusals than any peer.
-
-The judge answers at once with a fixed verdict (no model runs): the figures measure the
-clients' handling of the limit, not a model.
 """
 
 

@@ -93,6 +93,7 @@ class RateLimiter:
         self.in_flight = 0
         self.next_request = 0.0  # monotonic time before which no attempt starts (pacing)
         self.next_tokens = 0.0
+        self.last_start = -math.inf  # when the last attempt started (its wake-up, not its plan)
         self.paused_until = 0.0
         self.last_decrease = -math.inf
         self.fallback = 0  # refusals naming no wait, in a row
@@ -142,13 +143,18 @@ class RateLimiter:
                 try:
                     if start > now:
                         await asyncio.sleep(start - now)
+                    if rate:  # a late wake-up of the one before must not bring this one closer
+                        while (gap := self.last_start + PACE_MARGIN / rate
+                               - time.monotonic()) > 0:
+                            await asyncio.sleep(gap)
                 except BaseException:
                     self.release()
                     raise
                 if time.monotonic() < self.paused_until:  # a refusal came meanwhile: queue again
                     self.release()
                     continue
-                return start
+                self.last_start = time.monotonic()
+                return self.last_start
         finally:
             self.waiting -= 1
 
