@@ -15,8 +15,9 @@
 - Token usage: ``usage.input_tokens``/``output_tokens``; prompt-cache reads
   (``cache_read_input_tokens``) and writes (``cache_creation_input_tokens``) are counted
   outside ``input_tokens`` by the API and are added to the prompt tokens here.
-- Retries (429 with ``retry-after``, 529 ``overloaded_error``, other 5xx, 408/409, connection
-  errors, time-outs) and the per-request time-out are the SDK's own ``max_retries``/``timeout``.
+- Retries (529 ``overloaded_error``, other 5xx, 408/409, connection errors, time-outs) and the
+  per-request time-out are the SDK's own ``max_retries``/``timeout``; a 429 is the rate
+  limiter's (:mod:`.rate_limit`), which reads ``anthropic-ratelimit-*`` and ``retry-after``.
   The plumbing (event loop, concurrency bound, dead judge) is :class:`.remote.RemoteBackend`'s.
 """
 

@@ -9,12 +9,14 @@ Yes/No scoring (l3score) and label probabilities (g_eval, pairwise) work as on a
 compatible server. Temperature 0 with a fixed ``seed``. Token usage from ``usageMetadata``
 (cached prompt tokens apart, thinking tokens as answer tokens).
 
-Retries: 408, 429 ``RESOURCE_EXHAUSTED``, 5xx, connection failures and time-outs are asked
-again up to ``max_retries`` times, after the wait the refusal names (a ``Retry-After`` header or
-the ``RetryInfo`` ``retryDelay`` of the error body, at most :data:`MAX_RETRY_DELAY`), else after
-an exponential back-off. The SDK's own ``HttpRetryOptions`` are left off: their wait is a fixed
-exponential schedule that ignores both signals. The concurrency bound, the dead judge and the
-redaction of every reason are :class:`~.remote.RemoteBackend`'s.
+Retries: 408, 5xx, connection failures and time-outs are asked again up to ``max_retries``
+times, after the wait the refusal names (a ``Retry-After`` header or the ``RetryInfo``
+``retryDelay`` of the error body, at most :data:`MAX_RETRY_DELAY`), else after an exponential
+back-off. A 429 ``RESOURCE_EXHAUSTED`` is the rate limiter's (:mod:`.rate_limit`, in the
+transport): one that reaches this loop was given up there. The SDK's own ``HttpRetryOptions``
+are left off: their wait is a fixed exponential schedule that ignores both signals. The
+concurrency bound, the dead judge and the redaction of every reason are
+:class:`~.remote.RemoteBackend`'s.
 """
 
 from __future__ import annotations

@@ -6,10 +6,10 @@ provider's ``Capabilities`` (``shared.engine.backends.registry``), the structure
 overridable by the ``response_format`` judge option; nothing is detected from the server.
 
 The async plumbing (the shared event loop, the concurrency bound, the dead judge that fails
-fast) is :class:`.remote.RemoteBackend`'s. Retries (429 honouring Retry-After, 408/409, 5xx,
-connection errors, time-outs) and the per-request time-out are the SDK's own
-``max_retries``/``timeout``. The transport is :mod:`.openai_transport`, the reading of answers
-:mod:`.openai_responses`.
+fast) is :class:`.remote.RemoteBackend`'s. Retries (408/409, 5xx, connection errors,
+time-outs) and the per-request time-out are the SDK's own ``max_retries``/``timeout``; a 429 is
+the rate limiter's (:mod:`.rate_limit`). The transport is :mod:`.openai_transport`, the reading
+of answers :mod:`.openai_responses`.
 """
 
 from __future__ import annotations
