@@ -52,6 +52,8 @@ MAX_WAIT = 600.0
 #: Paced attempts start this much further apart than the rate allows (2 %): arrivals jitter, and
 #: a judge with no burst to spare refuses an attempt that comes a millisecond early.
 PACE_MARGIN = 1.02
+#: ... widened by 2 % per refusal while paced (narrowed again by 0.2 % per answer), up to this.
+MAX_PACE_MARGIN = 1.10
 #: How long an answer saying ``remaining`` 0 may pause the judge at most, without a refusal.
 MAX_EMPTY_PAUSE = 60.0
 #: Where the calling thread shows a limiter's :meth:`RateLimiter.status` (its progress bar's
@@ -94,6 +96,8 @@ class RateLimiter:
         self.next_request = 0.0  # monotonic time before which no attempt starts (pacing)
         self.next_tokens = 0.0
         self.last_start = -math.inf  # when the last attempt started (its wake-up, not its plan)
+        self.slack = False  # the judge said it had requests to spare: a late start may catch up
+        self.margin = PACE_MARGIN  # paced starts this much further apart than the rate
         self.paused_until = 0.0
         self.last_decrease = -math.inf
         self.fallback = 0  # refusals naming no wait, in a row
@@ -136,17 +140,17 @@ class RateLimiter:
                 if token_rate and tokens:
                     start = max(start, self.next_tokens)
                 if rate:  # a little under the rate: the judge's clock is not ours
-                    self.next_request = start + PACE_MARGIN / rate
+                    self.next_request = start + self.margin / rate
                 if token_rate and tokens:
                     self.next_tokens = start + tokens / token_rate
                 self.in_flight += 1
                 try:
                     if start > now:
                         await asyncio.sleep(start - now)
-                    if rate:  # a late wake-up of the one before must not bring this one closer
-                        while (gap := self.last_start + PACE_MARGIN / rate
+                    if rate and not self.slack:  # no burst to spare: a late wake-up of the one
+                        while (gap := self.last_start + self.margin / rate
                                - time.monotonic()) > 0:
-                            await asyncio.sleep(gap)
+                            await asyncio.sleep(gap)  # before must not bring this one closer
                 except BaseException:
                     self.release()
                     raise
@@ -180,6 +184,7 @@ class RateLimiter:
         grows; what the headers say is kept."""
         self.answers += 1
         self.fallback = 0
+        self.margin = max(PACE_MARGIN, self.margin - 0.002)
         took = max(0.0, time.monotonic() - started)
         self.latency = took if self.latency is None else 0.8 * self.latency + 0.2 * took
         self.window = min(float(self.ceiling),
@@ -194,6 +199,8 @@ class RateLimiter:
         ``strikes``: the request's refusals so far (counted here)."""
         now = time.monotonic()
         self.refused += 1
+        if self.rate():  # refused while paced: the judge's clock runs apart from ours
+            self.margin = min(MAX_PACE_MARGIN, self.margin + 0.02)
         if started >= self.last_decrease:
             self.window = max(1.0, self.window / 2.0, self._paced_need())
             self.slow_start = False
@@ -229,6 +236,8 @@ class RateLimiter:
         comes a latency later)."""
         if signals.requests_per_minute:
             self.announced_requests = signals.requests_per_minute
+        if signals.requests_left is not None:
+            self.slack = signals.requests_left >= 1
         if signals.tokens_per_minute:
             self.announced_tokens = signals.tokens_per_minute
         now = started
