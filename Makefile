@@ -30,8 +30,8 @@ export OMP_WAIT_POLICY := PASSIVE
 # written bytecode every process would compile its imports again.
 unexport PYTHONDONTWRITEBYTECODE
 
-.PHONY: setup setup-test run test app spaces bench bench-tokens bench-install bench-load agreement calibration-curve lint clean \
-	cards certify-demo
+.PHONY: setup setup-test run test app spaces bench bench-tokens bench-install bench-load agreement \
+	calibration-curve lint clean cards certify-demo
 
 # The venv without ensurepip's bundled pip: the system's pip installs the current one into it
 # (pip >= 22.3 has --python; 3 s against 7 s for ensurepip and an upgrade), else ensurepip does.
