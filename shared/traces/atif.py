@@ -1,0 +1,97 @@
+"""ATIF trajectories (the Agent Trajectory Interchange Format, ``schema_version``
+``ATIF-v1.0`` ... ``ATIF-v1.7``): a file holds one trajectory (a JSON object), a JSON list of
+them, or one per line.
+
+Each agent step is one LLM call and gives one row: ``messages`` the conversation up to it
+(system and user steps as system and user messages, earlier agent steps as assistant messages
+with their tool calls, their observations as tool messages) and the step's own reply, so
+``question`` is the last user message before it and ``prediction`` its message. ``trace_id`` is
+the trajectory's ``session_id`` and ``span_id`` the step's ``step_id`` (as text);
+``conversation_id`` is the ``session_id`` too, so ``--by conversation`` gives one row per
+trajectory. A step's ``message`` may be text or a list of content parts (their text joined)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator, Mapping
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from ..base.errors import UserInputError
+from .chat import Message, as_text, captured, joined, last_user_text, message, tool_call
+from .rows import Row, iso_time
+
+
+def is_trajectory(value: Any) -> bool:
+    return isinstance(value, Mapping) and str(value.get("schema_version", "")).startswith("ATIF")
+
+
+def read_trajectories(path: Path) -> list[Mapping[str, Any]]:
+    text = path.read_text(encoding="utf-8")
+    try:
+        document = json.loads(text)
+        items = document if isinstance(document, list) else [document]
+    except ValueError:
+        try:
+            items = [json.loads(line) for line in text.splitlines() if line.strip()]
+        except ValueError as error:
+            raise UserInputError(f"{path}: not ATIF JSON: {error}") from None
+    for n, item in enumerate(items):
+        if not is_trajectory(item) or not isinstance(item.get("steps"), list):
+            raise UserInputError(f"{path}: trajectory {n} is not ATIF (a schema_version "
+                                 "'ATIF-v1.x' and a steps list)")
+    return items
+
+
+def _text(value: Any) -> str:
+    if isinstance(value, list):
+        return joined(p.get("text") for p in value if isinstance(p, Mapping)) or ""
+    return value if isinstance(value, str) else ""
+
+
+def _nanos(timestamp: Any) -> int | None:
+    if not isinstance(timestamp, str):
+        return None
+    try:
+        moment = datetime.fromisoformat(timestamp.replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    return int(moment.timestamp() * 1e9)
+
+
+def trajectory_rows(trajectory: Mapping[str, Any]) -> Iterator[Row]:
+    session = str(trajectory.get("session_id") or "")
+    default_model = (trajectory.get("agent") or {}).get("model_name")
+    history: list[Message] = []
+    for step in trajectory["steps"]:
+        source = step.get("source")
+        text = _text(step.get("message"))
+        if source in ("system", "user"):
+            history.append(message(source, text))
+            continue
+        if source != "agent":
+            continue
+        calls = [tool_call(c.get("tool_call_id"), c.get("function_name"), c.get("arguments"))
+                 for c in step.get("tool_calls") or () if isinstance(c, Mapping)]
+        reply = message("assistant", text or None, calls)
+        messages = [*history, reply]
+        metrics = step.get("metrics") or {}
+        start = _nanos(step.get("timestamp"))
+        ok = captured(messages)
+        yield {
+            "trace_id": session, "span_id": str(step.get("step_id")),
+            "conversation_id": session or None, "messages": messages if ok else None,
+            "question": last_user_text(history) if ok else None,
+            "prediction": text if ok else None,
+            "model": step.get("model_name") or default_model,
+            "start_time": iso_time(start), "end_time": None, "duration_ms": None,
+            "input_tokens": metrics.get("prompt_tokens"),
+            "output_tokens": metrics.get("completion_tokens"), "content_captured": ok,
+        }
+        history.append(reply)
+        for result in (step.get("observation") or {}).get("results") or ():
+            ident = result.get("source_call_id")
+            if ident and any(c["id"] == ident for c in calls):
+                history.append(message("tool", as_text(result.get("content") or ""),
+                                       tool_call_id=ident))

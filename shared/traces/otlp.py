@@ -1,0 +1,89 @@
+"""OTLP JSON as the OpenTelemetry Collector's file exporter writes it: one
+``ExportTraceServiceRequest`` (``{"resourceSpans": [...]}``) or ``ExportLogsServiceRequest``
+(``{"resourceLogs": [...]}``) per line, traces and logs mixed in one file when the Collector
+exports both there. Plain JSON: no OpenTelemetry package is needed to read it.
+
+Log records (and span events) are joined to their span by trace and span id: an instrumentation
+that writes message content as events (the official openai instrumentation's default) puts it
+there, not on the span. A record's name is its ``eventName`` field, else its ``event.name``
+attribute."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator, Mapping
+from pathlib import Path
+from typing import Any
+
+from ..base.errors import UserInputError
+from .spans import Record, Span, any_value, hex_id, key_values
+
+
+def _nanos(value: Any) -> int | None:
+    try:
+        number = int(value)
+    except (TypeError, ValueError):
+        return None
+    return number or None
+
+
+def _documents(path: Path) -> Iterator[tuple[int, Mapping[str, Any]]]:
+    """``(line number, request)`` for each request of the file: one per line, or the whole
+    file as one JSON document (a request written with indentation)."""
+    text = path.read_text(encoding="utf-8")
+    lines = [(n, line) for n, line in enumerate(text.splitlines(), 1) if line.strip()]
+    try:
+        parsed = [(n, json.loads(line)) for n, line in lines]
+    except ValueError:
+        try:
+            parsed = [(1, json.loads(text))]
+        except ValueError as error:
+            raise UserInputError(f"{path}: not OTLP JSON (one JSON request per line): "
+                                 f"{error}") from None
+    for n, document in parsed:
+        for item in document if isinstance(document, list) else [document]:
+            if not isinstance(item, Mapping):
+                raise UserInputError(f"{path}, line {n}: not an OTLP JSON request")
+            yield n, item
+
+
+def read_spans(path: Path) -> list[Span]:
+    """Every span of the file, in file order, with the log records and span events that
+    belong to it."""
+    spans: list[Span] = []
+    logs: dict[tuple[str, str], list[Record]] = {}
+    for n, request in _documents(path):
+        if not ("resourceSpans" in request or "resourceLogs" in request):
+            raise UserInputError(f"{path}, line {n}: neither resourceSpans nor resourceLogs: "
+                                 "not an OTLP JSON export")
+        for resource in request.get("resourceSpans") or ():
+            for scope in resource.get("scopeSpans") or resource.get(
+                    "instrumentationLibrarySpans") or ():
+                spans.extend(_span(raw) for raw in scope.get("spans") or ())
+        for resource in request.get("resourceLogs") or ():
+            for scope in resource.get("scopeLogs") or ():
+                for raw in scope.get("logRecords") or ():
+                    key = (hex_id(raw.get("traceId")), hex_id(raw.get("spanId")))
+                    if key[0] and key[1]:
+                        logs.setdefault(key, []).append(_log_record(raw))
+    for span in spans:
+        span.records.extend(logs.get((span.trace_id, span.span_id), ()))
+    return [span for span in spans if span.trace_id and span.span_id]
+
+
+def _span(raw: Mapping[str, Any]) -> Span:
+    records: list[Record] = []
+    for event in raw.get("events") or ():
+        attributes = key_values(event.get("attributes"))
+        records.append((str(event.get("name") or ""), attributes, attributes))
+    return Span(trace_id=hex_id(raw.get("traceId")) or "", span_id=hex_id(raw.get("spanId")) or "",
+                parent_id=hex_id(raw.get("parentSpanId")), name=str(raw.get("name") or ""),
+                start_ns=_nanos(raw.get("startTimeUnixNano")),
+                end_ns=_nanos(raw.get("endTimeUnixNano")),
+                attributes=key_values(raw.get("attributes")), records=records)
+
+
+def _log_record(raw: Mapping[str, Any]) -> Record:
+    attributes = key_values(raw.get("attributes"))
+    name = raw.get("eventName") or attributes.get("event.name") or ""
+    return str(name), attributes, any_value(raw.get("body"))
