@@ -96,9 +96,10 @@ def _cli_type(option: Option) -> Any:
     return {int: int, float: float}.get(option.type, str)
 
 
-def add_input_argument(parser: argparse.ArgumentParser) -> None:
-    """INPUT, the rows a command scores (`score`, `agree`, `calibrate`)."""
-    parser.add_argument("input", metavar="INPUT",
+def add_input_argument(parser: argparse.ArgumentParser, optional: bool = False) -> None:
+    """INPUT, the rows a command scores (`score`, `agree`, `calibrate`); ``optional``: the
+    command checks it is given (score's is not, with --phoenix)."""
+    parser.add_argument("input", metavar="INPUT", nargs="?" if optional else None,
                         help=".jsonl, .csv, .parquet, or a folder saved with Dataset.save_to_disk")
 
 

@@ -33,6 +33,7 @@ from .common import (
     write_json,
 )
 from .judge_notes import note_embedded_judge, print_embedded_judge_notes
+from .score_traces import add_trace_arguments, run_traces, wants_traces
 
 HELP = "score every row of a dataset file; write the rows with per-row scores"
 DESCRIPTION = (
@@ -43,7 +44,7 @@ DESCRIPTION = (
 
 
 def add_arguments(score: argparse.ArgumentParser) -> None:
-    add_input_argument(score)
+    add_input_argument(score, optional=True)  # none with --phoenix
     score.add_argument("--metric", "-m", action="append", required=True, metavar="NAME",
                        help="a metric name (repeat for several), or 'all'")
     add_out_arguments(score, metavar="OUTPUT",
@@ -113,6 +114,7 @@ def add_arguments(score: argparse.ArgumentParser) -> None:
                        help="a judge card written by `certify --card` for this judge, metric, "
                        "options and prompts (refused otherwise); when it is not certified, a "
                        "gate of its metric that holds is inconclusive (exit 1; docs/CERTIFY.md)")
+    add_trace_arguments(score)
 
 
 # how a metric's compute() refuses an option it does not take (evaluate's, or ours)
@@ -120,6 +122,10 @@ _UNKNOWN_OPTION = re.compile(r"unexpected keyword argument|unknown option")
 
 
 def run(args: argparse.Namespace) -> int:
+    if wants_traces(args):
+        return run_traces(args)
+    if args.input is None:
+        raise UserInputError("INPUT is required (or --phoenix URL --project NAME)")
     engine = _engine(args)
     out = Path(args.out) if args.out else None
     if out is not None:
