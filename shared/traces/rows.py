@@ -97,7 +97,8 @@ def conversation_rows(rows: list[Row]) -> list[Row]:
         groups.setdefault(item["conversation_id"] or f"trace:{item['trace_id']}", []).append(item)
     out = []
     for group in groups.values():
-        group = sorted(group, key=lambda r: r["start_time"] or "")
+        if all(r["start_time"] for r in group):  # else as read (an ATIF step without time)
+            group = sorted(group, key=lambda r: r["start_time"])
         last = group[-1]
         ok = all(r["content_captured"] for r in group)
         messages: list[Message] = []
