@@ -13,6 +13,8 @@ AGREEMENT_STAMP := $(AGREEMENT_VENV)/.agreement-installed
 INTEGRATIONS_VENV := .venv-integrations
 INTEGRATIONS_STAMP := $(INTEGRATIONS_VENV)/.integrations-installed
 INTEGRATION_TESTS := tests/shared/test_integrations_scorers.py
+PHOENIX_VENV := .venv-phoenix
+PHOENIX_STAMP := $(PHOENIX_VENV)/.phoenix-installed
 # BFCL's AST checker, the reference of tests/metrics/test_tool_call_bfcl.py: bfcl-eval pins
 # dependencies that clash with ours (and its package imports every provider client), so the
 # package alone, without its dependencies, in a folder of .venv that the test puts on sys.path
@@ -67,7 +69,7 @@ $(BFCL_STAMP): | $(PY)
 setup: $(RUNTIME_STAMP)
 # the tests also use the agreement peers' venv: the conversation converters on RAGAS's and
 # DeepEval's own objects (tests/shared/test_conversation_packages.py)
-setup-test: $(TEST_STAMP) $(BFCL_STAMP) $(INTEGRATIONS_STAMP) $(AGREEMENT_STAMP)
+setup-test: $(TEST_STAMP) $(BFCL_STAMP) $(INTEGRATIONS_STAMP) $(AGREEMENT_STAMP) $(PHOENIX_STAMP)
 
 run: $(RUNTIME_STAMP)
 	$(PY) -m judge_metrics score examples/rag_sample.jsonl --metric all \
@@ -90,12 +92,19 @@ $(INTEGRATIONS_STAMP): $(TEST_STAMP) requirements-integrations.txt pyproject.tom
 	$(INTEGRATIONS_VENV)/bin/python -m pip install --quiet -r requirements-integrations.txt
 	touch $@
 
+# Phoenix's server pins packages of its own: a venv apart (requirements-phoenix.txt says why),
+# which the trace tests run `phoenix serve` from (tests/shared/test_traces_phoenix.py)
+$(PHOENIX_STAMP): requirements-phoenix.txt
+	$(PYTHON) -m venv $(PHOENIX_VENV)
+	$(PHOENIX_VENV)/bin/python -m pip install --quiet -r requirements-phoenix.txt
+	touch $@
+
 # The suite runs on TEST_WORKERS processes (pytest-xdist), each test file whole on one of them
 # (its module fixtures, such as the Ray cluster, start once): most tests wait on a subprocess,
 # a server or one core, so two workers on this project's 2-core machine take about half the
 # time of one (the README says how long it takes).
 TEST_WORKERS ?= 2
-test: $(TEST_STAMP) $(BFCL_STAMP) $(INTEGRATIONS_STAMP) $(AGREEMENT_STAMP)
+test: $(TEST_STAMP) $(BFCL_STAMP) $(INTEGRATIONS_STAMP) $(AGREEMENT_STAMP) $(PHOENIX_STAMP)
 	$(PY) -m ruff check shared metrics tests app.py bench setup.py
 	$(PY) -m pytest tests --numprocesses $(TEST_WORKERS) --dist loadfile
 	$(call install_wheel,$(INTEGRATIONS_VENV))

@@ -1,7 +1,7 @@
 """An application instrumented as teams instrument theirs, run by the trace tests in a process
 of its own (the instrumentations read their settings from the environment once):
 
-    python tests/traces_app.py FAMILY MODEL_URL OUT.jsonl [--hide]
+    python tests/traces_app.py FAMILY MODEL_URL OUT.jsonl [--hide] [--phoenix URL PROJECT]
 
 FAMILY ``genai`` (``opentelemetry-instrumentation-openai-v2``; its content capture and
 convention form come from ``OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT`` and
@@ -10,7 +10,9 @@ convention form come from ``OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT``
 MODEL_URL (tests/fakes/chat_model.py) in three scenes: a plain question, a tool-calling agent
 (two calls in one trace, one session) and a RAG answer after a retriever span. Spans and log
 records are written to OUT as the OpenTelemetry Collector's file exporter writes them: one
-OTLP JSON export request per line (ids in hex, int64 as strings), traces and logs mixed."""
+OTLP JSON export request per line (ids in hex, int64 as strings), traces and logs mixed. With
+``--phoenix``, the spans also go to the Phoenix server at URL, into project PROJECT, through
+OTLP over HTTP (``opentelemetry-exporter-otlp-proto-http``, as Phoenix's docs set it up)."""
 
 from __future__ import annotations
 
@@ -128,11 +130,20 @@ class LogFile(LogRecordExporter):
         pass
 
 
-def main(family: str, model_url: str, out_path: str, hide: bool) -> None:
+def main(family: str, model_url: str, out_path: str, hide: bool,
+         phoenix: tuple[str, str] | None = None) -> None:
     out = CollectorFile(out_path)
-    resource = Resource.create({"service.name": "traces-app"})
+    attributes = {"service.name": "traces-app"}
+    if phoenix:
+        attributes["openinference.project.name"] = phoenix[1]
+    resource = Resource.create(attributes)
     tracer_provider = TracerProvider(resource=resource)
     tracer_provider.add_span_processor(SimpleSpanProcessor(SpanFile(out)))
+    if phoenix:
+        from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
+
+        tracer_provider.add_span_processor(SimpleSpanProcessor(
+            OTLPSpanExporter(endpoint=f"{phoenix[0]}/v1/traces")))
     logger_provider = LoggerProvider(resource=resource)
     logger_provider.add_log_record_processor(SimpleLogRecordProcessor(LogFile(out)))
     session: Any = None
@@ -192,4 +203,7 @@ class _nothing:
 
 
 if __name__ == "__main__":
-    main(sys.argv[1], sys.argv[2], sys.argv[3], "--hide" in sys.argv[4:])
+    rest = sys.argv[4:]
+    at = rest.index("--phoenix") if "--phoenix" in rest else None
+    main(sys.argv[1], sys.argv[2], sys.argv[3], "--hide" in rest,
+         None if at is None else (rest[at + 1], rest[at + 2]))

@@ -12,6 +12,7 @@ from datetime import datetime
 from typing import Any
 
 from ..base.errors import UserInputError
+from .openinference import KIND
 from .rows import Row, conversation_rows, span_rows
 from .spans import Record, Span, hex_id
 
@@ -69,11 +70,15 @@ def as_span(raw: Mapping[str, Any]) -> Span:
     for event in raw.get("events") or ():
         attributes = flattened(event.get("attributes") or {})
         records.append((str(event.get("name") or ""), attributes, attributes))
+    attributes = flattened(raw.get("attributes") or {})
+    kind = raw.get("span_kind")
+    if isinstance(kind, str) and kind.upper() != "UNKNOWN":  # Phoenix keeps the kind apart
+        attributes.setdefault(KIND, kind.upper())
     return Span(trace_id=hex_id(context.get("trace_id")) or "",
                 span_id=hex_id(context.get("span_id")) or "",
                 parent_id=hex_id(raw.get("parent_id")), name=str(raw.get("name") or ""),
                 start_ns=_nanos(raw.get("start_time")), end_ns=_nanos(raw.get("end_time")),
-                attributes=flattened(raw.get("attributes") or {}), records=records)
+                attributes=attributes, records=records)
 
 
 def read_project(url: str, project: str, *, by: str = "span") -> list[Row]:
