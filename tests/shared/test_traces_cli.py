@@ -1,0 +1,141 @@
+"""score TRACES --traces: the LLM spans of a Collector file (one app capturing content, one
+not) scored like any input, references joined by span id, the spans a metric cannot measure
+left unmeasured with the reason (never a 0), and --write-back's gen_ai.evaluation.result
+events; the scores equal those of the same rows scored as a plain file."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from trace_files import make_trace_file
+
+import shared.traces as traces
+from shared.base.errors import UserInputError
+from shared.cli.main import main
+from shared.traces.scoring import NOT_CAPTURED, score_traces
+
+ROUGE = ("rouge1", "rouge2", "rougeL", "rougeLsum")
+
+
+@pytest.fixture(scope="module")
+def mixed(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """One file, as a Collector writes for two apps: one capturing content, one not."""
+    folder = tmp_path_factory.mktemp("cli_traces")
+    captured, _ = make_trace_file("openinference", folder)
+    hidden, _ = make_trace_file("genai-events-off", folder)
+    path = folder / "collector.jsonl"
+    path.write_text(captured.read_text() + hidden.read_text())
+    return path
+
+
+def _read_jsonl(path: Path) -> list[dict]:
+    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+
+
+def test_score_traces_write_back(mixed, tmp_path, capsys):
+    rows = traces.read(mixed)
+    assert len(rows) == 8
+    references = tmp_path / "references.jsonl"
+    # a reference for the plain answer, the tool-calling span and the RAG answer only
+    joined = {rows[0]["span_id"]: "Paris is the capital city of France.",
+              rows[1]["span_id"]: "The weather in Paris.",
+              rows[3]["span_id"]: "The tower was completed in 1889.",
+              rows[4]["span_id"]: "Not captured anyway."}
+    references.write_text("".join(json.dumps({"span_id": k, "reference": v}) + "\n"
+                                  for k, v in joined.items()))
+    out, events = tmp_path / "scored.jsonl", tmp_path / "events.jsonl"
+    code = main(["score", str(mixed), "--traces", "--metric", "rouge", "--references",
+                 str(references), "--out", str(out), "--write-back", str(events), "-q"])
+    assert code == 0
+    scored = _read_jsonl(out)
+    assert [r["span_id"] for r in scored] == [r["span_id"] for r in rows]
+    reasons = [json.loads(r["rouge_details"] or "{}").get("unmeasured") for r in scored]
+    assert reasons[0] is None and reasons[3] is None  # measured
+    assert reasons[1] == "the span's output only calls tools: it has no text to score"
+    assert reasons[2] == "the span has no reference"
+    assert reasons[4:] == [NOT_CAPTURED] * 4  # never a 0: no content, no score
+    for index in (1, 2, 4, 5, 6, 7):
+        assert all(scored[index][key] is None for key in ROUGE)
+    # the measured rows score as the same rows do from a plain file
+    plain = tmp_path / "plain.jsonl"
+    plain.write_text("".join(json.dumps({"prediction": rows[i]["prediction"],
+                                         "reference": joined[rows[i]["span_id"]]}) + "\n"
+                             for i in (0, 3)))
+    assert main(["score", str(plain), "--metric", "rouge", "--out",
+                 str(tmp_path / "plain_scored.jsonl"), "-q"]) == 0
+    expected = _read_jsonl(tmp_path / "plain_scored.jsonl")
+    for row, reference in zip((scored[0], scored[3]), expected, strict=True):
+        assert [row[k] for k in ROUGE] == [reference[k] for k in ROUGE]
+        assert row["rouge1"] > 0
+    table = capsys.readouterr().out
+    assert "rouge" in table and " 8 " in table and " 6 " in table  # 8 rows, 6 unmeasured
+
+    requests = _read_jsonl(events)
+    records = [r["resourceLogs"][0]["scopeLogs"][0]["logRecords"][0] for r in requests]
+    assert len(records) == 8 * len(ROUGE)  # one per span and score
+    for record in records:
+        assert record["eventName"] == "gen_ai.evaluation.result"
+        attributes = {a["key"]: next(iter(a["value"].values())) for a in record["attributes"]}
+        row = next(r for r in scored if r["span_id"] == record["spanId"])
+        assert record["traceId"] == row["trace_id"]
+        name = attributes["gen_ai.evaluation.name"]
+        assert name in ROUGE
+        if row[name] is None:
+            assert "gen_ai.evaluation.score.value" not in attributes
+            reason = json.loads(row["rouge_details"])["unmeasured"]
+            assert attributes["gen_ai.evaluation.explanation"] == reason
+        else:
+            assert attributes["gen_ai.evaluation.score.value"] == row[name]
+
+
+def test_contexts_on_some_spans_only_do_not_refuse_the_others(mixed, capsys):
+    """faithfulness needs contexts, which only the RAG span has; answer_relevance runs on every
+    span with text. A dry run plans each metric's requests for the rows it can measure."""
+    code = main(["score", str(mixed), "--traces", "--metric", "faithfulness", "--metric",
+                 "answer_relevance", "--dry-run", "-q"])
+    assert code == 0
+    out = capsys.readouterr().out
+    plan = {line.split()[0]: int(line.split()[1]) for line in out.splitlines()
+            if line.startswith(("faithfulness", "answer_relevance"))}
+    assert plan["faithfulness"] > 0 and plan["answer_relevance"] > plan["faithfulness"]
+    rows = traces.read(mixed)
+    measurable = [r for r in rows if r["content_captured"] and r["prediction"]]
+    with_contexts = [r for r in measurable if r.get("contexts")]
+    assert len(measurable) == 3 and len(with_contexts) == 1
+    # per measured row, the same requests: the plan scales with the rows each metric measures
+    assert plan["answer_relevance"] % len(measurable) == 0
+
+
+def test_every_span_unmeasured_when_no_content_was_captured(tmp_path):
+    path, _ = make_trace_file("openinference-hidden", tmp_path)
+    rows = traces.read(path)
+    for row in rows:
+        row["reference"] = "anything"
+    scored, summary = score_traces(rows, ["rouge"], show_progress=False)
+    assert scored["rouge1"] == [None] * 4
+    assert [json.loads(d)["unmeasured"] for d in scored["rouge_details"]] == [NOT_CAPTURED] * 4
+    (metric,) = summary.metrics
+    assert (metric.rows, metric.unmeasured) == (4, 4)
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["--phoenix", "http://127.0.0.1:9"], "--phoenix needs --project NAME"),
+    (["--traces"], "--traces needs INPUT"),
+    (["--traces", "TRACES", "--html", "r.html"], "--html is not available with --traces"),
+    (["--traces", "TRACES", "--project", "p"], "--project needs --phoenix URL"),
+])
+def test_refusals(mixed, tmp_path, capsys, argv, message):
+    argv = [str(mixed) if a == "TRACES" else a for a in argv]
+    code = main(["score", *argv, "--metric", "rouge", "--out", str(tmp_path / "o.jsonl")])
+    assert code == 2 and message in capsys.readouterr().err
+
+
+def test_a_reference_file_that_clashes_is_refused(mixed, tmp_path):
+    references = tmp_path / "r.jsonl"
+    references.write_text(json.dumps({"span_id": "00", "prediction": "x"}) + "\n")
+    with pytest.raises(UserInputError, match="span column"):
+        from shared.cli.score_traces import _join
+
+        _join(traces.read(mixed), references, "span_id")
