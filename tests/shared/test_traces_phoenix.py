@@ -1,0 +1,164 @@
+"""Phoenix both ways, against a real Phoenix server (``phoenix serve`` from .venv-phoenix, its
+SQLite store in a temporary folder, on free loopback ports): an app instrumented with
+OpenInference sends it its spans; ``score --phoenix URL --project NAME`` reads them through
+Phoenix's client API (the same rows as the app's trace file gives) and logs the scores back as
+span annotations; a rerun updates them instead of adding more."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from fakes.chat_model import ChatModel
+from trace_files import APP
+
+import shared.traces as traces
+from shared.cli.main import main
+from shared.llama_server import free_port
+from shared.traces.phoenix import read_project
+from shared.traces.scoring import NOT_CAPTURED
+
+REPO = Path(__file__).resolve().parents[2]
+PHOENIX = REPO / ".venv-phoenix" / "bin" / "phoenix"
+ROUGE = ("rouge1", "rouge2", "rougeL", "rougeLsum")
+
+pytestmark = pytest.mark.skipif(not PHOENIX.exists(),
+                                reason="Phoenix's server venv is built by make setup-test")
+
+
+@pytest.fixture(scope="module")
+def phoenix(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    folder = tmp_path_factory.mktemp("phoenix")
+    port = free_port()
+    environment = {**os.environ, "PHOENIX_WORKING_DIR": str(folder), "PHOENIX_HOST": "127.0.0.1",
+                   "PHOENIX_PORT": str(port), "PHOENIX_GRPC_PORT": str(free_port()),
+                   "PHOENIX_TELEMETRY_ENABLED": "false"}
+    log = (folder / "server.log").open("w")
+    server = subprocess.Popen([str(PHOENIX), "serve"], env=environment, stdout=log,
+                              stderr=subprocess.STDOUT)
+    url = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 240
+        while True:
+            try:
+                with urllib.request.urlopen(f"{url}/healthz", timeout=5) as response:
+                    if response.status == 200:
+                        break
+            except OSError:
+                pass
+            assert server.poll() is None, (folder / "server.log").read_text()[-3000:]
+            assert time.monotonic() < deadline, "Phoenix did not start in 240 s"
+            time.sleep(1)
+        yield url
+    finally:
+        server.terminate()
+        try:
+            server.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            server.kill()
+            server.wait()
+        log.close()
+
+
+def _send(url: str, project: str, folder: Path, hide: bool = False) -> Path:
+    """Run the instrumented app with its spans going to Phoenix's project and to a file; wait
+    until Phoenix has stored all of them."""
+    from phoenix.client import Client
+
+    out = folder / f"{project}.jsonl"
+    with ChatModel() as model:
+        result = subprocess.run([sys.executable, str(APP), "openinference", model.url, str(out),
+                                 *(["--hide"] if hide else []), "--phoenix", url, project],
+                                capture_output=True, text=True, timeout=180)
+    assert result.returncode == 0, result.stderr
+    expected = sum(1 for line in out.read_text().splitlines() if '"resourceSpans"' in line)
+    client = Client(base_url=url)
+    deadline = time.monotonic() + 60
+    while len(client.spans.get_spans(project_identifier=project, limit=1000)) < expected:
+        assert time.monotonic() < deadline, "Phoenix did not store the spans in 60 s"
+        time.sleep(0.5)
+    return out
+
+
+def _comparable(rows: list[dict]) -> list[dict]:
+    keys = ("trace_id", "span_id", "conversation_id", "messages", "question", "prediction",
+            "contexts", "model", "input_tokens", "output_tokens", "content_captured")
+    return sorted(({k: row.get(k) for k in keys} for row in rows),
+                  key=lambda r: (r["trace_id"], r["span_id"]))
+
+
+def test_a_project_reads_as_the_same_rows_as_its_trace_file(phoenix, tmp_path):
+    trace_file = _send(phoenix, "app", tmp_path)
+    from_phoenix = read_project(phoenix, "app")
+    assert len(from_phoenix) == 4
+    assert _comparable(from_phoenix) == _comparable(traces.read(trace_file))
+    conversations = read_project(phoenix, "app", by="conversation")
+    assert _comparable(conversations) == _comparable(traces.read(trace_file, by="conversation"))
+
+
+def _annotations(url: str, project: str) -> list[dict]:
+    from phoenix.client import Client
+
+    client = Client(base_url=url)
+    spans = client.spans.get_spans(project_identifier=project, limit=1000)
+    return client.spans.get_span_annotations(spans=spans, project_identifier=project)
+
+
+def test_scores_go_back_as_span_annotations_once(phoenix, tmp_path):
+    _send(phoenix, "scored", tmp_path)
+    rows = read_project(phoenix, "scored")
+    references = tmp_path / "references.jsonl"
+    references.write_text("".join(
+        json.dumps({"span_id": r["span_id"], "reference": "Paris is the capital of France."})
+        + "\n" for r in rows))
+    out = tmp_path / "scored_rows.jsonl"
+    argv = ["score", "--phoenix", phoenix, "--project", "scored", "--metric", "rouge",
+            "--references", str(references), "--out", str(out), "-q"]
+    assert main(argv) == 0
+    first = _annotations(phoenix, "scored")
+    assert len(first) == len(rows) * len(ROUGE)
+    scored = {json.loads(line)["span_id"]: json.loads(line)
+              for line in out.read_text().splitlines()}
+    for annotation in first:
+        row = scored[annotation["span_id"]]
+        assert annotation["name"] in ROUGE and annotation["identifier"] == "judge-metrics"
+        assert annotation["annotator_kind"] == "CODE"
+        value = row[annotation["name"]]
+        if value is None:  # the tool-calling span: its reason, no score
+            assert annotation["result"]["score"] is None
+            assert "only calls tools" in annotation["result"]["explanation"]
+        else:
+            assert annotation["result"]["score"] == pytest.approx(value)
+    assert main(argv) == 0  # a rerun: the same annotations, updated, none added
+    again = _annotations(phoenix, "scored")
+    assert sorted(a["id"] for a in again) == sorted(a["id"] for a in first)
+
+
+def test_spans_without_content_are_annotated_unmeasured(phoenix, tmp_path):
+    _send(phoenix, "hidden", tmp_path, hide=True)
+    rows = read_project(phoenix, "hidden")
+    assert len(rows) == 4 and not any(r["content_captured"] for r in rows)
+    references = tmp_path / "references.jsonl"
+    references.write_text("".join(json.dumps({"span_id": r["span_id"], "reference": "x"}) + "\n"
+                                  for r in rows))
+    assert main(["score", "--phoenix", phoenix, "--project", "hidden", "--metric", "rouge",
+                 "--references", str(references), "--out", str(tmp_path / "o.jsonl"),
+                 "-q"]) == 0
+    annotations = _annotations(phoenix, "hidden")
+    assert len(annotations) == 4 * len(ROUGE)
+    assert all(a["result"]["score"] is None and a["result"]["explanation"] == NOT_CAPTURED
+               for a in annotations)
+
+
+def test_an_unknown_project_is_one_line(phoenix, tmp_path, capsys):
+    code = main(["score", "--phoenix", phoenix, "--project", "no-such-project", "--metric",
+                 "rouge", "--out", str(tmp_path / "o.jsonl")])
+    err = capsys.readouterr().err
+    assert code == 2 and "no-such-project" in err and "Traceback" not in err
