@@ -1,9 +1,9 @@
 """The house stays standing: ``shared/`` is grouped by role and every import points down.
 
-Roles from the top: front ends -> certification -> analysis -> runs -> metric kit -> judge
-engine -> base (docs/ARCHITECTURE.md draws them). Read from the code's own imports (``ast``),
-function-level and ``TYPE_CHECKING`` imports included, so a lazy import cannot hide a cycle or an
-upward arrow.
+Roles from the top: front ends -> certification -> analysis -> traces -> runs -> metric kit ->
+judge engine -> base (docs/ARCHITECTURE.md draws them). Read from the code's own imports
+(``ast``), function-level and ``TYPE_CHECKING`` imports included, so a lazy import cannot hide a
+cycle or an upward arrow.
 """
 
 from __future__ import annotations
@@ -24,6 +24,7 @@ ROLES: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("engine", ("shared.engine", "shared.llama_server")),
     ("metric kit", ("shared.kit",)),
     ("runs", ("shared.runs",)),
+    ("traces", ("shared.traces",)),
     ("analysis", ("shared.analysis",)),
     ("certification", ("shared.certification",)),
     ("front ends", ("shared.cli", "shared.demo", "shared.integrations", "shared.tools",

@@ -14,6 +14,7 @@ from typing import Any
 
 from ..base.errors import UserInputError
 from ..runs.batch import check_metric_names
+from ..runs.engines import LocalEngine
 from ..runs.files import check_output_path, check_writable_file, write_output
 from ..runs.summary import total_plan
 from .common import check_judge_options, judge_options, parse_metric_options, quiet_libraries
@@ -62,7 +63,7 @@ def _check(args: argparse.Namespace) -> None:
     for flag, name, unset in _NOT_FOR_TRACES:
         if getattr(args, name, unset) not in (unset, None):
             raise UserInputError(f"{flag} is not available with --traces/--phoenix")
-    if getattr(args, "engine", "local") != "local":
+    if getattr(args, "engine", LocalEngine.name) != LocalEngine.name:
         raise UserInputError("--traces/--phoenix score in this process: drop --engine")
     if args.phoenix:
         if not args.project:

@@ -12,7 +12,6 @@ import pytest
 from trace_files import make_trace_file
 
 import shared.traces as traces
-from shared.base.errors import UserInputError
 from shared.cli.main import main
 from shared.traces.scoring import NOT_CAPTURED, score_traces
 
@@ -132,10 +131,9 @@ def test_refusals(mixed, tmp_path, capsys, argv, message):
     assert code == 2 and message in capsys.readouterr().err
 
 
-def test_a_reference_file_that_clashes_is_refused(mixed, tmp_path):
+def test_a_reference_file_that_clashes_is_refused(mixed, tmp_path, capsys):
     references = tmp_path / "r.jsonl"
     references.write_text(json.dumps({"span_id": "00", "prediction": "x"}) + "\n")
-    with pytest.raises(UserInputError, match="span column"):
-        from shared.cli.score_traces import _join
-
-        _join(traces.read(mixed), references, "span_id")
+    code = main(["score", str(mixed), "--traces", "--metric", "rouge", "--references",
+                 str(references), "--out", str(tmp_path / "o.jsonl")])
+    assert code == 2 and "has the span column(s) prediction" in capsys.readouterr().err
