@@ -12,8 +12,9 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from ..analysis.score_gates import ScoreGates
 from ..base.errors import UserInputError
-from ..runs.batch import check_metric_names
+from ..runs.batch import check_metric_names, select_metrics
 from ..runs.engines import LocalEngine
 from ..runs.files import check_output_path, check_writable_file, write_output
 from ..runs.summary import total_plan
@@ -53,9 +54,8 @@ def wants_traces(args: argparse.Namespace) -> bool:
 
 # score's flags that a trace run does not take, and the value each has when not given
 _NOT_FOR_TRACES = (("--html", "html", None), ("--calibration", "calibration", None),
-                   ("--profile", "profile", None), ("--gate", "gate", []),
-                   ("--junit-xml", "junit_xml", None), ("--overwrite-input", "overwrite_input",
-                                                        False),
+                   ("--profile", "profile", None),
+                   ("--overwrite-input", "overwrite_input", False),
                    ("--address", "address", None), ("--workers", "workers", None))
 
 
@@ -113,6 +113,8 @@ def run_traces(args: argparse.Namespace) -> int:
     metric_options = parse_metric_options(args.option, args.metric)
     options = judge_options(args)
     check_judge_options(options)
+    gates = ScoreGates.checked(args.gate, args.gate_on, args.label, args.max_unmeasured,
+                               args.junit_xml, args.dry_run, label_range=args.label_range)
     by = args.by or "span"
     if args.phoenix:
         from ..traces.phoenix import read_project
@@ -125,8 +127,12 @@ def run_traces(args: argparse.Namespace) -> int:
     if args.references:
         _join(rows, Path(args.references), args.join_on)
     quiet_libraries()
-    from ..traces.scoring import score_traces
+    from ..traces.scoring import score_traces, trace_dataset
 
+    if gates:
+        selected, skipped = select_metrics(args.metric, {k for row in rows for k in row},
+                                           metric_options)
+        gates.check_run(trace_dataset(rows), selected, skipped)
     scored, summary = score_traces(rows, args.metric, metric_options=metric_options,
                                    chunk_size=args.chunk_size, show_progress=not args.quiet,
                                    **options)
@@ -157,4 +163,7 @@ def run_traces(args: argparse.Namespace) -> int:
         count = log_annotations(args.phoenix, args.project, results)
         print(f"logged {count:,} span annotations to Phoenix project {args.project!r}",
               file=sys.stderr)
-    return 0
+    results = gates.evaluate(scored, summary)
+    if results.outcomes:
+        print(results.table)
+    return gates.status(results.outcomes)

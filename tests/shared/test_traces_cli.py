@@ -137,3 +137,19 @@ def test_a_reference_file_that_clashes_is_refused(mixed, tmp_path, capsys):
     code = main(["score", str(mixed), "--traces", "--metric", "rouge", "--references",
                  str(references), "--out", str(tmp_path / "o.jsonl")])
     assert code == 2 and "has the span column(s) prediction" in capsys.readouterr().err
+
+
+def test_gates_count_the_spans_without_content_as_unmeasured(mixed, tmp_path, capsys):
+    references = tmp_path / "references.jsonl"
+    references.write_text("".join(json.dumps({"span_id": r["span_id"], "reference": "Paris"})
+                                  + "\n" for r in traces.read(mixed)))
+    argv = ["score", str(mixed), "--traces", "--metric", "rouge", "--references",
+            str(references), "--out", str(tmp_path / "o.jsonl"), "-q",
+            "--gate", "rouge.rouge1>=0.0"]
+    assert main([*argv, "--max-unmeasured", "0.7"]) == 0  # 5 of 8 spans unmeasured
+    capsys.readouterr()
+    assert main([*argv, "--max-unmeasured", "0.5", "--junit-xml",
+                 str(tmp_path / "gates.xml")]) == 1
+    err = capsys.readouterr().err
+    assert "rouge.rouge1>=0.0" in err and "unmeasured" in err
+    assert "failure" in (tmp_path / "gates.xml").read_text()
