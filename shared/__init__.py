@@ -127,6 +127,8 @@ _EXPORTS: dict[str, str] = {
     # the metrics by name, wherever the package is installed
     "load": "kit.registry:load",
     "metric_names": "kit.registry:available",
+    # the traces teams already collect, read and scored (docs/TRACES.md)
+    "traces": "traces",
     # demo (gradio is imported only when these are used)
     "build_demo": "demo:build_demo",
     "launch_metric_demo": "demo:launch_metric_demo",

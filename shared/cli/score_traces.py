@@ -18,7 +18,14 @@ from ..runs.batch import check_metric_names, select_metrics
 from ..runs.engines import LocalEngine
 from ..runs.files import check_output_path, check_writable_file, write_output
 from ..runs.summary import total_plan
-from .common import check_judge_options, judge_options, parse_metric_options, quiet_libraries
+from .common import (
+    check_judge_capabilities,
+    check_judge_options,
+    judge_options,
+    parse_metric_options,
+    quiet_libraries,
+)
+from .judge_notes import note_embedded_judge, print_embedded_judge_notes
 
 
 def add_trace_arguments(parser: argparse.ArgumentParser) -> None:
@@ -112,7 +119,7 @@ def run_traces(args: argparse.Namespace) -> int:
     check_metric_names(args.metric)
     metric_options = parse_metric_options(args.option, args.metric)
     options = judge_options(args)
-    check_judge_options(options)
+    judge = check_judge_options(options)
     gates = ScoreGates.checked(args.gate, args.gate_on, args.label, args.max_unmeasured,
                                args.junit_xml, args.dry_run, label_range=args.label_range)
     by = args.by or "span"
@@ -129,10 +136,12 @@ def run_traces(args: argparse.Namespace) -> int:
     quiet_libraries()
     from ..traces.scoring import score_traces, trace_dataset
 
+    selected, skipped = select_metrics(args.metric, {k for row in rows for k in row},
+                                       metric_options)
+    check_judge_capabilities(judge, selected)
     if gates:
-        selected, skipped = select_metrics(args.metric, {k for row in rows for k in row},
-                                           metric_options)
         gates.check_run(trace_dataset(rows), selected, skipped)
+    note_embedded_judge(judge, selected, args.dry_run)
     scored, summary = score_traces(rows, args.metric, metric_options=metric_options,
                                    chunk_size=args.chunk_size, show_progress=not args.quiet,
                                    **options)
@@ -141,6 +150,7 @@ def run_traces(args: argparse.Namespace) -> int:
     if not summary.metrics:
         raise UserInputError("no metric to run: the spans have none of the columns they need")
     print(summary.table())
+    print_embedded_judge_notes(summary, judge)
     if summary.dry_run:
         plan = total_plan(summary.metrics)
         cost = "unknown (no price for this model)" if plan["cost"] is None else (

@@ -120,6 +120,7 @@ def test_every_span_unmeasured_when_no_content_was_captured(tmp_path):
 
 
 @pytest.mark.parametrize("argv, message", [
+    ([], "INPUT is required (or --phoenix URL --project NAME)"),
     (["--phoenix", "http://127.0.0.1:9"], "--phoenix needs --project NAME"),
     (["--traces"], "--traces needs INPUT"),
     (["--traces", "TRACES", "--html", "r.html"], "--html is not available with --traces"),
