@@ -130,3 +130,61 @@ def test_refusals_name_the_file(tmp_path):
         traces.read(tmp_path / "missing.jsonl")
     with pytest.raises(UserInputError, match="is not ATIF"):
         traces.read(bad, format="atif")
+
+
+def _kv(**values: object) -> dict:
+    def value(v: object) -> dict:
+        if isinstance(v, dict):
+            return {"kvlistValue": {"values": [{"key": k, "value": value(x)}
+                                               for k, x in v.items()]}}
+        if isinstance(v, list):
+            return {"arrayValue": {"values": [value(x) for x in v]}}
+        if isinstance(v, int):
+            return {"intValue": str(v)}
+        return {"stringValue": v}
+
+    return [{"key": k.replace("__", "."), "value": value(v)} for k, v in values.items()]
+
+
+def test_structured_genai_attributes_and_a_span_s_own_documents(tmp_path):
+    """The JSON form written as structured values (as a Collector may pass them on), system
+    instructions, a conversation id, capital hex ids; an OpenInference LLM span with its own
+    retrieval documents and multi-part content; an agent span gives no row."""
+    genai = {"traceId": "0AF7651916CD43DD8448EB211C80319C", "spanId": "B7AD6B7169203331",
+             "name": "chat m", "startTimeUnixNano": "1700000000000000000",
+             "endTimeUnixNano": "1700000001500000000", "attributes": [
+                 *_kv(**{"gen_ai.operation.name": "chat", "gen_ai.request.model": "m",
+                         "gen_ai.conversation.id": "c-1", "gen_ai.usage.input_tokens": 12}),
+                 *_kv(**{"gen_ai.system_instructions": [{"type": "text",
+                                                         "content": "Be kind."}],
+                         "gen_ai.input.messages": [{"role": "user", "parts": [
+                             {"type": "text", "content": "Hi"},
+                             {"type": "text", "content": "there"}]}]}),
+                 {"key": "gen_ai.output.messages", "value": {"stringValue": json.dumps(
+                     [{"role": "assistant", "parts": [{"type": "text", "content": "Hello!"}],
+                       "finish_reason": "stop"}])}}]}
+    agent = {"traceId": genai["traceId"], "spanId": "00000000000000a1", "name": "agent",
+             "attributes": _kv(**{"gen_ai.operation.name": "invoke_agent"})}
+    oi = {"traceId": "1" * 32, "spanId": "2" * 16, "name": "llm",
+          "startTimeUnixNano": "1700000002000000000", "attributes": _kv(**{
+        "openinference.span.kind": "LLM", "llm.model_name": "m2",
+        "llm.input_messages.0.message.role": "user",
+        "llm.input_messages.0.message.contents.0.message_content.text": "Where is it?",
+        "llm.input_messages.0.message.contents.1.message_content.type": "image",
+        "llm.output_messages.0.message.role": "assistant",
+        "llm.output_messages.0.message.content": "In Paris.",
+        "retrieval.documents.0.document.content": "It is in Paris."})}
+    path = tmp_path / "handmade.jsonl"
+    path.write_text(json.dumps({"resourceSpans": [{"scopeSpans": [
+        {"spans": [genai, agent, oi]}]}]}) + "\n")
+    first, second = traces.read(path)
+    assert first["trace_id"] == "0af7651916cd43dd8448eb211c80319c"
+    assert first["span_id"] == "b7ad6b7169203331" and first["conversation_id"] == "c-1"
+    assert first["messages"] == [{"role": "system", "content": "Be kind."},
+                                 {"role": "user", "content": "Hi\nthere"},
+                                 {"role": "assistant", "content": "Hello!"}]
+    assert (first["question"], first["prediction"]) == ("Hi\nthere", "Hello!")
+    assert first["duration_ms"] == 1500.0 and first["input_tokens"] == 12
+    assert first["start_time"] == "2023-11-14T22:13:20Z"
+    assert second["question"] == "Where is it?" and second["contexts"] == ["It is in Paris."]
+    assert second["model"] == "m2" and second["output_tokens"] is None
