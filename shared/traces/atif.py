@@ -2,13 +2,18 @@
 ``ATIF-v1.0`` ... ``ATIF-v1.7``): a file holds one trajectory (a JSON object), a JSON list of
 them, or one per line.
 
-Each agent step is one LLM call and gives one row: ``messages`` the conversation up to it
+Each agent step that calls an LLM gives one row (a step with ``llm_call_count: 0`` and a step
+copied from an earlier trajectory as context, ``is_copied_context``, give none, and stay in the
+history): ``messages`` the conversation up to it
 (system and user steps as system and user messages, earlier agent steps as assistant messages
 with their tool calls, their observations as tool messages) and the step's own reply, so
 ``question`` is the last user message before it and ``prediction`` its message. ``trace_id`` is
-the trajectory's ``session_id`` and ``span_id`` the step's ``step_id`` (as text);
+the trajectory's ``session_id`` (else its ``trajectory_id``) and ``span_id`` the step's
+``step_id`` (as text); subagent trajectories embedded in ``subagent_trajectories`` give rows of
+their own;
 ``conversation_id`` is the ``session_id`` too, so ``--by conversation`` gives one row per
-trajectory. A step's ``message`` may be text or a list of content parts (their text joined)."""
+trajectory. A step's ``message`` and an observation's ``content`` may be text or a list of
+content parts (their text joined)."""
 
 from __future__ import annotations
 
@@ -61,7 +66,15 @@ def _nanos(timestamp: Any) -> int | None:
 
 
 def trajectory_rows(trajectory: Mapping[str, Any]) -> Iterator[Row]:
-    session = str(trajectory.get("session_id") or "")
+    """The rows of one trajectory, then of the subagent trajectories embedded in it."""
+    yield from _steps(trajectory)
+    for child in trajectory.get("subagent_trajectories") or ():
+        if isinstance(child, Mapping) and isinstance(child.get("steps"), list):
+            yield from trajectory_rows(child)
+
+
+def _steps(trajectory: Mapping[str, Any]) -> Iterator[Row]:
+    session = str(trajectory.get("session_id") or trajectory.get("trajectory_id") or "")
     default_model = (trajectory.get("agent") or {}).get("model_name")
     history: list[Message] = []
     for step in trajectory["steps"]:
@@ -75,6 +88,10 @@ def trajectory_rows(trajectory: Mapping[str, Any]) -> Iterator[Row]:
         calls = [tool_call(c.get("tool_call_id"), c.get("function_name"), c.get("arguments"))
                  for c in step.get("tool_calls") or () if isinstance(c, Mapping)]
         reply = message("assistant", text or None, calls)
+        if step.get("llm_call_count") == 0 or step.get("is_copied_context"):
+            history.append(reply)
+            history.extend(_results(step, calls))
+            continue
         messages = [*history, reply]
         metrics = step.get("metrics") or {}
         start = _nanos(step.get("timestamp"))
@@ -90,8 +107,16 @@ def trajectory_rows(trajectory: Mapping[str, Any]) -> Iterator[Row]:
             "output_tokens": metrics.get("completion_tokens"), "content_captured": ok,
         }
         history.append(reply)
-        for result in (step.get("observation") or {}).get("results") or ():
-            ident = result.get("source_call_id")
-            if ident and any(c["id"] == ident for c in calls):
-                history.append(message("tool", as_text(result.get("content") or ""),
-                                       tool_call_id=ident))
+        history.extend(_results(step, calls))
+
+
+def _results(step: Mapping[str, Any], calls: list[dict[str, Any]]) -> list[Message]:
+    """The step's observation results that answer its calls, as tool messages."""
+    out = []
+    for result in (step.get("observation") or {}).get("results") or ():
+        ident = result.get("source_call_id")
+        if ident and any(c["id"] == ident for c in calls):
+            content = result.get("content")
+            out.append(message("tool", _text(content) if isinstance(content, list)
+                               else as_text(content or ""), tool_call_id=ident))
+    return out

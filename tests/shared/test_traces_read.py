@@ -188,3 +188,34 @@ def test_structured_genai_attributes_and_a_span_s_own_documents(tmp_path):
     assert first["start_time"] == "2023-11-14T22:13:20Z"
     assert second["question"] == "Where is it?" and second["contexts"] == ["It is in Paris."]
     assert second["model"] == "m2" and second["output_tokens"] is None
+
+
+def test_atif_v1_7_copied_context_steps_without_llm_calls_and_subagents(tmp_path):
+    child = {"schema_version": "ATIF-v1.7", "trajectory_id": "child-1",
+             "agent": {"name": "sub", "version": "1"},
+             "steps": [{"step_id": 1, "source": "user", "message": "Look it up."},
+                       {"step_id": 2, "source": "agent", "message": "Found it."}]}
+    trajectory = {
+        "schema_version": "ATIF-v1.7", "session_id": "s-7",
+        "agent": {"name": "agent", "version": "1"},
+        "steps": [
+            {"step_id": 1, "source": "user", "message": "Earlier question?",
+             "is_copied_context": True},
+            {"step_id": 2, "source": "agent", "message": "Earlier answer.",
+             "is_copied_context": True},
+            {"step_id": 3, "source": "user", "message": "Run the tool."},
+            {"step_id": 4, "source": "agent", "message": "", "llm_call_count": 0,
+             "tool_calls": [{"tool_call_id": "t1", "function_name": "run", "arguments": {}}],
+             "observation": {"results": [{"source_call_id": "t1", "content": [
+                 {"type": "text", "text": "done"}, {"type": "image"}]}]}},
+            {"step_id": 5, "source": "agent", "message": "It ran."}],
+        "subagent_trajectories": [child]}
+    path = tmp_path / "v17.json"
+    path.write_text(json.dumps(trajectory))
+    rows = traces.read(path)
+    assert [(r["trace_id"], r["span_id"]) for r in rows] == [("s-7", "5"), ("child-1", "2")]
+    assert canonical(rows[0]["messages"]) == [
+        ("user", "Earlier question?", (), None), ("assistant", "Earlier answer.", (), None),
+        ("user", "Run the tool.", (), None), ("assistant", "", (("t1", "run", {}),), None),
+        ("tool", "done", (), "t1"), ("assistant", "It ran.", (), None)]
+    assert rows[1]["question"] == "Look it up." and rows[1]["prediction"] == "Found it."
