@@ -5,7 +5,9 @@ it can measure, and leaves the others unmeasured with the reason, never a 0:
 - a row without a column the metric needs (``contexts`` captured on some spans only, a
   ``reference`` joined to some spans only): unmeasured by that metric, scored by the others;
 - an output that only calls tools, for a metric that reads ``prediction`` (it has no text),
-  and an empty text where the metric needs one.
+  and an empty text where the metric needs one;
+- messages that are no valid conversation (a tool result whose call was cut from the span's
+  history), for a metric that reads ``messages``.
 
 So an optional column present in only some rows never makes the run refuse the rows without
 it. Rows that the same metrics can measure are scored together through the batch scorer
@@ -59,6 +61,9 @@ def unmeasurable(name: str, metric: Any, rows: Sequence[Mapping[str, Any]]) -> d
             spec = inputs.get(column)
             if value is None:
                 reasons[index] = f"the span has no {column}"
+            elif spec is not None and spec.kind == "messages" and (
+                    why := _invalid(spec, value)):
+                reasons[index] = f"the span's {column} are no conversation a metric can read: {why}"
             elif column == "prediction" and value == "":
                 reasons[index] = "the span's output only calls tools: it has no text to score"
             elif (spec is not None and spec.kind == "text" and not spec.allow_empty
@@ -68,6 +73,16 @@ def unmeasurable(name: str, metric: Any, rows: Sequence[Mapping[str, Any]]) -> d
                 continue
             break
     return reasons
+
+
+def _invalid(spec: Any, value: Any) -> str | None:
+    """Why ``value`` is not a valid ``spec`` input (a span's history cut before the call a
+    tool result answers...), or ``None``."""
+    try:
+        spec.validate([value])
+    except (TypeError, ValueError) as error:
+        return str(error)
+    return None
 
 
 def score_traces(

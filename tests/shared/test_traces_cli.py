@@ -154,3 +154,21 @@ def test_gates_count_the_spans_without_content_as_unmeasured(mixed, tmp_path, ca
     err = capsys.readouterr().err
     assert "rouge.rouge1>=0.0" in err and "unmeasured" in err
     assert "failure" in (tmp_path / "gates.xml").read_text()
+
+
+def test_why_a_metric_cannot_measure_a_row():
+    from shared.runs.chunks import load_metric
+    from shared.traces.scoring import unmeasurable
+
+    whole = [{"role": "user", "content": "Hi"}, {"role": "assistant", "content": "Hello"}]
+    cut = [{"role": "tool", "tool_call_id": "call_9", "content": "42"},
+           {"role": "assistant", "content": "It is 42."}]
+    rows = [{"messages": whole, "content_captured": True},
+            {"messages": cut, "content_captured": True},
+            {"messages": None, "content_captured": False},
+            {"messages": None, "content_captured": True}]
+    reasons = unmeasurable("task_completion", load_metric("task_completion"), rows)
+    assert sorted(reasons) == [1, 2, 3]
+    assert reasons[1].startswith("the span's messages are no conversation a metric can read:")
+    assert "call_9" in reasons[1]
+    assert reasons[2] == NOT_CAPTURED and reasons[3] == "the span has no messages"
