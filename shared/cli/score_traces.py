@@ -1,9 +1,9 @@
 """``score TRACES --traces`` and ``score --phoenix URL --project NAME``: score the LLM spans of a
 trace file or of a Phoenix project (docs/TRACES.md), write the scored rows (``--out``), the
 scores as ``gen_ai.evaluation.result`` events (``--write-back``) and, from Phoenix, back to it
-as span annotations. The rows come from :mod:`shared.traces`; the metrics score them through
-:func:`shared.traces.scoring.score_traces`, which leaves unmeasured (never 0) what a span cannot
-give a metric."""
+as span annotations. The rows come from :mod:`judge_metrics.traces`; the metrics score them
+through :func:`judge_metrics.traces.scoring.score_traces`, which leaves unmeasured (never 0)
+what a span cannot give a metric."""
 
 from __future__ import annotations
 

@@ -94,7 +94,7 @@ def read_project(url: str, project: str, *, by: str = "span") -> list[Row]:
 
 
 def annotations(results: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
-    """The results (:func:`shared.traces.events.evaluation_results`) as Phoenix span
+    """The results (:func:`judge_metrics.traces.events.evaluation_results`) as Phoenix span
     annotations; an unmeasured one keeps its reason as the explanation, with no score."""
     from ..kit.registry import METRICS
 

@@ -11,7 +11,7 @@ it can measure, and leaves the others unmeasured with the reason, never a 0:
 
 So an optional column present in only some rows never makes the run refuse the rows without
 it. Rows that the same metrics can measure are scored together through the batch scorer
-(:func:`~shared.runs.batch.score_dataset`), so everything else (options, judges, cache,
+(:func:`~judge_metrics.runs.batch.score_dataset`), so everything else (options, judges, cache,
 summary) is as for any input."""
 
 from __future__ import annotations
@@ -90,11 +90,11 @@ def score_traces(
     metric_options: Mapping[str, Mapping[str, Any]] | None = None,
     chunk_size: int | None = None, show_progress: bool = True, **options: Any,
 ) -> tuple[Any, BatchSummary]:
-    """Score ``rows`` (:func:`shared.traces.read`'s) with ``metrics``; return the dataset with
-    the score columns (``<metric>`` ``None`` and ``<metric>_details`` ``{"unmeasured": reason}``
-    on a row the metric cannot measure) and the run's summary (each metric over every row, the
-    rows it could not measure counted as unmeasured). Options as for
-    :func:`~shared.runs.batch.score_dataset`."""
+    """Score ``rows`` (:func:`judge_metrics.traces.read`'s) with ``metrics``; return the
+    dataset with the score columns (``<metric>`` ``None`` and ``<metric>_details``
+    ``{"unmeasured": reason}`` on a row the metric cannot measure) and the run's summary (each
+    metric over every row, the rows it could not measure counted as unmeasured). Options as
+    for :func:`~judge_metrics.runs.batch.score_dataset`."""
     dataset = trace_dataset(rows)
     metric_options = dict(metric_options or {})
     names, skipped = select_metrics(metrics, dataset.column_names, metric_options)
