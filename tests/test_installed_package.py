@@ -184,6 +184,29 @@ def test_cli_scores_a_file_and_prints_its_version(user: dict[str, Path]) -> None
     assert all(0 <= row["rougeL"] <= 1 for row in written)
 
 
+def test_traces_are_read_and_scored_by_the_installed_package(user: dict[str, Path]) -> None:
+    """docs/TRACES.md's first command and judge_metrics.traces.read, on the shipped Collector
+    file; reading it imports nothing of OpenTelemetry."""
+    home = user["home"]
+    for name in ("traces_sample.jsonl", "traces_references.jsonl"):
+        (home / name).write_bytes((ROOT / "examples" / name).read_bytes())
+    read = in_venv(user, """
+        import sys, judge_metrics.traces as traces
+        rows = traces.read("traces_sample.jsonl")
+        print(len(rows), sum(r["content_captured"] for r in rows),
+              not any(name.startswith("opentelemetry") for name in sys.modules))
+    """)
+    assert read.returncode == 0, read.stderr[-3000:]
+    assert read.stdout.split() == ["8", "4", "True"]
+    scored = run([str(user["cli"]), "score", "traces_sample.jsonl", "--traces", "--metric",
+                  "rouge", "--references", "traces_references.jsonl", "--out", "scored.jsonl",
+                  "--write-back", "events.jsonl"], cwd=home, env=user_env(home))
+    assert scored.returncode == 0, scored.stderr[-3000:]
+    rows = [json.loads(line) for line in (home / "scored.jsonl").read_text().splitlines()]
+    assert sum(row["rouge1"] is not None for row in rows) == 3  # the spans with a reference
+    assert len((home / "events.jsonl").read_text().splitlines()) == 8 * 4
+
+
 def test_load_equals_the_checkouts_evaluate_load(user: dict[str, Path]) -> None:
     arguments = {"predictions": [r["prediction"] for r in ROWS],
                  "references": [r["reference"] for r in ROWS]}
