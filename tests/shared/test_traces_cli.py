@@ -172,3 +172,41 @@ def test_why_a_metric_cannot_measure_a_row():
     assert reasons[1].startswith("the span's messages are no conversation a metric can read:")
     assert "call_9" in reasons[1]
     assert reasons[2] == NOT_CAPTURED and reasons[3] == "the span has no messages"
+
+
+def test_a_judge_metric_scores_the_spans_it_can_and_labels_its_events(mixed, tmp_path):
+    """l3score through a loopback judge (Yes/No log-probabilities): one request per span with
+    content, text and a reference, each asking about that span's question and prediction; the
+    events carry the score and the metric's pass/fail label."""
+    from judgeserver import JudgeServer
+
+    rows = traces.read(mixed)
+    references = tmp_path / "references.jsonl"
+    references.write_text("".join(json.dumps({"span_id": r["span_id"], "reference": "Paris"})
+                                  + "\n" for r in rows))
+    out, events = tmp_path / "scored.jsonl", tmp_path / "events.jsonl"
+    with JudgeServer(lambda body: "Yes",
+                     top_logprobs=lambda body: [("Yes", -0.1), ("No", -2.5)]) as server:
+        code = main(["score", str(mixed), "--traces", "-m", "l3score", "--references",
+                     str(references), "--provider", "openai-compatible", "--base-url",
+                     server.url, "--model", "m", "--cache-dir", str(tmp_path / "cache"),
+                     "--out", str(out), "--write-back", str(events), "-q"])
+        seen = list(server.seen)
+    assert code == 0
+    measured = [r for r in rows if r["content_captured"] and r["prediction"]]
+    assert len(seen) == len(measured) == 3
+    for body, row in zip(seen, measured, strict=True):
+        prompt = "\n".join(m["content"] for m in body["messages"])
+        assert row["question"] in prompt and row["prediction"] in prompt
+    scored = {r["span_id"]: r for r in _read_jsonl(out)}
+    labels = {}
+    for line in _read_jsonl(events):
+        record = line["resourceLogs"][0]["scopeLogs"][0]["logRecords"][0]
+        attributes = {a["key"]: next(iter(a["value"].values())) for a in record["attributes"]}
+        value = scored[record["spanId"]]["l3score"]
+        assert attributes.get("gen_ai.evaluation.score.value") == value
+        labels[record["spanId"]] = attributes.get("gen_ai.evaluation.score.label")
+    assert sorted(k for k, v in labels.items() if v == "pass") == sorted(
+        r["span_id"] for r in measured)
+    assert all(scored[k]["l3score"] > 0.5 for k, v in labels.items() if v == "pass")
+    assert sum(v is None for v in labels.values()) == len(rows) - 3
