@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 from fakes.chat_model import ChatModel
-from trace_files import APP
+from trace_files import APP, MODES
 
 import shared.traces as traces
 from shared.cli.main import main
@@ -67,16 +67,19 @@ def phoenix(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
         log.close()
 
 
-def _send(url: str, project: str, folder: Path, hide: bool = False) -> Path:
+def _send(url: str, project: str, folder: Path, hide: bool = False,
+          family: str = "openinference", environment: dict[str, str] | None = None) -> Path:
     """Run the instrumented app with its spans going to Phoenix's project and to a file; wait
     until Phoenix has stored all of them."""
     from phoenix.client import Client
 
     out = folder / f"{project}.jsonl"
+    clean = {k: v for k, v in os.environ.items() if not k.startswith("OTEL_")}
     with ChatModel() as model:
-        result = subprocess.run([sys.executable, str(APP), "openinference", model.url, str(out),
+        result = subprocess.run([sys.executable, str(APP), family, model.url, str(out),
                                  *(["--hide"] if hide else []), "--phoenix", url, project],
-                                capture_output=True, text=True, timeout=180)
+                                env={**clean, **(environment or {})}, capture_output=True,
+                                text=True, timeout=180)
     assert result.returncode == 0, result.stderr
     expected = sum(1 for line in out.read_text().splitlines() if '"resourceSpans"' in line)
     client = Client(base_url=url)
@@ -101,6 +104,16 @@ def test_a_project_reads_as_the_same_rows_as_its_trace_file(phoenix, tmp_path):
     assert _comparable(from_phoenix) == _comparable(traces.read(trace_file))
     conversations = read_project(phoenix, "app", by="conversation")
     assert _comparable(conversations) == _comparable(traces.read(trace_file, by="conversation"))
+
+
+def test_gen_ai_spans_sent_to_phoenix_read_as_their_trace_file(phoenix, tmp_path):
+    """The official openai instrumentation's current conventions (content on the span), sent
+    to Phoenix's OTLP endpoint: the project gives the rows its trace file gives."""
+    trace_file = _send(phoenix, "genai", tmp_path, family="genai", environment=MODES[
+        "genai-span"][1])
+    from_phoenix = read_project(phoenix, "genai")
+    assert len(from_phoenix) == 4 and all(r["content_captured"] for r in from_phoenix)
+    assert _comparable(from_phoenix) == _comparable(traces.read(trace_file))
 
 
 def _annotations(url: str, project: str) -> list[dict]:
