@@ -16,7 +16,7 @@ from ..analysis.score_gates import ScoreGates
 from ..base.errors import UserInputError
 from ..runs.batch import check_metric_names, select_metrics
 from ..runs.engines import LocalEngine
-from ..runs.files import check_output_path, check_writable_file, write_output
+from ..runs.files import check_output_path, check_output_paths, write_output
 from ..runs.summary import total_plan
 from .common import (
     check_judge_capabilities,
@@ -114,8 +114,10 @@ def run_traces(args: argparse.Namespace) -> int:
     out = Path(args.out) if args.out else None
     if out is not None:
         check_output_path(out)
-    if args.write_back:
-        check_writable_file(Path(args.write_back), "--write-back")
+    check_output_paths({k: v for k, v in (("TRACES", args.input),
+                                          ("--references", args.references)) if v},
+                       {"--out": out, "--write-back": args.write_back,
+                        "--junit-xml": args.junit_xml})
     check_metric_names(args.metric)
     metric_options = parse_metric_options(args.option, args.metric)
     options = judge_options(args)
@@ -131,6 +133,9 @@ def run_traces(args: argparse.Namespace) -> int:
         from ..traces import read
 
         rows = read(args.input, format=args.trace_format, by=by)
+    if not rows:
+        raise UserInputError(f"{args.input or args.project}: no LLM span to score (docs/TRACES.md "
+                             "says which spans are read)")
     if args.references:
         _join(rows, Path(args.references), args.join_on)
     quiet_libraries()
@@ -142,9 +147,14 @@ def run_traces(args: argparse.Namespace) -> int:
     if gates:
         gates.check_run(trace_dataset(rows), selected, skipped)
     note_embedded_judge(judge, selected, args.dry_run)
-    scored, summary = score_traces(rows, args.metric, metric_options=metric_options,
-                                   chunk_size=args.chunk_size, show_progress=not args.quiet,
-                                   **options)
+    from ..engine.backends.base import LogprobsUnavailable
+
+    try:
+        scored, summary = score_traces(rows, args.metric, metric_options=metric_options,
+                                       chunk_size=args.chunk_size, show_progress=not args.quiet,
+                                       **options)
+    except LogprobsUnavailable as error:
+        raise UserInputError(f"the judge model returns no log-probabilities: {error}") from None
     for name, reason in summary.skipped.items():
         print(f"skipped {name}: {reason}", file=sys.stderr)
     if not summary.metrics:
@@ -162,15 +172,15 @@ def run_traces(args: argparse.Namespace) -> int:
     print(f"wrote {out} ({len(scored):,} rows)", file=sys.stderr)
     from ..traces.events import evaluation_results, write_events
 
-    results = evaluation_results(scored, [m.metric for m in summary.metrics])
+    evaluations = evaluation_results(scored, [m.metric for m in summary.metrics])
     if args.write_back:
-        count = write_events(Path(args.write_back), results)
+        count = write_events(Path(args.write_back), evaluations)
         print(f"wrote {args.write_back} ({count:,} gen_ai.evaluation.result events)",
               file=sys.stderr)
     if args.phoenix:
         from ..traces.phoenix import log_annotations
 
-        count = log_annotations(args.phoenix, args.project, results)
+        count = log_annotations(args.phoenix, args.project, evaluations)
         print(f"logged {count:,} span annotations to Phoenix project {args.project!r}",
               file=sys.stderr)
     results = gates.evaluate(scored, summary)

@@ -125,6 +125,7 @@ def test_every_span_unmeasured_when_no_content_was_captured(tmp_path):
     (["--traces"], "--traces needs INPUT"),
     (["--traces", "TRACES", "--html", "r.html"], "--html is not available with --traces"),
     (["--traces", "TRACES", "--project", "p"], "--project needs --phoenix URL"),
+    (["--traces", "TRACES", "--write-back", "TRACES"], "is the TRACES file; write elsewhere"),
 ])
 def test_refusals(mixed, tmp_path, capsys, argv, message):
     argv = [str(mixed) if a == "TRACES" else a for a in argv]
@@ -210,3 +211,14 @@ def test_a_judge_metric_scores_the_spans_it_can_and_labels_its_events(mixed, tmp
         r["span_id"] for r in measured)
     assert all(scored[k]["l3score"] > 0.5 for k, v in labels.items() if v == "pass")
     assert sum(v is None for v in labels.values()) == len(rows) - 3
+
+
+def test_a_file_without_llm_spans_is_one_line(tmp_path, capsys):
+    path = tmp_path / "agents_only.jsonl"
+    path.write_text(json.dumps({"resourceSpans": [{"scopeSpans": [{"spans": [{
+        "traceId": "1" * 32, "spanId": "2" * 16, "name": "agent", "attributes": [
+            {"key": "gen_ai.operation.name", "value": {"stringValue": "invoke_agent"}}]}]}]}]})
+        + "\n")
+    code = main(["score", str(path), "--traces", "--metric", "rouge", "--out",
+                 str(tmp_path / "o.jsonl")])
+    assert code == 2 and "no LLM span to score" in capsys.readouterr().err
