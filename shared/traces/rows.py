@@ -44,16 +44,17 @@ def span_rows(spans: Iterable[Span]) -> list[Row]:
     rows = []
     for span in spans:
         kind = openinference.kind_of(span)
-        if kind == "LLM" and not (genai.is_llm_span(span) and not _has_llm_attributes(span)):
-            inputs, output = openinference.messages_of(span)
-            model = openinference.model_of(span)
-            usage = (span.number("llm.token_count.prompt"),
-                     span.number("llm.token_count.completion"))
-        elif kind in (None, "LLM") and genai.is_llm_span(span):
+        inputs, output = openinference.messages_of(span) if kind == "LLM" else ([], [])
+        if kind in (None, "LLM") and not (inputs or output) and genai.is_llm_span(span):
+            # the GenAI conventions (a store such as Phoenix may give such a span the kind LLM)
             inputs, output = genai.messages_of(span)
             model = genai.model_of(span)
             usage = (span.number("gen_ai.usage.input_tokens"),
                      span.number("gen_ai.usage.output_tokens"))
+        elif kind == "LLM":
+            model = openinference.model_of(span)
+            usage = (span.number("llm.token_count.prompt"),
+                     span.number("llm.token_count.completion"))
         else:
             continue
         contexts = openinference.documents_of(span) or [
@@ -62,12 +63,6 @@ def span_rows(spans: Iterable[Span]) -> list[Row]:
         conversation = (span.text(genai.CONVERSATION) or openinference.conversation_of(span))
         rows.append(row(span, inputs, output, model, usage, contexts, conversation))
     return rows
-
-
-def _has_llm_attributes(span: Span) -> bool:
-    """Whether the span has OpenInference's ``llm.*`` attributes (a span of the GenAI
-    conventions may have the kind ``LLM`` too, given by a store such as Phoenix)."""
-    return any(key.startswith("llm.") for key in span.attributes)
 
 
 def row(span: Span, inputs: list[Message], output: list[Message], model: str | None,
