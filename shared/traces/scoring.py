@@ -9,8 +9,10 @@ it can measure, and leaves the others unmeasured with the reason, never a 0:
 - messages that are no valid conversation (a tool result whose call was cut from the span's
   history), for a metric that reads ``messages``.
 
-So an optional column present in only some rows never makes the run refuse the rows without
-it. Rows that the same metrics can measure are scored together through the batch scorer
+So a column present in only some rows never makes the run refuse the rows without it; a
+metric's optional input (g_eval's ``contexts``, accuracy's ``question``) is read on the rows
+that have it, and the rows without it are scored without it. The rows that the same metrics
+can measure (with the same optional columns) are scored together through the batch scorer
 (:func:`~judge_metrics.runs.batch.score_dataset`), so everything else (options, judges, cache,
 summary) is as for any input."""
 
@@ -24,7 +26,7 @@ from ..base.errors import UserInputError
 from ..kit.registry import METRICS
 from ..runs.batch import score_dataset, select_metrics
 from ..runs.chunks import load_metric, score_column_names
-from ..runs.summary import BatchSummary, MetricSummary
+from ..runs.summary import BatchSummary, MetricSummary, add_cost, is_number
 
 NOT_CAPTURED = ("the span's content was not captured (its instrumentation records no message "
                 "content; turn content capture on: docs/TRACES.md)")
@@ -102,45 +104,97 @@ def score_traces(
         if name not in names:
             raise UserInputError(f"metric_options names {name!r}, which is not being run")
     reasons = {name: unmeasurable(name, load_metric(name), rows) for name in names}
-    groups: dict[tuple[int, ...], list[str]] = {}
-    for name in names:
-        measurable = tuple(i for i in range(len(rows)) if i not in reasons[name])
-        groups.setdefault(measurable, []).append(name)
+    groups = _groups(names, rows, reasons, set(dataset.column_names))
     added: dict[str, list[Any]] = {}
-    summaries: dict[str, MetricSummary] = {}
+    parts: dict[str, list[MetricSummary]] = {}
     dry_run = bool(options.get("dry_run"))
-    for measurable, group in groups.items():
-        if measurable:
-            scored, summary = score_dataset(
-                dataset.select(list(measurable)), group, chunk_size=chunk_size,
-                show_progress=show_progress,
-                metric_options={n: metric_options[n] for n in group if n in metric_options},
-                **options)
-            skipped.update(summary.skipped)
-            for column in scored.column_names if not dry_run else ():
-                if column in dataset.column_names:
-                    continue
-                values = added.setdefault(column, [None] * len(rows))
-                for index, value in zip(measurable, scored[column], strict=True):
-                    values[index] = value
-            for item in summary.metrics:
-                summaries[item.metric] = item
-        for name in group:
-            summary_of = summaries.setdefault(name, MetricSummary(
-                metric=name, aggregates={key: None for key in METRICS[name].headline},
-                rows=0, unmeasured=0, judge=METRICS[name].judge))
-            summary_of.rows = len(rows)
-            summary_of.unmeasured += len(reasons[name])
-            if dry_run:
+    for (indices, absent), group in groups.items():
+        subset = dataset.select(list(indices)).remove_columns(list(absent))
+        scored, summary = score_dataset(
+            subset, group, chunk_size=chunk_size, show_progress=show_progress,
+            metric_options={n: metric_options[n] for n in group if n in metric_options},
+            **options)
+        skipped.update(summary.skipped)
+        for column in scored.column_names if not dry_run else ():
+            if column in dataset.column_names:
                 continue
-            for column in score_column_names(name, METRICS[name]).values():
-                added.setdefault(column, [None] * len(rows))
-            details = added.setdefault(f"{name}_details", [None] * len(rows))
-            for index, reason in reasons[name].items():
-                details[index] = json.dumps({"unmeasured": reason})
+            values = added.setdefault(column, [None] * len(rows))
+            for index, value in zip(indices, scored[column], strict=True):
+                values[index] = value
+        for item in summary.metrics:
+            parts.setdefault(item.metric, []).append(item)
+    summaries = []
+    for name in (n for n in names if n not in skipped):
+        summary_of = merged(name, parts.get(name, []))
+        summary_of.rows = len(rows)
+        summary_of.unmeasured += len(reasons[name])
+        summaries.append(summary_of)
+        if dry_run:
+            continue
+        for column in score_column_names(name, METRICS[name]).values():
+            added.setdefault(column, [None] * len(rows))
+        details = added.setdefault(f"{name}_details", [None] * len(rows))
+        for index, reason in reasons[name].items():
+            details[index] = json.dumps({"unmeasured": reason})
     if added:
         from ..runs.engines import with_columns
 
         dataset = with_columns(dataset, added)
-    ordered = [summaries[n] for n in names if n in summaries and n not in skipped]
-    return dataset, BatchSummary(ordered, skipped, dry_run)
+    return dataset, BatchSummary(summaries, skipped, dry_run)
+
+
+def _groups(names: Sequence[str], rows: Sequence[Mapping[str, Any]],
+            reasons: Mapping[str, Mapping[int, str]], columns: set[str]
+            ) -> dict[tuple[tuple[int, ...], tuple[str, ...]], list[str]]:
+    """``(row indices, optional columns left out) -> metrics`` scored together: each metric's
+    measurable rows, split by which of its optional columns they lack (a metric reads an
+    optional column only where the dataset has it, so the rows without it are scored without
+    the column)."""
+    groups: dict[tuple[tuple[int, ...], tuple[str, ...]], list[str]] = {}
+    for name in names:
+        optional = sorted(c for c in METRICS[name].optional_columns.values() if c in columns)
+        split: dict[tuple[str, ...], list[int]] = {}
+        for index in range(len(rows)):
+            if index not in reasons[name]:
+                absent = tuple(c for c in optional if rows[index].get(c) is None)
+                split.setdefault(absent, []).append(index)
+        for absent, indices in split.items():
+            groups.setdefault((tuple(indices), absent), []).append(name)
+    return groups
+
+
+def merged(name: str, parts: Sequence[MetricSummary]) -> MetricSummary:
+    """One metric's summaries over disjoint groups of rows as one: counts, usage and costs
+    added, each aggregate the mean of the parts' weighted by their measured rows (as the batch
+    scorer joins its chunks)."""
+    spec = METRICS[name]
+    total = MetricSummary(metric=name, aggregates={key: None for key in spec.headline},
+                          rows=0, unmeasured=0, judge=spec.judge)
+    weights: dict[str, list[float]] = {}
+    for part in parts:
+        total.rows += part.rows
+        total.unmeasured += part.unmeasured
+        for key in ("calls", "cache_hits", "prompt_tokens", "completion_tokens",
+                    "cached_prompt_tokens", "seconds"):
+            setattr(total, key, getattr(total, key) + getattr(part, key))
+        total.cost = add_cost(total.cost, part.cost)
+        total.cache_saving = add_cost(total.cache_saving, part.cache_saving)
+        for kind, count in part.invalid_answers.items():
+            total.invalid_answers[kind] = total.invalid_answers.get(kind, 0) + count
+        total.columns = list(dict.fromkeys([*total.columns, *part.columns]))
+        total.panel = total.panel or part.panel
+        if part.dry_run is not None:
+            plan = total.dry_run or {}
+            for key, value in part.dry_run.items():
+                plan[key] = (add_cost(plan.get(key, 0.0), value) if "cost" in key
+                             else plan.get(key, 0) + value)
+            total.dry_run = plan
+        measured = part.rows - part.unmeasured
+        for key, value in part.aggregates.items():
+            if is_number(value) and measured > 0:
+                weight = weights.setdefault(key, [0.0, 0.0])
+                weight[0] += float(value) * measured
+                weight[1] += measured
+    for key, (weighted, count) in weights.items():
+        total.aggregates[key] = weighted / count
+    return total

@@ -222,3 +222,27 @@ def test_a_file_without_llm_spans_is_one_line(tmp_path, capsys):
     code = main(["score", str(path), "--traces", "--metric", "rouge", "--out",
                  str(tmp_path / "o.jsonl")])
     assert code == 2 and "no LLM span to score" in capsys.readouterr().err
+
+
+def test_an_optional_column_on_some_spans_only_is_read_where_present(mixed):
+    """accuracy reads ``question`` where a row has it (its optional input): spans with and
+    without it are scored apart, each as the metric scores it alone, and the aggregate is the
+    mean over every measured span."""
+    from shared.runs.chunks import load_metric
+
+    rows = [r for r in traces.read(mixed) if r["content_captured"] and r["prediction"]]
+    for row, reference in zip(rows, (rows[0]["prediction"], rows[1]["prediction"], "no"),
+                              strict=True):
+        row["reference"] = reference
+    rows[1]["question"] = None  # groups of 2 rows (mean 0.5) and 1 row (1.0): the mean is 2/3
+    scored, summary = score_traces(rows, ["accuracy"], show_progress=False)
+    metric = load_metric("accuracy")
+    for row, value in zip(rows, scored["accuracy"], strict=True):
+        question = {} if row["question"] is None else {"questions": [row["question"]]}
+        alone = metric.compute(predictions=[row["prediction"]], references=[row["reference"]],
+                               **question)
+        assert value == pytest.approx(alone["accuracy"])
+    (accuracy,) = summary.metrics
+    assert (accuracy.rows, accuracy.unmeasured) == (3, 0)
+    assert scored["accuracy"] == [1.0, 1.0, 0.0]
+    assert accuracy.aggregates["accuracy"] == pytest.approx(2 / 3)
