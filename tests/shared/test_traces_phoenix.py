@@ -29,8 +29,9 @@ REPO = Path(__file__).resolve().parents[2]
 PHOENIX = REPO / ".venv-phoenix" / "bin" / "phoenix"
 ROUGE = ("rouge1", "rouge2", "rougeL", "rougeLsum")
 
-pytestmark = pytest.mark.skipif(not PHOENIX.exists(),
-                                reason="Phoenix's server venv is built by make setup-test")
+pytestmark = [pytest.mark.slow,
+              pytest.mark.skipif(not PHOENIX.exists(),
+                                 reason="Phoenix's server venv is built by make setup-test")]
 
 
 @pytest.fixture(scope="module")
