@@ -56,7 +56,17 @@ def add_trace_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def wants_traces(args: argparse.Namespace) -> bool:
-    return bool(getattr(args, "traces", False) or getattr(args, "phoenix", None))
+    """Whether ``score`` reads traces; a trace flag without ``--traces``/``--phoenix`` is
+    refused (it would be ignored)."""
+    if getattr(args, "traces", False) or getattr(args, "phoenix", None):
+        return True
+    for flag, name in (("--trace-format", "trace_format"), ("--by", "by"),
+                       ("--references", "references"), ("--write-back", "write_back"),
+                       ("--project", "project")):
+        if getattr(args, name, None) is not None:
+            raise UserInputError(f"{flag} is for traces: give --traces (INPUT a trace file) or "
+                                 "--phoenix URL --project NAME")
+    return False
 
 
 # score's flags that a trace run does not take, and the value each has when not given

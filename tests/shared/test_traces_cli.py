@@ -126,6 +126,7 @@ def test_every_span_unmeasured_when_no_content_was_captured(tmp_path):
     (["--traces", "TRACES", "--html", "r.html"], "--html is not available with --traces"),
     (["--traces", "TRACES", "--project", "p"], "--project needs --phoenix URL"),
     (["--traces", "TRACES", "--write-back", "TRACES"], "is the TRACES file; write elsewhere"),
+    (["TRACES", "--write-back", "e.jsonl"], "--write-back is for traces: give --traces"),
 ])
 def test_refusals(mixed, tmp_path, capsys, argv, message):
     argv = [str(mixed) if a == "TRACES" else a for a in argv]
