@@ -10,7 +10,7 @@ with their tool calls, their observations as tool messages) and the step's own r
 ``question`` is the last user message before it and ``prediction`` its message. ``trace_id`` is
 the trajectory's ``session_id`` (else its ``trajectory_id``) and ``span_id`` the step's
 ``step_id`` (as text); subagent trajectories embedded in ``subagent_trajectories`` give rows of
-their own;
+their own (in their parent's session when they have none);
 ``conversation_id`` is the ``session_id`` too, so ``--by conversation`` gives one row per
 trajectory. A step's ``message`` and an observation's ``content`` may be text or a list of
 content parts (their text joined)."""
@@ -65,16 +65,19 @@ def _nanos(timestamp: Any) -> int | None:
     return int(moment.timestamp() * 1e9)
 
 
-def trajectory_rows(trajectory: Mapping[str, Any]) -> Iterator[Row]:
-    """The rows of one trajectory, then of the subagent trajectories embedded in it."""
-    yield from _steps(trajectory)
+def trajectory_rows(trajectory: Mapping[str, Any], session: str | None = None
+                    ) -> Iterator[Row]:
+    """The rows of one trajectory, then of the subagent trajectories embedded in it (one
+    without a ``session_id`` is in its parent's session, as Phoenix reads it)."""
+    session = str(trajectory.get("session_id") or session or "") or None
+    yield from _steps(trajectory, session)
     for child in trajectory.get("subagent_trajectories") or ():
         if isinstance(child, Mapping) and isinstance(child.get("steps"), list):
-            yield from trajectory_rows(child)
+            yield from trajectory_rows(child, session)
 
 
-def _steps(trajectory: Mapping[str, Any]) -> Iterator[Row]:
-    session = str(trajectory.get("session_id") or trajectory.get("trajectory_id") or "")
+def _steps(trajectory: Mapping[str, Any], session: str | None) -> Iterator[Row]:
+    trace = str(trajectory.get("session_id") or trajectory.get("trajectory_id") or session or "")
     default_model = (trajectory.get("agent") or {}).get("model_name")
     history: list[Message] = []
     for step in trajectory["steps"]:
@@ -97,8 +100,8 @@ def _steps(trajectory: Mapping[str, Any]) -> Iterator[Row]:
         start = _nanos(step.get("timestamp"))
         ok = captured(messages)
         yield {
-            "trace_id": session, "span_id": str(step.get("step_id")),
-            "conversation_id": session or None, "messages": messages if ok else None,
+            "trace_id": trace, "span_id": str(step.get("step_id")),
+            "conversation_id": session, "messages": messages if ok else None,
             "question": last_user_text(history) if ok else None,
             "prediction": text if ok else None,
             "model": step.get("model_name") or default_model,

@@ -17,9 +17,10 @@ from pathlib import Path
 
 import pytest
 from fakes.chat_model import ChatModel
-from trace_files import APP, MODES
+from trace_files import APP, MODES, canonical
 
 import shared.traces as traces
+from shared.base.errors import UserInputError
 from shared.cli.main import main
 from shared.llama_server import free_port
 from shared.traces.phoenix import read_project
@@ -115,6 +116,63 @@ def test_gen_ai_spans_sent_to_phoenix_read_as_their_trace_file(phoenix, tmp_path
     from_phoenix = read_project(phoenix, "genai")
     assert len(from_phoenix) == 4 and all(r["content_captured"] for r in from_phoenix)
     assert _comparable(from_phoenix) == _comparable(traces.read(trace_file))
+
+
+ATIF = {
+    "schema_version": "ATIF-v1.7", "session_id": "session-7", "trajectory_id": "parent-1",
+    "agent": {"name": "agent", "version": "1", "model_name": "model-a"},
+    "steps": [
+        {"step_id": 1, "source": "system", "message": "Be brief."},
+        {"step_id": 2, "source": "user", "message": "Earlier question?",
+         "is_copied_context": True},
+        {"step_id": 3, "source": "agent", "message": "Earlier answer.",
+         "is_copied_context": True},
+        {"step_id": 4, "source": "user", "message": "Price of GOOGL?"},
+        {"step_id": 5, "source": "agent", "message": "Searching.",
+         "tool_calls": [{"tool_call_id": "c1", "function_name": "search",
+                         "arguments": {"ticker": "GOOGL"}}],
+         "observation": {"results": [{"source_call_id": "c1", "content": "$185.35"}]},
+         "metrics": {"prompt_tokens": 520, "completion_tokens": 80}},
+        {"step_id": 6, "source": "agent", "message": "", "llm_call_count": 0,
+         "tool_calls": [{"tool_call_id": "c2", "function_name": "log", "arguments": {}}],
+         "observation": {"results": [{"source_call_id": "c2", "content": [
+             {"type": "text", "text": "logged"}]}]}},
+        {"step_id": 7, "source": "agent", "model_name": "model-b",
+         "message": [{"type": "text", "text": "GOOGL trades at $185.35."}]}],
+    "subagent_trajectories": [{
+        "schema_version": "ATIF-v1.7", "trajectory_id": "child-1",
+        "agent": {"name": "sub", "version": "1"},
+        "steps": [{"step_id": 1, "source": "user", "message": "Look it up."},
+                  {"step_id": 2, "source": "agent", "message": "Found it."}]}]}
+
+
+def test_atif_reads_as_phoenix_reads_it(phoenix, tmp_path):
+    """Phoenix's own ATIF converter (``upload_atif_trajectories_as_spans``) is the reference:
+    the LLM spans it makes of a trajectory read as the rows our ATIF reader gives."""
+    from phoenix.client import Client
+    from phoenix.client.helpers.atif import upload_atif_trajectories_as_spans
+
+    upload_atif_trajectories_as_spans(Client(base_url=phoenix), [ATIF], project_name="atif")
+    path = tmp_path / "trajectory.json"
+    path.write_text(json.dumps(ATIF))
+
+    def comparable(rows: list[dict]) -> list[tuple]:
+        return sorted((canonical(r["messages"]), r["question"], r["prediction"], r["model"],
+                       r["input_tokens"], r["output_tokens"], r["conversation_id"])
+                      for r in rows)
+
+    ours = traces.read(path)
+    assert len(ours) == 3
+    deadline = time.monotonic() + 60
+    theirs: list[dict] = []
+    while len(theirs) < len(ours):  # Phoenix stores uploaded spans in the background
+        assert time.monotonic() < deadline, "Phoenix did not store the spans in 60 s"
+        time.sleep(0.5)
+        try:
+            theirs = read_project(phoenix, "atif")
+        except UserInputError:  # the project exists once its first span is stored
+            continue
+    assert comparable(theirs) == comparable(ours)
 
 
 def _annotations(url: str, project: str) -> list[dict]:

@@ -214,6 +214,7 @@ def test_atif_v1_7_copied_context_steps_without_llm_calls_and_subagents(tmp_path
     path.write_text(json.dumps(trajectory))
     rows = traces.read(path)
     assert [(r["trace_id"], r["span_id"]) for r in rows] == [("s-7", "5"), ("child-1", "2")]
+    assert [r["conversation_id"] for r in rows] == ["s-7", "s-7"]  # the parent's session
     assert canonical(rows[0]["messages"]) == [
         ("user", "Earlier question?", (), None), ("assistant", "Earlier answer.", (), None),
         ("user", "Run the tool.", (), None), ("assistant", "", (("t1", "run", {}),), None),
