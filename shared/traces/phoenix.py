@@ -33,7 +33,8 @@ def _client(url: str) -> Any:
 def _errors(url: str, what: str, error: Exception) -> UserInputError:
     response = getattr(error, "response", None)
     status = f" (HTTP {response.status_code})" if response is not None else ""
-    return UserInputError(f"Phoenix at {url}: cannot {what}{status}: {error}")
+    first_line = (str(error).splitlines() or [type(error).__name__])[0]
+    return UserInputError(f"Phoenix at {url}: cannot {what}{status}: {first_line}")
 
 
 def flattened(value: Any, prefix: str = "") -> dict[str, Any]:

@@ -122,6 +122,8 @@ def test_every_span_unmeasured_when_no_content_was_captured(tmp_path):
 @pytest.mark.parametrize("argv, message", [
     ([], "INPUT is required (or --phoenix URL --project NAME)"),
     (["--phoenix", "http://127.0.0.1:9"], "--phoenix needs --project NAME"),
+    (["--phoenix", "http://127.0.0.1:9", "--project", "p"],
+     "Phoenix at http://127.0.0.1:9: cannot read the spans of project 'p'"),
     (["--traces"], "--traces needs INPUT"),
     (["--traces", "TRACES", "--html", "r.html"], "--html is not available with --traces"),
     (["--traces", "TRACES", "--project", "p"], "--project needs --phoenix URL"),

@@ -233,4 +233,5 @@ def test_an_unknown_project_is_one_line(phoenix, tmp_path, capsys):
     code = main(["score", "--phoenix", phoenix, "--project", "no-such-project", "--metric",
                  "rouge", "--out", str(tmp_path / "o.jsonl")])
     err = capsys.readouterr().err
-    assert code == 2 and "no-such-project" in err and "Traceback" not in err
+    assert code == 2 and "no-such-project" in err and "HTTP 404" in err
+    assert len(err.strip().splitlines()) == 1
