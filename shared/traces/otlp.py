@@ -6,7 +6,8 @@ exports both there. Plain JSON: no OpenTelemetry package is needed to read it.
 Log records (and span events) are joined to their span by trace and span id: an instrumentation
 that writes message content as events (the official openai instrumentation's default) puts it
 there, not on the span. A record's name is its ``eventName`` field, else its ``event.name``
-attribute."""
+attribute. Fields are read by their JSON names (``traceId``) or their proto names
+(``trace_id``), both of which proto3's JSON mapping accepts."""
 
 from __future__ import annotations
 
@@ -16,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from ..base.errors import UserInputError
-from .spans import Record, Span, any_value, hex_id, key_values
+from .spans import Record, Span, any_value, field, hex_id, key_values
 
 
 def _nanos(value: Any) -> int | None:
@@ -53,17 +54,17 @@ def read_spans(path: Path) -> list[Span]:
     spans: list[Span] = []
     logs: dict[tuple[str, str], list[Record]] = {}
     for n, request in _documents(path):
-        if not ("resourceSpans" in request or "resourceLogs" in request):
+        if field(request, "resourceSpans") is None and field(request, "resourceLogs") is None:
             raise UserInputError(f"{path}, line {n}: neither resourceSpans nor resourceLogs: "
                                  "not an OTLP JSON export")
-        for resource in request.get("resourceSpans") or ():
-            for scope in resource.get("scopeSpans") or resource.get(
-                    "instrumentationLibrarySpans") or ():
-                spans.extend(_span(raw) for raw in scope.get("spans") or ())
-        for resource in request.get("resourceLogs") or ():
-            for scope in resource.get("scopeLogs") or ():
-                for raw in scope.get("logRecords") or ():
-                    key = (hex_id(raw.get("traceId")), hex_id(raw.get("spanId")))
+        for resource in field(request, "resourceSpans") or ():
+            for scope in field(resource, "scopeSpans") or field(
+                    resource, "instrumentationLibrarySpans") or ():
+                spans.extend(_span(raw) for raw in field(scope, "spans") or ())
+        for resource in field(request, "resourceLogs") or ():
+            for scope in field(resource, "scopeLogs") or ():
+                for raw in field(scope, "logRecords") or ():
+                    key = (hex_id(field(raw, "traceId")), hex_id(field(raw, "spanId")))
                     if key[0] and key[1]:
                         logs.setdefault(key, []).append(_log_record(raw))
     for span in spans:
@@ -73,17 +74,19 @@ def read_spans(path: Path) -> list[Span]:
 
 def _span(raw: Mapping[str, Any]) -> Span:
     records: list[Record] = []
-    for event in raw.get("events") or ():
-        attributes = key_values(event.get("attributes"))
-        records.append((str(event.get("name") or ""), attributes, attributes))
-    return Span(trace_id=hex_id(raw.get("traceId")) or "", span_id=hex_id(raw.get("spanId")) or "",
-                parent_id=hex_id(raw.get("parentSpanId")), name=str(raw.get("name") or ""),
-                start_ns=_nanos(raw.get("startTimeUnixNano")),
-                end_ns=_nanos(raw.get("endTimeUnixNano")),
-                attributes=key_values(raw.get("attributes")), records=records)
+    for event in field(raw, "events") or ():
+        attributes = key_values(field(event, "attributes"))
+        records.append((str(field(event, "name") or ""), attributes, attributes))
+    return Span(trace_id=hex_id(field(raw, "traceId")) or "",
+                span_id=hex_id(field(raw, "spanId")) or "",
+                parent_id=hex_id(field(raw, "parentSpanId")),
+                name=str(field(raw, "name") or ""),
+                start_ns=_nanos(field(raw, "startTimeUnixNano")),
+                end_ns=_nanos(field(raw, "endTimeUnixNano")),
+                attributes=key_values(field(raw, "attributes")), records=records)
 
 
 def _log_record(raw: Mapping[str, Any]) -> Record:
-    attributes = key_values(raw.get("attributes"))
-    name = raw.get("eventName") or attributes.get("event.name") or ""
-    return str(name), attributes, any_value(raw.get("body"))
+    attributes = key_values(field(raw, "attributes"))
+    name = field(raw, "eventName") or attributes.get("event.name") or ""
+    return str(name), attributes, any_value(field(raw, "body"))

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import base64
 import json
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -39,26 +40,40 @@ class Span:
         return None
 
 
+_MISSING = object()
+
+
+def field(raw: Any, name: str, default: Any = None) -> Any:
+    """Field ``name`` of an OTLP JSON object, by its JSON name (``traceId``) or, as proto3's
+    JSON mapping also accepts, by its proto name (``trace_id``)."""
+    if not isinstance(raw, dict):
+        return default
+    value = raw.get(name, _MISSING)
+    if value is _MISSING:
+        value = raw.get(re.sub(r"(?<!^)([A-Z])", r"_\1", name).lower(), default)
+    return value
+
+
 def any_value(value: Any) -> Any:
     """An OTLP JSON ``AnyValue`` (``{"stringValue": ...}``, ``{"kvlistValue": {"values":
     [...]}}``...) as a Python value; ``int64`` values, which proto3 JSON writes as strings,
     as ints; bytes (base64) as their hex text."""
     if not isinstance(value, dict):
         return value
-    if "stringValue" in value:
-        return value["stringValue"]
-    if "boolValue" in value:
-        return bool(value["boolValue"])
-    if "intValue" in value:
-        return int(value["intValue"])
-    if "doubleValue" in value:
-        return float(value["doubleValue"])
-    if "arrayValue" in value:
-        return [any_value(v) for v in (value["arrayValue"] or {}).get("values", [])]
-    if "kvlistValue" in value:
-        return key_values((value["kvlistValue"] or {}).get("values", []))
-    if "bytesValue" in value:
-        return base64.b64decode(value["bytesValue"]).hex()
+    for name, read in (("stringValue", str), ("boolValue", bool), ("intValue", int),
+                       ("doubleValue", float)):
+        found = field(value, name, _MISSING)
+        if found is not _MISSING:
+            return read(found)
+    array = field(value, "arrayValue", _MISSING)
+    if array is not _MISSING:
+        return [any_value(v) for v in (array or {}).get("values", [])]
+    kvlist = field(value, "kvlistValue", _MISSING)
+    if kvlist is not _MISSING:
+        return key_values((kvlist or {}).get("values", []))
+    data = field(value, "bytesValue", _MISSING)
+    if data is not _MISSING:
+        return base64.b64decode(data).hex()
     return None
 
 

@@ -220,3 +220,22 @@ def test_atif_v1_7_copied_context_steps_without_llm_calls_and_subagents(tmp_path
         ("user", "Run the tool.", (), None), ("assistant", "", (("t1", "run", {}),), None),
         ("tool", "done", (), "t1"), ("assistant", "It ran.", (), None)]
     assert rows[1]["question"] == "Look it up." and rows[1]["prediction"] == "Found it."
+
+
+def test_proto_field_names_read_as_json_names(files, tmp_path):
+    """proto3's JSON mapping accepts a field's proto name too (``resource_spans``,
+    ``trace_id``, ``string_value``), as some writers use them: the same rows."""
+    def snake(value: object) -> object:
+        if isinstance(value, dict):
+            return {re.sub(r"(?<!^)([A-Z])", r"_\1", k).lower(): snake(v)
+                    for k, v in value.items()}
+        if isinstance(value, list):
+            return [snake(v) for v in value]
+        return value
+
+    path, _ = files["genai-events"]
+    converted = tmp_path / "snake.jsonl"
+    converted.write_text("".join(json.dumps(snake(json.loads(line))) + "\n"
+                                 for line in path.read_text().splitlines()))
+    assert '"trace_id"' in converted.read_text() and '"traceId"' not in converted.read_text()
+    assert traces.read(converted) == traces.read(path)
