@@ -48,12 +48,13 @@ def _documents(path: Path) -> Iterator[tuple[int, Mapping[str, Any]]]:
             yield n, item
 
 
-def read_spans(path: Path) -> list[Span]:
-    """Every span of the file, in file order, with the log records and span events that
-    belong to it."""
+def read_spans(paths: Path | list[Path]) -> list[Span]:
+    """Every span of the file (or files: a Collector's rotated ones), in file order, with the
+    log records and span events that belong to it, wherever they were written."""
     spans: list[Span] = []
     logs: dict[tuple[str, str], list[Record]] = {}
-    for n, request in _documents(path):
+    for path, n, request in ((p, n, r) for p in ([paths] if isinstance(paths, Path) else paths)
+                             for n, r in _documents(p)):
         if field(request, "resourceSpans") is None and field(request, "resourceLogs") is None:
             raise UserInputError(f"{path}, line {n}: neither resourceSpans nor resourceLogs: "
                                  "not an OTLP JSON export")

@@ -239,3 +239,21 @@ def test_proto_field_names_read_as_json_names(files, tmp_path):
                                  for line in path.read_text().splitlines()))
     assert '"trace_id"' in converted.read_text() and '"traceId"' not in converted.read_text()
     assert traces.read(converted) == traces.read(path)
+
+
+def test_a_folder_of_rotated_files_reads_as_one(files, tmp_path):
+    """The spans in one file, their log records in another: joined all the same."""
+    path, _ = files["genai-events"]
+    lines = path.read_text().splitlines()
+    folder = tmp_path / "collector"
+    folder.mkdir()
+    (folder / "traces-1.jsonl").write_text("".join(
+        line + "\n" for line in lines if '"resourceLogs"' in line))
+    (folder / "traces-2.jsonl").write_text("".join(
+        line + "\n" for line in lines if '"resourceSpans"' in line))
+    (folder / "notes.txt").write_text("not read")
+    assert traces.read(folder) == traces.read(path)
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    with pytest.raises(UserInputError, match="without .json or .jsonl files"):
+        traces.read(empty)
