@@ -14,7 +14,7 @@ from typing import Any
 
 from ..analysis.score_gates import ScoreGates
 from ..base.errors import UserInputError
-from ..runs.batch import check_metric_names, select_metrics
+from ..runs.batch import check_installed, check_metric_names, select_metrics
 from ..runs.engines import LocalEngine
 from ..runs.files import check_output_path, check_output_paths, write_output
 from ..runs.summary import total_plan
@@ -156,6 +156,7 @@ def run_traces(args: argparse.Namespace) -> int:
     check_judge_capabilities(judge, selected)
     if gates:
         gates.check_run(trace_dataset(rows), selected, skipped)
+    check_installed(selected, judge)
     note_embedded_judge(judge, selected, args.dry_run)
     from ..engine.backends.base import LogprobsUnavailable
 
