@@ -73,6 +73,9 @@ def wants_traces(args: argparse.Namespace) -> bool:
 _NOT_FOR_TRACES = (("--html", "html", None), ("--calibration", "calibration", None),
                    ("--profile", "profile", None),
                    ("--overwrite-input", "overwrite_input", False),
+                   ("--task", "task", None), ("--pass-k", "pass_k", None),
+                   ("--success-at", "success_at", None), ("--card", "card", None),
+                   ("--json", "json", None),
                    ("--address", "address", None), ("--workers", "workers", None))
 
 
