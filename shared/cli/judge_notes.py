@@ -1,6 +1,7 @@
-"""What ``score`` says about its judge when it is the embedded default: a warning before the
-run, and each judge metric's measured agreement with people under its summary, so the numbers
-of a tiny local model are never read bare."""
+"""What ``score`` says about its run: the summary it prints after scoring
+(:func:`print_run_summary`) and, when the judge is the embedded default, a warning before the run
+and each judge metric's measured agreement with people under its summary, so the numbers of a
+tiny local model are never read bare."""
 
 from __future__ import annotations
 
@@ -8,9 +9,10 @@ import sys
 from collections.abc import Iterable
 from typing import Any
 
+from ..base.errors import UserInputError
 from ..engine.config import JudgeConfig
 
-__all__ = ["note_embedded_judge", "print_embedded_judge_notes"]
+__all__ = ["note_embedded_judge", "print_embedded_judge_notes", "print_run_summary"]
 
 
 def note_embedded_judge(judge: JudgeConfig, metrics: Iterable[str], dry_run: bool) -> None:
@@ -40,3 +42,24 @@ def print_embedded_judge_notes(summary: Any, judge: JudgeConfig) -> None:
     for metric in summary.metrics:
         if metric.judge:
             print(f"  {metric.metric}: {embedded_judge_note(metric.metric, figures)}")
+
+
+def print_run_summary(summary: Any, judge: Any, source: str) -> bool:
+    """What ``score`` prints after scoring ``source`` (the input, the spans): the skipped metrics,
+    the table, the embedded judge's notes and a dry run's plan. True for a dry run (nothing to
+    write); a run where no metric had its columns is a one-line error."""
+    from ..runs.summary import total_plan
+
+    for name, reason in summary.skipped.items():
+        print(f"skipped {name}: {reason}", file=sys.stderr)
+    if not summary.metrics:
+        raise UserInputError(f"no metric to run: {source} has none of the columns they need")
+    print(summary.table())
+    print_embedded_judge_notes(summary, judge)
+    if not summary.dry_run:
+        return False
+    plan = total_plan(summary.metrics)
+    cost = "unknown (no price for this model)" if plan["cost"] is None else f"${plan['cost']:.4f}"
+    print(f"dry run: {plan['requests']:,} requests, estimated cost {cost}; nothing was sent")
+    return True
+

@@ -18,7 +18,6 @@ from ..certification.card import check_card
 from ..runs.batch import check_installed, check_metric_names, score_dataset, select_metrics
 from ..runs.engines import ENGINES, Engine, LocalEngine, choose_engine
 from ..runs.files import check_output_paths
-from ..runs.summary import total_plan
 from .common import (
     add_input_argument,
     add_out_arguments,
@@ -32,7 +31,7 @@ from .common import (
     quiet_libraries,
     write_json,
 )
-from .judge_notes import note_embedded_judge, print_embedded_judge_notes
+from .judge_notes import note_embedded_judge, print_run_summary
 from .score_traces import add_trace_arguments, run_traces, wants_traces
 
 HELP = "score every row of a dataset file; write the rows with per-row scores"
@@ -173,18 +172,7 @@ def run(args: argparse.Namespace) -> int:
         if args.option and _UNKNOWN_OPTION.search(str(error)):
             raise UserInputError(f"--option: {error}") from None
         raise
-    if summary.skipped:
-        for name, reason in summary.skipped.items():
-            print(f"skipped {name}: {reason}", file=sys.stderr)
-    if not summary.metrics:
-        raise UserInputError("no metric to run: the input has none of the columns they need")
-    print(summary.table())
-    print_embedded_judge_notes(summary, judge)
-    if summary.dry_run:
-        plan = total_plan(summary.metrics)
-        cost = "unknown (no price for this model)" if plan["cost"] is None else (
-            f"${plan['cost']:.4f}")
-        print(f"dry run: {plan['requests']:,} requests, estimated cost {cost}; nothing was sent")
+    if print_run_summary(summary, judge, "the input"):
         return 0
     assert out is not None
     if args.calibration:

@@ -17,7 +17,6 @@ from ..base.errors import UserInputError
 from ..runs.batch import check_installed, check_metric_names, select_metrics
 from ..runs.engines import LocalEngine
 from ..runs.files import check_output_path, check_output_paths, write_output
-from ..runs.summary import total_plan
 from .common import (
     check_judge_capabilities,
     check_judge_options,
@@ -25,7 +24,7 @@ from .common import (
     parse_metric_options,
     quiet_libraries,
 )
-from .judge_notes import note_embedded_judge, print_embedded_judge_notes
+from .judge_notes import note_embedded_judge, print_run_summary
 
 
 def add_trace_arguments(parser: argparse.ArgumentParser) -> None:
@@ -169,17 +168,7 @@ def run_traces(args: argparse.Namespace) -> int:
                                        **options)
     except LogprobsUnavailable as error:
         raise UserInputError(f"the judge model returns no log-probabilities: {error}") from None
-    for name, reason in summary.skipped.items():
-        print(f"skipped {name}: {reason}", file=sys.stderr)
-    if not summary.metrics:
-        raise UserInputError("no metric to run: the spans have none of the columns they need")
-    print(summary.table())
-    print_embedded_judge_notes(summary, judge)
-    if summary.dry_run:
-        plan = total_plan(summary.metrics)
-        cost = "unknown (no price for this model)" if plan["cost"] is None else (
-            f"${plan['cost']:.4f}")
-        print(f"dry run: {plan['requests']:,} requests, estimated cost {cost}; nothing was sent")
+    if print_run_summary(summary, judge, "the spans"):
         return 0
     assert out is not None
     write_output(scored, out, csv_raw=args.csv_raw)
