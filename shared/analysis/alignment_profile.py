@@ -22,12 +22,11 @@ from ..runs.panel_columns import judge_column
 from .alignment import Tuning, align_scores, fold_of_rows, panel_weights, weighted_mean
 from .labelled_runs import score_labelled
 from .labels import BOOLEAN, parse_labels
+from .profile_checks import PROFILE_FORMAT, check_judge, check_profile_fields, read_profile_file
 
 __all__ = ["PROFILE_FORMAT", "align", "apply_to_runs", "check_profile", "check_runs",
            "load_profile", "profile_agreement", "profile_agreement_text", "profile_column_names",
            "profile_columns", "profile_for_run", "profile_of", "save_profile"]
-
-PROFILE_FORMAT = "judge-metrics alignment profile 1"
 
 
 def align(dataset: Any, metric: str, label: str, *, folds: int = 5, group: str | None = None,
@@ -107,11 +106,8 @@ def save_profile(path: str | os.PathLike[str], report: Mapping[str, Any]) -> Non
 
 
 def load_profile(path: str | os.PathLike[str]) -> dict[str, Any]:
-    try:
-        with open(path, encoding="utf-8") as handle:
-            data = json.load(handle)
-    except (OSError, ValueError) as error:
-        raise UserInputError(f"--profile {path}: cannot read it ({error})") from None
+    """The profile at ``path``, every field checked (:mod:`.profile_checks`)."""
+    data = read_profile_file(path)
     if not isinstance(data, dict) or data.get("format") != PROFILE_FORMAT:
         raise UserInputError(f"--profile {path}: not a profile written by `align "
                               "--save-profile`")
@@ -125,6 +121,7 @@ def load_profile(path: str | os.PathLike[str]) -> dict[str, Any]:
             isinstance(p, dict) and {"name", "version"} <= set(p) for p in prompt)):
         raise UserInputError(f"--profile {path}: its prompt record is not one `align "
                               "--save-profile` writes")
+    check_profile_fields(data, f"--profile {path}")
     return data
 
 
@@ -150,16 +147,21 @@ def check_profile(path: str | os.PathLike[str], metrics: Sequence[str],
 
 
 def profile_for_run(path: str | os.PathLike[str] | None, metrics: Sequence[str],
-                    metric_options: Mapping[str, Mapping[str, Any]]
+                    metric_options: Mapping[str, Mapping[str, Any]],
+                    judge_options: Mapping[str, Any] | None = None
                     ) -> tuple[dict[str, Any] | None, dict[str, dict[str, Any]]]:
     """``--profile`` for a command that scores ``metrics`` (``score``, ``agree``, ``compare
-    --metric``), checked before any work (:func:`check_profile`): the profile (``None``
-    without one) and ``metric_options`` with what its metric's judge must see to score as it
-    did when the profile was fitted: the profile's few-shot examples."""
+    --metric``), checked before any work (:func:`check_profile`, and the run's judge, from
+    ``judge_options``, the one it was fitted on): the profile (``None`` without one) and
+    ``metric_options`` with what its metric's judge must see to score as it did when the
+    profile was fitted: the profile's few-shot examples."""
+    from .labelled_runs import judge_of
+
     options = {name: dict(given) for name, given in metric_options.items()}
     if not path:
         return None, options
     data = check_profile(path, metrics, metric_options)
+    check_judge(data, judge_of(data["metric"], judge_options or {}), f"--profile {path}")
     metric = data["metric"]
     if data.get("few_shot"):
         options[metric] = {**options.get(metric, {}), "examples": data["few_shot"]}
