@@ -123,6 +123,18 @@ def _check_names(options: Mapping[str, Any]) -> None:
                                  f"{close[0]}=?")
 
 
+def _secrets(options: Mapping[str, Any]) -> list[str]:
+    """The keys among the options (a panel's judges' too) and in the providers' key
+    variables: what no output of an assertion may show."""
+    from ..engine.backends.registry import key_variables
+
+    found = secret_values(options)
+    for judge in options.get("judges") or ():
+        if isinstance(judge, Mapping):
+            found += secret_values(judge)
+    return found + [os.environ[name] for name in key_variables() if os.environ.get(name)]
+
+
 def _is_number(value: Any) -> bool:
     return isinstance(value, Real) and not isinstance(value, bool)
 
@@ -146,7 +158,8 @@ def assert_metric(metric: str, data: Any, *, at_least: float | None = None,
     1 turns the bound off. A failure shows the verdict only (not this function's arguments,
     an API key among them), with every credential redacted."""
     __tracebackhide__ = True  # pytest shows the verdict, not our frames and their arguments
-    secrets = secret_values({**session.JUDGE, **options})
+    secrets = _secrets({**session.JUDGE, **options})
+    session.SECRETS.update(secrets)
     try:
         return _assert(metric, data, at_least, at_most, score_key, runs, alpha, inconclusive,
                        max_unmeasured, card, options)
@@ -206,7 +219,7 @@ def _assert(metric: str, data: Any, at_least: Any, at_most: Any, score_key: str 
         if inconclusive == "skip":
             import pytest
 
-            pytest.skip(redact(message, secret_values(options)))
+            pytest.skip(redact(message, _secrets(options)))
         raise AssertionError(message)
     return verdict
 
@@ -220,6 +233,6 @@ def _record(metric: str, key: str, verdict: Verdict, judge: Mapping[str, Any] | 
         ("interval", f"[{number(verdict.low)}, {number(verdict.high)}]"),
         ("outcome", verdict.outcome), ("n", verdict.n), ("unmeasured", verdict.unmeasured)]
     if judge is not None:
-        properties += [("judge", redact(_judge_text(judge), secret_values(judge))),
+        properties += [("judge", redact(_judge_text(judge), _secrets(judge))),
                        ("prompts", prompt_digests(metric))]
     session.record(properties)
