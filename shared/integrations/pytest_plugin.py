@@ -79,7 +79,28 @@ def pytest_runtest_makereport(item: Any, call: Any) -> Iterator[None]:
         text = str(report.longrepr)
         masked = redact(text, secrets)
         if masked != text:
-            report.longrepr = masked
+            report.longrepr = _Masked(report.longrepr, masked, secrets)
     report.sections = [(title, redact(body, secrets)) for title, body in report.sections]
     if call.when == "teardown":
         session.SECRETS.clear()
+
+
+class _Masked:
+    """A failure's report with its credentials masked: the text the terminal and the JUnit
+    XML show, and the one-line crash message JUnit's ``message`` reads."""
+
+    def __init__(self, longrepr: Any, text: str, secrets: list[str]) -> None:
+        from ..base.redaction import redact
+
+        self._text = text
+        crash = getattr(longrepr, "reprcrash", None)
+        if crash is not None:
+            self.reprcrash = type(crash)(crash.path, crash.lineno,
+                                         redact(crash.message, secrets))
+
+    def toterminal(self, out: Any) -> None:
+        for line in self._text.splitlines():
+            out.line(line)
+
+    def __str__(self) -> str:
+        return self._text
