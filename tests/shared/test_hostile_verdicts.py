@@ -130,3 +130,13 @@ def test_a_pandas_dataframe_is_data() -> None:
     assert (verdict.n, verdict.value) == (12, pytest.approx(11 / 12))
     with pytest.raises(UserInputError, match="no rows"):
         assert_metric("accuracy", frame.iloc[:0], at_least=0.5)
+
+
+def test_one_line_errors_name_no_class(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    data = tmp_path / "rows.jsonl"
+    data.write_text("".join(json.dumps({"prediction": "a", "reference": "a", "label": True})
+                            + "\n" for _ in range(6)))
+    capsys.readouterr()
+    assert main(["agree", str(data), "-m", "accuracy", "--label", "label", "-q"]) == 2
+    [line] = capsys.readouterr().err.strip().splitlines()
+    assert line.startswith("judge-metrics: error: label column") and "Error:" not in line
