@@ -83,7 +83,7 @@ def test_a_sample_without_a_target_is_unscored_and_the_rest_scored(eval_log: Pat
     from inspect_ai.log import read_eval_log
 
     scored = tmp_path / "scored.eval"
-    done = _inspect("score", str(eval_log), "--scorer", "shared/accuracy", "--action",
+    done = _inspect("score", str(eval_log), "--scorer", "judge_metrics/accuracy", "--action",
                     "overwrite", "--output-file", str(scored), cwd=tmp_path)
     assert done.returncode == 0, done.stderr[-2000:]
     samples = {s.id: s.scores["accuracy"] for s in read_eval_log(str(scored)).samples}
@@ -120,7 +120,7 @@ def test_bad_samples_are_unscored_with_their_reason() -> None:
 
 
 def test_an_option_typo_is_our_one_line_error(eval_log: Path, tmp_path: Path) -> None:
-    done = _inspect("score", str(eval_log), "--scorer", "shared/accuracy", "-S",
+    done = _inspect("score", str(eval_log), "--scorer", "judge_metrics/accuracy", "-S",
                     "fuzzy=true", "--action", "overwrite", "--output-file",
                     str(tmp_path / "x.eval"), cwd=tmp_path)
     assert done.returncode != 0
@@ -136,7 +136,7 @@ def test_no_key_in_the_inspect_log(eval_log: Path, tmp_path: Path) -> None:
 
     options = [f"{k}={v}" for k, v in DEAD_JUDGE.items()]
     scored = tmp_path / "cli.eval"
-    done = _inspect("score", str(eval_log), "--scorer", "shared/l3score", "-S",
+    done = _inspect("score", str(eval_log), "--scorer", "judge_metrics/l3score", "-S",
                     f"api_key={KEY}", *[a for o in options for a in ("-S", o)], "--action",
                     "overwrite", "--output-file", str(scored), cwd=tmp_path)
     assert done.returncode == 0, done.stderr[-2000:]
