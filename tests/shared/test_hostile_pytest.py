@@ -23,7 +23,7 @@ ENV_KEY = "sk-envvar-9876543210zyxwvuQRS"
 SUITE = '''
 import os
 
-from shared import assert_metric
+from judge_metrics import assert_metric
 
 ROWS = [{"question": f"q{i}", "prediction": "Paris", "reference": "Rome"} for i in range(12)]
 JUDGE = {"provider": "openai-compatible", "base_url": os.environ["JM_URL"], "model": "m",
