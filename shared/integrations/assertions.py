@@ -90,7 +90,7 @@ def _judge_text(options: Mapping[str, Any]) -> str:
         f" at {options['base_url']}" if options.get("base_url") else "")
 
 
-def _settle_hint(verdict: Verdict) -> str:
+def settle_hint(verdict: Verdict) -> str:
     """What would settle an inconclusive verdict: about how many rows in all would pull the
     straddled end of the interval past the threshold (the distance from the mean to that end
     shrinks as 1/sqrt(n); at least one row more than now), or runs for a sampled judge."""
@@ -215,7 +215,7 @@ def _assert(metric: str, data: Any, at_least: Any, at_most: Any, score_key: str 
     uncertified = judge_card.reason if judge_card and verdict.outcome == "pass" else None
     if verdict.outcome == "inconclusive" or uncertified:
         message = f"inconclusive: {shown}: " + (uncertified or "the interval straddles the "
-                                                 f"threshold; {_settle_hint(verdict)}")
+                                                 f"threshold; {settle_hint(verdict)}")
         if inconclusive == "skip":
             import pytest
 

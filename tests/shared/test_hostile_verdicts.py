@@ -19,7 +19,7 @@ from shared.analysis.gates import MAX_UNMEASURED
 from shared.analysis.verdicts import Verdict, verdict_of
 from shared.base.errors import UserInputError
 from shared.cli.main import main
-from shared.integrations.assertions import UnmeasuredError, _settle_hint
+from shared.integrations.assertions import UnmeasuredError, settle_hint
 
 MEASURED = {3, 17, 29}  # the rows the failing judge reads; the other 37 of 40 get a 500
 
@@ -102,24 +102,24 @@ def _inconclusive(n: int, value: float, low: float, high: float, at_least: float
     return Verdict("inconclusive", value, low, high, n, 0, at_least=at_least)
 
 
-def test_the_settle_hint_at_its_edges() -> None:
+def test_thesettle_hint_at_its_edges() -> None:
     # one row: the rows needed is never "about 1 rows (now 1)"
     one = verdict_of([[1.0]], at_least=0.5)
     assert one.outcome == "inconclusive"
-    hint = _settle_hint(one)
+    hint = settle_hint(one)
     needed = int(hint.split("about ")[1].split(" ")[0])
     assert needed >= 2 and "(now 1)" in hint
     # the side of the interval that straddles the threshold is the one that must move
     verdict = _inconclusive(10, 0.9, 0.5, 0.95, at_least=0.8)
     expected = math.ceil(10 * ((0.9 - 0.5) / (0.9 - 0.8)) ** 2)
-    assert f"about {expected} rows in all (now 10)" in _settle_hint(verdict)
+    assert f"about {expected} rows in all (now 10)" in settle_hint(verdict)
     at = _inconclusive(10, 0.8, 0.6, 0.95, at_least=0.8)
-    assert "sits on the threshold" in _settle_hint(at)
+    assert "sits on the threshold" in settle_hint(at)
     # the hint, checked: with that many rows of the same mix the verdict is settled
     scores = [1.0] * 9 + [0.0]
     few = verdict_of([scores], at_least=0.7)
     assert few.outcome == "inconclusive"
-    more = int(_settle_hint(few).split("about ")[1].split(" ")[0])
+    more = int(settle_hint(few).split("about ")[1].split(" ")[0])
     assert verdict_of([scores * math.ceil(more / 10)], at_least=0.7).outcome == "pass"
 
 
