@@ -49,8 +49,8 @@ def pytest_configure(config: Any) -> None:
     if session.JUDGE:  # checked now, in one line, not in every test (imports the judge code)
         from ..engine.config import judge_config
 
-        try:
-            judge_config(**session.JUDGE)
+        try:  # the provider, model and URL; the key is each assertion's (or its variable's)
+            judge_config(**session.JUDGE, api_key="placeholder-for-the-start-up-check")
         except (TypeError, ValueError) as error:
             raise pytest.UsageError(f"--judge-*: {error}") from None
 
