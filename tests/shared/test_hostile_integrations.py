@@ -1,4 +1,4 @@
-"""The inspect_ai scorers under a hostile tester (issue 60): one bad sample (no target, an empty
+"""The inspect_ai scorers under a hostile tester: one bad sample (no target, an empty
 completion, a string where a list belongs, a tool call inspect could not parse) is left
 unscored with its reason and the rest scored, through inspect's own ``score`` and its CLI; an
 option typo is our one-line error on inspect's command line; a key given to the scorer (in

@@ -1,4 +1,4 @@
-"""Alignment profiles under a hostile tester (issue 60): ``--profile`` is an input no output may
+"""Alignment profiles under a hostile tester: ``--profile`` is an input no output may
 overwrite (score, agree, compare); an edited or crafted profile is checked completely before any
 work, each refusal one line (a P(label) of 7.5, an unsorted map, a NaN threshold, a column that
 is not the score's, a named pipe that would hang); a profile fitted on one judge is refused on

@@ -1,4 +1,4 @@
-"""The pytest plugin under a hostile tester (issue 60), in pytest subprocesses on generated
+"""The pytest plugin under a hostile tester, in pytest subprocesses on generated
 suites: a failing assert_metric shows its verdict, not our frames and their arguments, and no
 key (given as an argument read from the environment, kept in a local shown by ``-l``, or read
 by the judge from its provider's variable) reaches the terminal or the JUnit XML; every JUnit

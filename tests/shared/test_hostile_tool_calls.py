@@ -1,4 +1,4 @@
-"""Tool calls and conversations under a hostile tester (issue 60): a possible answer that is not
+"""Tool calls and conversations under a hostile tester: a possible answer that is not
 BFCL's form is refused in one line (never a crash, never a string iterated into a pass);
 arguments nested thousands deep, repeated JSON keys and NaN refused; Parquet and Dataset
 columns read with absent keys absent; DeepEval's names-only expectations matched by name;

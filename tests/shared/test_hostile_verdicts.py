@@ -1,4 +1,4 @@
-"""assert_metric and gates under a hostile tester (issue 60): a verdict on the few rows a failing
+"""assert_metric and gates under a hostile tester: a verdict on the few rows a failing
 judge could read is refused by default (assert_metric, evaluate_gates, score --gate), the
 unmeasured count is in every verdict; thresholds that can never pass or contradict each other,
 typos and numpy numbers; the settle hint at its edges; a pandas DataFrame as data."""
