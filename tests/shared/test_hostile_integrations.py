@@ -117,6 +117,10 @@ def test_bad_samples_are_unscored_with_their_reason() -> None:
     parsed = asyncio.run(tools(_state("", sample_id=9, messages=messages, metadata={
         "expected_tool_calls": [{"get_weather": {"city": ["", "Paris"]}}]}), Target("")))
     assert math.isnan(parsed.value) and "could not be parsed" in parsed.explanation
+    # a text where the list of expected calls belongs
+    text = asyncio.run(tools(_state("", sample_id=10, messages=messages[:1], metadata={
+        "expected_tool_calls": "get_weather"}), Target("")))
+    assert math.isnan(text.value) and text.explanation.startswith("sample 10: ")
 
 
 def test_an_option_typo_is_our_one_line_error(eval_log: Path, tmp_path: Path) -> None:
