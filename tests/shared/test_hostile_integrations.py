@@ -1,8 +1,9 @@
-"""The inspect_ai scorers under a hostile tester: one bad sample (no target, an empty
+"""The inspect_ai and MLflow scorers under a hostile tester: one bad sample (no target, an empty
 completion, a string where a list belongs, a tool call inspect could not parse) is left
 unscored with its reason and the rest scored, through inspect's own ``score`` and its CLI; an
 option typo is our one-line error on inspect's command line; a key given to the scorer (in
-Python or as ``-S api_key=``) is nowhere in inspect's log.
+Python or as ``-S api_key=``) is nowhere in inspect's log, nor one given to an MLflow scorer in
+anything MLflow records.
 
 Runs in .venv-integrations with test_integrations_scorers.py (tests/conftest.py leaves both out
 of a venv without inspect_ai and MLflow)."""
@@ -161,3 +162,20 @@ def test_no_key_in_the_inspect_log(eval_log: Path, tmp_path: Path) -> None:
     write_eval_log(python, str(written))
     assert KEY not in _log_text(written) and KEY not in json.dumps(python.model_dump(),
                                                                    default=str)
+
+
+def test_no_key_in_what_mlflow_records(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import mlflow
+
+    from shared.integrations import mlflow_scorer
+
+    monkeypatch.chdir(tmp_path)  # MLflow's artifacts land beside the store
+    mlflow.set_tracking_uri(f"sqlite:///{tmp_path / 'mlflow.db'}")
+    data = [{"inputs": {"question": "Capital of France?"}, "outputs": "Paris",
+             "expectations": {"expected_response": "Paris"}}]
+    result = mlflow.genai.evaluate(data=data, scorers=[mlflow_scorer("l3score", api_key=KEY,
+                                                                     **DEAD_JUDGE)])
+    assert KEY not in result.result_df.to_json(default_handler=str)
+    for path in tmp_path.rglob("*"):
+        if path.is_file():
+            assert KEY.encode() not in path.read_bytes(), path
