@@ -102,7 +102,7 @@ def _inconclusive(n: int, value: float, low: float, high: float, at_least: float
     return Verdict("inconclusive", value, low, high, n, 0, at_least=at_least)
 
 
-def test_thesettle_hint_at_its_edges() -> None:
+def test_the_settle_hint_at_its_edges() -> None:
     # one row: the rows needed is never "about 1 rows (now 1)"
     one = verdict_of([[1.0]], at_least=0.5)
     assert one.outcome == "inconclusive"
