@@ -12,7 +12,7 @@ AGREEMENT_VENV := .venv-agreement
 AGREEMENT_STAMP := $(AGREEMENT_VENV)/.agreement-installed
 INTEGRATIONS_VENV := .venv-integrations
 INTEGRATIONS_STAMP := $(INTEGRATIONS_VENV)/.integrations-installed
-INTEGRATION_TESTS := tests/shared/test_integrations_scorers.py
+INTEGRATION_TESTS := tests/shared/test_integrations_scorers.py tests/shared/test_hostile_integrations.py
 PHOENIX_VENV := .venv-phoenix
 PHOENIX_STAMP := $(PHOENIX_VENV)/.phoenix-installed
 # BFCL's AST checker, the reference of tests/metrics/test_tool_call_bfcl.py: bfcl-eval pins

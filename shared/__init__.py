@@ -95,6 +95,8 @@ _EXPORTS: dict[str, str] = {
     "from_inspect": "kit.conversations:from_inspect",
     "from_ragas": "kit.conversations:from_ragas",
     "from_deepeval": "kit.conversations:from_deepeval",
+    "calls_from_deepeval": "kit.conversations:calls_from_deepeval",
+    "calls_from_ragas": "kit.conversations:calls_from_ragas",
     # tool calls against expected calls, equal to BFCL's AST checker (tool_call_correctness)
     "tool_call_checks": "kit.tool_calls",
     # agreement of a metric with human labels (`judge-metrics agree`)

@@ -48,8 +48,9 @@ loosen the argument checks as trajectory_match's do (default: BFCL's). No judge.
 _KWARGS_DESCRIPTION = """\
 Args:
     expected_tool_calls (per row: a list, or its JSON text): the calls expected, each a plain
-        call {"name", "arguments"} (or OpenAI's {"type": "function", "function": {...}}) or
-        BFCL's possible answer {NAME: {ARG: [accepted values...]}}.
+        call {"name", "arguments"} (or OpenAI's {"type": "function", "function": {...}}),
+        BFCL's possible answer {NAME: {ARG: [accepted values...]}}, or a name-only call
+        {"name", "match": "name"} (any arguments).
     tool_calls (optional; per row: a list, or its JSON text): the calls made, {"name",
         "arguments"} with arguments a dict or a JSON string, or OpenAI's form. A row whose
         tool_calls is absent (None) takes the calls of its conversation's assistant messages.

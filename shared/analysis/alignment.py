@@ -53,6 +53,20 @@ class Tuning:
         return {"threshold": self.threshold, "calibration": self.calibration, **self.extra}
 
 
+def repeated_rows(columns: Sequence[Sequence[Any]]) -> int:
+    """How many rows repeat an earlier row (the same value in every one of ``columns``, one
+    list per column): copies that folds split apart unless they are grouped."""
+    import json
+
+    seen: set[str] = set()
+    repeats = 0
+    for row in zip(*columns, strict=True):
+        key = json.dumps(row, sort_keys=True, default=str)
+        repeats += key in seen
+        seen.add(key)
+    return repeats
+
+
 def tune(scores: np.ndarray, labels: np.ndarray, seed: int | None = 0) -> Tuning:
     """The calibration map and the kappa-best threshold on these rows (and on nothing else)."""
     fitted = fit_calibration(scores, labels, binary=True, seed=seed)

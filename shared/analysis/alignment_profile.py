@@ -19,15 +19,22 @@ import numpy as np
 from ..base.errors import UserInputError
 from ..kit import stats
 from ..runs.panel_columns import judge_column
-from .alignment import Tuning, align_scores, fold_of_rows, panel_weights, weighted_mean
+from .alignment import (
+    Tuning,
+    align_scores,
+    fold_of_rows,
+    panel_weights,
+    repeated_rows,
+    weighted_mean,
+)
+from .alignment_few_shot import check_few_shot, few_shot_scores, prompt_record
 from .labelled_runs import score_labelled
 from .labels import BOOLEAN, parse_labels
+from .profile_checks import PROFILE_FORMAT, check_judge, check_profile_fields, read_profile_file
 
 __all__ = ["PROFILE_FORMAT", "align", "apply_to_runs", "check_profile", "check_runs",
            "load_profile", "profile_agreement", "profile_agreement_text", "profile_column_names",
            "profile_columns", "profile_for_run", "profile_of", "save_profile"]
-
-PROFILE_FORMAT = "judge-metrics alignment profile 1"
 
 
 def align(dataset: Any, metric: str, label: str, *, folds: int = 5, group: str | None = None,
@@ -53,6 +60,7 @@ def align(dataset: Any, metric: str, label: str, *, folds: int = 5, group: str |
         if column is not None and column not in dataset.column_names:
             raise UserInputError(f"--{name.replace('_', '-')} {column!r}: the input has no "
                                   "such column")
+    _warn_repeats(dataset, metric, group)
     run = score_labelled(dataset, metric, label, group=group, seed=seed, **options)
     labels, kind = parse_labels(run.scored[label], label)
     if kind != BOOLEAN:
@@ -85,6 +93,24 @@ def align(dataset: Any, metric: str, label: str, *, folds: int = 5, group: str |
     return run.scored, report
 
 
+def _warn_repeats(dataset: Any, metric: str, group: str | None) -> None:
+    """Rows that repeat another row's inputs, without ``--group``: a copy in the training folds
+    of a held-out row lets the tuning see it (random labels on repeated rows then "improve")."""
+    from ..kit.registry import METRICS
+
+    spec = METRICS.get(metric)
+    names = [c for c in (*spec.columns.values(), *spec.optional_columns.values())
+             if c in dataset.column_names] if spec and group is None else []
+    repeats = repeated_rows([dataset[c] for c in names]) if names else 0
+    if repeats:
+        import warnings
+
+        warnings.warn(f"align: {repeats} of {len(dataset)} rows repeat another row's inputs; "
+                      "without --group a row and its copy can land in different folds and the "
+                      "held-out figures flatter the tuning: give --group COLUMN (e.g. an id "
+                      "shared by the copies)", UserWarning, stacklevel=2)
+
+
 def profile_of(report: Mapping[str, Any]) -> dict[str, Any]:
     """What ``--save-profile`` writes: the tuning fitted on every labelled row, the metric,
     its options and score column, the judge, the data's digest."""
@@ -107,11 +133,8 @@ def save_profile(path: str | os.PathLike[str], report: Mapping[str, Any]) -> Non
 
 
 def load_profile(path: str | os.PathLike[str]) -> dict[str, Any]:
-    try:
-        with open(path, encoding="utf-8") as handle:
-            data = json.load(handle)
-    except (OSError, ValueError) as error:
-        raise UserInputError(f"--profile {path}: cannot read it ({error})") from None
+    """The profile at ``path``, every field checked (:mod:`.profile_checks`)."""
+    data = read_profile_file(path)
     if not isinstance(data, dict) or data.get("format") != PROFILE_FORMAT:
         raise UserInputError(f"--profile {path}: not a profile written by `align "
                               "--save-profile`")
@@ -125,6 +148,7 @@ def load_profile(path: str | os.PathLike[str]) -> dict[str, Any]:
             isinstance(p, dict) and {"name", "version"} <= set(p) for p in prompt)):
         raise UserInputError(f"--profile {path}: its prompt record is not one `align "
                               "--save-profile` writes")
+    check_profile_fields(data, f"--profile {path}")
     return data
 
 
@@ -150,16 +174,21 @@ def check_profile(path: str | os.PathLike[str], metrics: Sequence[str],
 
 
 def profile_for_run(path: str | os.PathLike[str] | None, metrics: Sequence[str],
-                    metric_options: Mapping[str, Mapping[str, Any]]
+                    metric_options: Mapping[str, Mapping[str, Any]],
+                    judge_options: Mapping[str, Any] | None = None
                     ) -> tuple[dict[str, Any] | None, dict[str, dict[str, Any]]]:
     """``--profile`` for a command that scores ``metrics`` (``score``, ``agree``, ``compare
-    --metric``), checked before any work (:func:`check_profile`): the profile (``None``
-    without one) and ``metric_options`` with what its metric's judge must see to score as it
-    did when the profile was fitted: the profile's few-shot examples."""
+    --metric``), checked before any work (:func:`check_profile`, and the run's judge, from
+    ``judge_options``, the one it was fitted on): the profile (``None`` without one) and
+    ``metric_options`` with what its metric's judge must see to score as it did when the
+    profile was fitted: the profile's few-shot examples."""
+    from .labelled_runs import judge_of
+
     options = {name: dict(given) for name, given in metric_options.items()}
     if not path:
         return None, options
     data = check_profile(path, metrics, metric_options)
+    check_judge(data, judge_of(data["metric"], judge_options or {}), f"--profile {path}")
     metric = data["metric"]
     if data.get("few_shot"):
         options[metric] = {**options.get(metric, {}), "examples": data["few_shot"]}
@@ -271,86 +300,6 @@ def profile_agreement_text(found: Mapping[str, Any]) -> str:
                                               else format(s["value"], ".3f")) for s in shown)
         lines.append(f"  {report['score_key']} ({report['n']} rows): {cells}")
     return "\n".join(lines)
-
-
-def check_few_shot(metric: str, k: Any) -> None:
-    """``--few-shot K``: a whole number >= 0, for a judge metric (its ``examples`` option)."""
-    from ..kit.registry import METRICS
-
-    if isinstance(k, bool) or not isinstance(k, int) or k < 0:
-        raise UserInputError(f"--few-shot must be a whole number >= 0, got {k!r}")
-    if k and metric in METRICS and not METRICS[metric].scoring_prompts:
-        raise UserInputError(f"--few-shot: {metric} is not a judge metric, so no prompt "
-                              "takes examples (few-shot is for the judge metrics)")
-
-
-def prompt_record(metric: str) -> list[dict[str, str]]:
-    """The prompts a profile's examples are shown with (the metric's ``SCORING_PROMPTS``):
-    each one's name, version and digest: sha256 of ``name@version``, a newline and its text
-    (the digest tests/shared/test_prompts.py pins); g_eval's and pairwise's prompts, built by a
-    function, digest their text with every field a placeholder."""
-    import hashlib
-
-    from ..kit.registry import METRICS
-    from ..kit.steps import prompts
-
-    texts = {t.name: (t.prompt_id, t.text) for t in vars(prompts).values()
-             if isinstance(t, prompts.PromptTemplate)}
-    fields = {k: "{" + k + "}" for k in prompts.MATERIAL_HEADINGS}
-    for built in (prompts.g_eval_request("{criteria}", ("{evaluation_steps}",),
-                                         {1: "{rubric}"}, 1, 5, "{prediction}", **fields),
-                  prompts.pairwise_request("{criteria}", "{answer_a}", "{answer_b}", **fields)):
-        texts[built.prompt_id.partition("@")[0]] = (built.prompt_id, built.messages[0][1])
-    record = []
-    for name in METRICS[metric].scoring_prompts:
-        prompt_id, text = texts[name]
-        record.append({"name": name, "version": prompt_id.partition("@")[2],
-                       "digest": hashlib.sha256(f"{prompt_id}\n{text}".encode()).hexdigest()})
-    return record
-
-
-def few_shot_scores(dataset: Any, scored: Any, metric: str, label: str, scores: np.ndarray,
-                    labels: Sequence[float], k: int, fold_of_row: np.ndarray,
-                    threshold: float, seed: int | None, options: Mapping[str, Any]
-                    ) -> dict[str, Any]:
-    """Per fold, ``k`` training rows (seeded) whose plain-prompt decision (score >=
-    ``threshold``) disagreed with the label become examples, and the fold's held-out rows are
-    scored again with them (the call cache keys the request text, so other examples are other
-    calls). Returns ``scores`` (per row, NaN where not scored again), ``folds`` (per fold its
-    example rows), ``examples`` (k chosen the same way from every row: the profile's) and
-    ``prompt``."""
-    from ..kit.registry import METRICS
-
-    y = np.asarray(labels, dtype=np.float64)
-    wrong = np.flatnonzero((fold_of_row >= 0) & ((scores >= threshold) != (y == 1)))
-    rng = np.random.default_rng(seed)
-
-    def pick(pool: np.ndarray) -> list[int]:
-        return sorted(rng.choice(pool, size=min(k, pool.size), replace=False).tolist())
-
-    spec = METRICS[metric]
-    columns = {c: scored[c] for c in (*spec.columns.values(), *spec.optional_columns.values())
-               if c in scored.column_names}
-
-    def example(row: int) -> dict[str, Any]:  # the row's inputs and the person's Yes/No
-        return {**{c: cells[row] for c, cells in columns.items() if cells[row] is not None},
-                "label": "Yes" if y[row] == 1 else "No"}
-
-    found = np.full(scores.size, np.nan)
-    record = []
-    for fold in range(int(fold_of_row.max()) + 1):
-        chosen = pick(wrong[fold_of_row[wrong] != fold])
-        held = np.flatnonzero(fold_of_row == fold)
-        record.append({"fold": fold, "example_rows": chosen})
-        if not chosen:  # no disagreement to show: the plain prompt's scores stand
-            continue
-        given = dict(options.get("metric_options") or {})
-        run = score_labelled(dataset.select(held.tolist()), metric, label, allow_constant=True,
-                             **{**options, "metric_options": {
-                                 **given, "examples": [example(r) for r in chosen]}})
-        found[held] = [math.nan if v is None else float(v) for v in run.scored[run.column]]
-    return {"k": k, "scores": found, "folds": record,
-            "examples": [example(r) for r in pick(wrong)], "prompt": prompt_record(metric)}
 
 
 def _floats(cells: Any) -> np.ndarray:

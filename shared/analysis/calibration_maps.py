@@ -249,6 +249,13 @@ def _checked_map(data: Any, where: str) -> dict[str, Any]:
     if column != columns[key]:
         raise UserInputError(f"{where}: 'column' is {_shown(column)}, not {metric}'s score "
                              f"column {columns[key]!r}")
+    return check_map_numbers(data, where)
+
+
+def check_map_numbers(data: Mapping[str, Any], where: str) -> dict[str, Any]:
+    """A map's method and the numbers it needs (isotonic: ``x`` strictly increasing, ``y`` in
+    [0, 1], of one length, at least one point; sigmoid and linear: a finite ``slope`` and
+    ``intercept``), as :func:`apply_map` reads them; ``where`` names it in a refusal."""
     method = data.get("method")
     if method not in _METHOD_KEYS:
         raise UserInputError(f"{where}: 'method' is {_shown(method)}; one of "

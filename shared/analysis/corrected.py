@@ -18,7 +18,7 @@ import numpy as np
 
 from ..base.errors import UserInputError
 from ..runs.summary import format_table
-from .gates import Gate, GateOutcome, gate_scores
+from .gates import MAX_UNMEASURED, Gate, GateOutcome, gate_scores
 from .labels import parse_labels
 from .ppi import label_scale, ppi_mean
 
@@ -121,7 +121,7 @@ class CorrectedGateOutcome(GateOutcome):
 
 
 def corrected_gates(source: Any, gates: Sequence[Gate], label: str, *,
-                    max_unmeasured: float | None = None, alpha: float = 0.05,
+                    max_unmeasured: float | None = MAX_UNMEASURED, alpha: float = 0.05,
                     label_range: tuple[float, float] | None = None
                     ) -> list[CorrectedGateOutcome]:
     """Evaluate ``gates`` on the corrected estimate of each gate's score (``source`` as

@@ -6,9 +6,9 @@ alignment profile's ``METRIC_decision`` / ``METRIC_calibrated``, from ``score --
 holds when the value gated meets X. The value gated is the mean of the measured per-row scores
 (``estimate``), or the lower or upper bound of its seeded percentile bootstrap interval
 (``stats.bootstrap_ci``, as the HTML report's aggregates): ``lower`` is the conservative bound
-of a ``>=`` gate, ``upper`` that of a ``<=`` gate. With ``max_unmeasured``, a gate also fails
-when its score left more than that share of the rows unmeasured (the share is always shown).
-"""
+of a ``>=`` gate, ``upper`` that of a ``<=`` gate. A gate fails when more than ``max_unmeasured``
+of its rows are unmeasured (default :data:`MAX_UNMEASURED`: the few rows a failing judge read are
+no verdict; 1 turns it off); the unmeasured count is always shown."""
 
 from __future__ import annotations
 
@@ -34,6 +34,7 @@ _GATE = re.compile(r"\s*([A-Za-z_]\w*)(?:\.(\w+))?\s*(>=|<=)\s*(.*?)\s*")
 _NUMBER = re.compile(r"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
 PROFILE_COLUMNS = ("calibrated", "decision")  # the columns `score --profile` adds
 _GATED_LABEL = {"estimate": "mean", "lower": "lower bound", "upper": "upper bound"}
+MAX_UNMEASURED = 0.1  # the default share of unmeasured rows a gate (or assert_metric) allows
 
 
 @dataclass(frozen=True)
@@ -125,8 +126,8 @@ def check_gate_on(gate_on: Any) -> None:
 
 
 def check_max_unmeasured(fraction: Any, name: str = "max unmeasured") -> None:
-    """``None`` (no limit) or a number in [0, 1]; anything else is a one-line
-    ``UserInputError`` (a text such as ``"0.1"`` included: it is not read as a number)."""
+    """``None`` (no limit) or a number in [0, 1] (a numpy float too); anything else is a
+    one-line ``UserInputError`` (a text such as ``"0.1"`` included: it is not a number)."""
     if fraction is not None and not _is_real(fraction):
         raise UserInputError(f"{name} must be a fraction in [0, 1] (a number) or None, got "
                              f"{fraction!r} ({type(fraction).__name__})")
@@ -174,7 +175,7 @@ class GateOutcome:
     low: float | None
     high: float | None
     gate_on: str = "estimate"
-    max_unmeasured: float | None = None
+    max_unmeasured: float | None = MAX_UNMEASURED
     confidence: float = 0.95
 
     @property
@@ -235,7 +236,7 @@ class GateOutcome:
 
 
 def evaluate_gates(source: Any, gates: str | Gate | Iterable[str | Gate], *,
-                   gate_on: str = "estimate", max_unmeasured: float | None = None,
+                   gate_on: str = "estimate", max_unmeasured: float | None = MAX_UNMEASURED,
                    confidence: float = 0.95, n_resamples: int | None = None,
                    seed: int | None = 0) -> list[GateOutcome]:
     """Evaluate ``gates`` (a text like ``"faithfulness>=0.8"``, a :class:`Gate`, or a list of
@@ -245,7 +246,8 @@ def evaluate_gates(source: Any, gates: str | Gate | Iterable[str | Gate], *,
     back); the ``(scored, summary)`` pair that ``shared.score_dataset`` returns; or a scored
     run (a path to ``score``'s output, a ``datasets.Dataset``, a DataFrame or a list of row
     dicts). Intervals: ``stats.bootstrap_ci`` of the measured per-row scores (``confidence``,
-    ``n_resamples``: default ``stats.DEFAULT_RESAMPLES``, ``seed``)."""
+    ``n_resamples``: default ``stats.DEFAULT_RESAMPLES``, ``seed``); ``None``: no unmeasured
+    bound."""
     import numpy as np
 
     from ..kit import stats
@@ -274,9 +276,8 @@ def evaluate_gates(source: Any, gates: str | Gate | Iterable[str | Gate], *,
 
 def assert_gates(source: Any, gates: str | Gate | Iterable[str | Gate],
                  **options: Any) -> list[GateOutcome]:
-    """:func:`evaluate_gates`, raising ``AssertionError`` that lists every failed gate with its
-    value and interval. Deprecated for pytest: ``shared.assert_metric`` scores the rows itself
-    and gives an honest verdict (docs/INTEGRATIONS.md); this stays for a run already scored."""
+    """:func:`evaluate_gates`, raising ``AssertionError`` that lists every failed gate. For
+    pytest, ``shared.assert_metric`` (docs/INTEGRATIONS.md); this stays for a scored run."""
     import warnings
 
     warnings.warn("assert_gates is deprecated in tests: use shared.assert_metric (an honest "
@@ -376,8 +377,7 @@ def _score_frame(scored: Any, columns: list[str]) -> Any:
 
 
 def checks_table(header: Sequence[str], checks: Sequence[Any]) -> str:
-    """Gate outcomes (or compare's regression checks) as the CLI prints them: their
-    ``cells()`` and pass/FAIL."""
+    """Gate outcomes (or compare's checks) as the CLI prints them: cells and pass/FAIL."""
     return format_table(list(header), [[*c.cells(), "pass" if c.passed else "FAIL"]
                                        for c in checks])
 
@@ -391,8 +391,8 @@ def checks_html(title: str, header: Sequence[str], checks: Sequence[Any],
                      for c in checks]}
 
 
-def gates_html(outcomes: Sequence[GateOutcome]) -> dict[str, Any]:
-    return checks_html("Gates", GATE_HEADER, outcomes)  # the reports' block of the gates
+def gates_html(outcomes: Sequence[GateOutcome]) -> dict[str, Any]:  # the reports' block
+    return checks_html("Gates", GATE_HEADER, outcomes)
 
 
 def _number(value: float | None) -> str:

@@ -54,7 +54,6 @@ def score_labelled(
     """Check, map the ``columns`` and score ``dataset`` with ``metric`` (``agree``'s
     arguments). ``allow_constant``: labels that are all the same are accepted (an estimate of
     their mean is still defined; agreement statistics are not)."""
-    from ..engine.config import JUDGE_OPTION_NAMES, judge_config
     from ..kit.registry import METRICS
     from ..runs.batch import score_dataset
     from ..runs.chunks import score_column_names
@@ -69,14 +68,26 @@ def score_labelled(
     )
     run = LabelledRun(scored, score_column_names(metric, spec)[key], key, None)
     if spec.judge:
-        config = judge_config(**{k: v for k, v in options.items() if k in JUDGE_OPTION_NAMES})
-        run.judge = ({"provider": "panel", "model": panel_name(config)} if config.judges
-                     else {"provider": config.provider, "model": judge_model_name(config)})
+        run.judge = judge_of(metric, options)
         if summary.metrics:
             run.summary = summary.metrics[0]
             run.judge_calls = summary.metrics[0].calls
             run.cache_hits = summary.metrics[0].cache_hits
     return run
+
+
+def judge_of(metric: str, options: Mapping[str, Any]) -> dict[str, str | None] | None:
+    """The judge that scores ``metric`` under these options, as a profile records it:
+    ``{"provider", "model"}`` (a panel: provider ``panel``, its judges as the model);
+    ``None`` for a metric with no judge."""
+    from ..engine.config import JUDGE_OPTION_NAMES, judge_config
+    from ..kit.registry import METRICS
+
+    if not METRICS[metric].judge:
+        return None
+    config = judge_config(**{k: v for k, v in options.items() if k in JUDGE_OPTION_NAMES})
+    return ({"provider": "panel", "model": panel_name(config)} if config.judges
+            else {"provider": config.provider, "model": judge_model_name(config)})
 
 
 def checked_input(dataset: Any, metric: str, label: str, group: str | None,

@@ -15,6 +15,7 @@ from ..base.errors import UserInputError
 from .agreement_gate import AGREEMENT
 from .gates import (
     GATE_HEADER,
+    MAX_UNMEASURED,
     Gate,
     GateOutcome,
     check_computed,
@@ -44,8 +45,9 @@ class GateResults:
 @dataclass(frozen=True)
 class ScoreGates:
     """``gates`` and how they are evaluated: ``gate_on`` (estimate, lower, upper or corrected;
-    ``None``: estimate), ``label`` (the human labels of ``corrected``), ``max_unmeasured`` and
-    ``junit_xml`` (where the JUnit XML goes)."""
+    ``None``: estimate), ``label`` (the human labels of ``corrected``), ``max_unmeasured``
+    (``None``: not given, so :data:`.gates.MAX_UNMEASURED`) and ``junit_xml`` (where the JUnit
+    XML goes)."""
 
     gates: tuple[Gate, ...] = ()
     gate_on: str | None = None
@@ -129,18 +131,19 @@ class ScoreGates:
         pass@k, for the gates on them), with the report's block of them."""
         if not self:
             return GateResults([], None)
+        limit = MAX_UNMEASURED if self.max_unmeasured is None else self.max_unmeasured
         outcomes = self._pass_outcomes(trials)
         if self.gates and self.gate_on == "corrected":
             from .corrected import corrected_gates
 
             assert self.label is not None
             outcomes[:0] = corrected_gates((scored, summary), self.gates, self.label,
-                                           max_unmeasured=self.max_unmeasured,
+                                           max_unmeasured=limit,
                                            label_range=self.label_range)
         elif self.gates:
             outcomes[:0] = evaluate_gates((scored, summary), self.gates,
                                           gate_on=self.gate_on or "estimate",
-                                          max_unmeasured=self.max_unmeasured)
+                                          max_unmeasured=limit)
         return GateResults(outcomes, gates_html(outcomes))
 
     def _pass_outcomes(self, trials: TrialReport | None) -> list[GateOutcome]:

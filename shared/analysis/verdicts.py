@@ -26,6 +26,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
+from numbers import Real
 
 from ..base.errors import UserInputError
 
@@ -61,12 +62,17 @@ class Verdict:
         return " and ".join(parts)
 
     def describe(self) -> str:
-        """One line: value, interval, n and threshold."""
+        """One line: value, interval, n, the rows left unmeasured and threshold."""
         if self.value is None:
             return f"no measured row (n=0, {self.unmeasured} unmeasured)"
         runs = f" x {self.runs} runs" if self.runs > 1 else ""
         return (f"mean {self.value:.4f}, {self.confidence:.0%} interval [{self.low:.4f}, "
-                f"{self.high:.4f}], n={self.n} rows{runs}, threshold {self.threshold_text()}")
+                f"{self.high:.4f}], n={self.n} rows{runs} ({self.unmeasured} of "
+                f"{self.n + self.unmeasured} unmeasured, left out), threshold "
+                f"{self.threshold_text()}")
+
+    def __str__(self) -> str:
+        return f"{self.outcome}: {self.describe()}"
 
 
 def _t_quantile(confidence: float, df: int) -> float:
@@ -106,18 +112,29 @@ def mean_interval(row_means: Sequence[float], confidence: float = 0.95,
 
 def check_thresholds(at_least: float | None, at_most: float | None,
                      score_range: tuple[float, float], metric: str) -> None:
+    """The thresholds of a verdict: at least one, each a finite number (numpy's too) inside
+    the score range, and one that a verdict can pass: an interval never reaches past the
+    range's ends (the Wilson part is never a point), so ``at_least`` at the top or ``at_most``
+    at the bottom could only fail; ``at_least`` above ``at_most`` too."""
     if at_least is None and at_most is None:
         raise UserInputError("give a threshold: at_least=X and/or at_most=X")
     lo, hi = score_range
     for name, value in (("at_least", at_least), ("at_most", at_most)):
         if value is None:
             continue
-        if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(
-                value):
+        if isinstance(value, bool) or not isinstance(value, Real) or not math.isfinite(value):
             raise UserInputError(f"{name} must be a finite number, got {value!r}")
         if not lo <= value <= hi:
             raise UserInputError(f"{name}={value:g} is outside {metric}'s score range "
                                  f"[{lo:g}, {hi:g}]")
+        edge = hi if name == "at_least" else lo
+        if value == edge:
+            raise UserInputError(f"{name}={value:g} is the end of {metric}'s score range "
+                                 f"[{lo:g}, {hi:g}]: the interval of a mean never reaches it, "
+                                 "so the test could never pass; give a threshold inside it")
+    if at_least is not None and at_most is not None and at_least > at_most:
+        raise UserInputError(f"at_least={at_least:g} is above at_most={at_most:g}: no mean "
+                             "meets both")
 
 
 def decide(low: float, high: float, at_least: float | None, at_most: float | None) -> str:

@@ -97,6 +97,31 @@ def redact_all(value: Any, secrets: Iterable[str | None] = ()) -> Any:
     return value
 
 
+def mask_secret_options(options: Mapping[str, Any]) -> dict[str, Any]:
+    """``options`` (keyword arguments, a panel's judges among them) with every secret-named
+    value replaced by :data:`MASK` at any depth, and every other string :func:`redact`-ed with
+    those secrets: what a harness may record of them (inspect's log)."""
+    secrets: list[str] = []
+    stack: list[Any] = [options]
+    while stack:
+        current = stack.pop()
+        if isinstance(current, Mapping):
+            secrets += secret_values(current)
+            stack.extend(current.values())
+        elif isinstance(current, (list, tuple)):
+            stack.extend(current)
+
+    def masked(value: Any) -> Any:
+        if isinstance(value, Mapping):
+            return {k: MASK if isinstance(k, str) and _SECRET_NAME.search(k) and v else
+                    masked(v) for k, v in value.items()}
+        if isinstance(value, (list, tuple)):
+            return type(value)(masked(v) for v in value)
+        return redact(value, secrets) if isinstance(value, str) else value
+
+    return masked(options)
+
+
 def _basic(match: re.Match[str]) -> str:
     token = match.group(3)
     try:

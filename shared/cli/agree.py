@@ -63,7 +63,8 @@ def run(args: argparse.Namespace) -> int:
         files.check_output_path(out)
     common.check_at_least_one(("--resamples", args.resamples), ("--chunk-size", args.chunk_size))
     files.check_input_path(Path(args.input))
-    files.check_output_paths({"INPUT": args.input},
+    files.check_output_paths({k: v for k, v in (("INPUT", args.input),
+                                                ("--profile", args.profile)) if v},
                              {"--out": args.out, "--json": args.json, "--html": args.html})
     common.quiet_libraries()
     dataset = files.load_input(Path(args.input))
@@ -72,10 +73,11 @@ def run(args: argparse.Namespace) -> int:
         raise UserInputError(f"--option names another metric than {args.metric}")
     from ..analysis.alignment_profile import profile_for_run
 
-    profile, metric_options = profile_for_run(args.profile, [args.metric], metric_options)
     options = common.judge_options(args)
     options.pop("dry_run", None)
     common.check_judge_options(options)
+    profile, metric_options = profile_for_run(args.profile, [args.metric], metric_options,
+                                              options)
     with common.scoring_errors():
         if args.dry_run:
             from ..analysis.agreement import map_columns

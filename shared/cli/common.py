@@ -261,7 +261,7 @@ def scoring_errors() -> Iterator[None]:
     try:
         yield
     except LabelError as error:
-        raise UserInputError(f"{type(error).__name__}: {error}") from None
+        raise UserInputError(str(error)) from None  # the message, not our class's name
     except LogprobsUnavailable as error:
         raise UserInputError(f"the judge model returns no log-probabilities: {error}") from None
     except (TypeError, ValueError) as error:

@@ -101,7 +101,8 @@ def run(args: argparse.Namespace) -> int:
             "apply only with --metric (scoring A and B first)")
     check_input_path(Path(args.a), "A")
     check_input_path(Path(args.b), "B")
-    check_output_paths({"A": args.a, "B": args.b},
+    check_output_paths({k: v for k, v in (("A", args.a), ("B", args.b),
+                                          ("--profile", args.profile)) if v},
                        {"--json": args.json, "--html": args.html, "--junit-xml": args.junit_xml})
     common.quiet_libraries()
     # each run is read once: the checks below and the comparison take the same datasets
@@ -111,7 +112,7 @@ def run(args: argparse.Namespace) -> int:
         _check_shared_scores(args, columns, metric_options)
     if args.label:
         _check_label(args, columns)
-    profile, metric_options = _profile(args, columns, metric_options)
+    profile, metric_options = _profile(args, columns, metric_options, options)
     from ..analysis.comparison import compare
     from ..engine.backends.base import LogprobsUnavailable
 
@@ -157,15 +158,16 @@ def _metric_options(args: argparse.Namespace) -> dict | None:
 
 
 def _profile(args: argparse.Namespace, columns: tuple[list[str], list[str]],
-             metric_options: dict | None) -> tuple[dict | None, dict | None]:
+             metric_options: dict | None, options: dict) -> tuple[dict | None, dict | None]:
     """``--profile``, checked before any scoring, and the metric options A and B are scored
     with: with ``--metric``, fitted for one of them with its options (its few-shot examples
-    added to its options); without, both runs hold its score column and neither its
-    columns."""
+    added to its options) and this run's judge; without, both runs hold its score column and
+    neither its columns (whose judge scored them is not known here: said on stderr)."""
     from ..analysis.alignment_profile import check_runs, load_profile, profile_for_run
+    from ..analysis.profile_checks import judge_text
 
     if args.metric:
-        return profile_for_run(args.profile, args.metric, metric_options or {})
+        return profile_for_run(args.profile, args.metric, metric_options or {}, options)
     if not args.profile:
         return None, metric_options
     profile = load_profile(args.profile)
@@ -174,6 +176,10 @@ def _profile(args: argparse.Namespace, columns: tuple[list[str], list[str]],
         if profile["column"] not in names:
             raise UserInputError(f"--profile {args.profile}: run {run} has no {profile['column']!r}"
                                  f" (the {profile['metric']} score it was fitted on)")
+    if profile.get("judge"):
+        print(f"compare: --profile was fitted on the scores of the judge "
+              f"{judge_text(profile['judge'])}; it applies only if that judge scored A and B "
+              "(not checked: the runs do not record their judge)", file=sys.stderr)
     return profile, metric_options
 
 

@@ -106,7 +106,8 @@ def add_arguments(score: argparse.ArgumentParser) -> None:
                        "the labels present); a label outside LOW:HIGH is refused")
     gates.add_argument("--max-unmeasured", type=float, metavar="FRACTION",
                        help="a gate also fails when its metric left more than this share of "
-                       "the rows unmeasured (default: no limit; the share is always shown)")
+                       "the rows unmeasured (default 0.1; 1 turns the bound off; the count "
+                       "is always shown)")
     gates.add_argument("--junit-xml", metavar="PATH",
                        help="write the gates as JUnit XML: one testcase per gate")
     gates.add_argument("--card", metavar="FILE",
@@ -132,7 +133,8 @@ def run(args: argparse.Namespace) -> int:
     engine.check_input(Path(args.input))
     check_output_paths({k: v for k, v in (("INPUT", args.input),
                                           ("--calibration", args.calibration),
-                                          ("--card", args.card)) if v},
+                                          ("--card", args.card),
+                                          ("--profile", args.profile)) if v},
                        {"--out": out, "--html": args.html, "--junit-xml": args.junit_xml,
                         "--json": args.json},
                        overwrite_input=args.overwrite_input)
@@ -140,15 +142,15 @@ def run(args: argparse.Namespace) -> int:
     trials = TrialOptions.checked(args.task, args.pass_k, args.success_at, args.metric)
     if args.calibration:
         check_map(args.calibration, args.metric)
+    options = judge_options(args)
+    judge = check_judge_options(options)
     profile, metric_options = profile_for_run(
-        args.profile, args.metric, parse_metric_options(args.option, args.metric))
+        args.profile, args.metric, parse_metric_options(args.option, args.metric), options)
     gates = ScoreGates.checked(args.gate, args.gate_on, args.label, args.max_unmeasured,
                                args.junit_xml, args.dry_run, label_range=args.label_range,
                                panel=bool(getattr(args, "judges", None)),
                                profiled=profile and profile["metric"],
                                pass_k=trials.ks if trials else ())
-    options = judge_options(args)
-    judge = check_judge_options(options)
     card = check_card(args.card, args.metric, options, metric_options) if args.card else None
     quiet_libraries()
     dataset = engine.read_input(Path(args.input))

@@ -32,6 +32,7 @@ def mlflow_scorer(metric: str, *, columns: dict[str, str] | None = None,
 
 def assert_metric(metric: str, data: Any, **arguments: Any) -> Verdict:
     """:func:`shared.integrations.assertions.assert_metric` (its arguments and verdicts)."""
+    __tracebackhide__ = True  # a failure shows the verdict, not this frame's arguments
     from .assertions import assert_metric as check
 
     return check(metric, data, **arguments)

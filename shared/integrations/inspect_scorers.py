@@ -7,7 +7,13 @@ chat dicts, by :func:`shared.kit.conversations.from_inspect`), every other input
 sample's metadata (under its CLI column name, or the key ``columns`` maps the input to). The
 value is the metric's per-sample score as ``score`` writes it
 (:class:`shared.runs.rows.MetricRows`); an unmeasured sample is ``Score.unscored`` with its
-reason, never 0. inspect_ai is imported only when a scorer is made."""
+reason, never 0. inspect_ai is imported only when a scorer is made.
+
+Bad input is one sample's problem: a sample without a target, with an empty completion, a value
+of the wrong shape or a tool call inspect could not parse is left unscored with its reason
+(naming the sample) and the rest are scored. A bad option is our one-line error, in Python and
+on inspect's command line. inspect writes a scorer's arguments into its log (the header, the
+scoring events, ``results.scores[].params``): every credential among them is stored masked."""
 
 from __future__ import annotations
 
@@ -17,6 +23,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from ..base.errors import UserInputError
+from ..base.redaction import mask_secret_options
+from ..base.validation import InputError
 from ..kit.conversations import from_inspect
 from ..runs.rows import MetricRows, RowScore
 
@@ -53,7 +61,10 @@ async def sample_row(state: Any, target: Any, rows: MetricRows,
         if source == "completion":
             row[column] = [state.output.completion]
         elif source == "target":
-            texts = list(target.target)
+            texts = list(target.target) if target is not None else []
+            if not texts or not any(str(t).strip() for t in texts):
+                raise UserInputError(f"sample {state.sample_id} has no target ({rows.name} "
+                                     f"reads its {column} from it)")
             row[column] = [texts[0] if len(texts) == 1 else texts]
         elif source == "input":
             row[column] = [state.input_text]
@@ -87,10 +98,33 @@ def score_function(metric: str, columns: Mapping[str, str] | None = None,
             return rows.score(row)[0]
 
     async def score(state: Any, target: Any) -> Any:
-        row = await sample_row(state, target, rows, mapped)
-        return as_inspect_score(await asyncio.to_thread(score_one, row), rows.key)
+        try:
+            row = await sample_row(state, target, rows, mapped)
+            result = await asyncio.to_thread(score_one, row)
+        except (UserInputError, InputError) as error:  # this sample's input: it alone unscored
+            said = str(error)
+            reason = said if said.startswith("sample ") else f"sample {state.sample_id}: {said}"
+            result = RowScore(None, {"unmeasured": reason}, reason)
+        return as_inspect_score(result, rows.key)
 
-    return score
+    return InspectScore(score)
+
+
+class InspectScore:
+    """The async ``score(state, target)`` inspect calls. inspect tags it with its creation
+    arguments (``__registry_params__``, written into the log): they are stored with every
+    credential masked (:func:`shared.base.redaction.mask_secret_options`)."""
+
+    def __init__(self, score: Any) -> None:
+        self._score = score
+
+    async def __call__(self, state: Any, target: Any) -> Any:
+        return await self._score(state, target)
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        if name.endswith("params__") and isinstance(value, Mapping):
+            value = mask_secret_options(value)
+        object.__setattr__(self, name, value)
 
 
 _FACTORIES: dict[str, Any] = {}
@@ -105,7 +139,12 @@ def registered(metric: str) -> Any:
 
         def factory(columns: dict[str, str] | None = None, score_key: str | None = None,
                     **options: Any) -> Any:
-            return score_function(metric, columns, score_key, **options)
+            from inspect_ai._util.error import PrerequisiteError
+
+            try:
+                return score_function(metric, columns, score_key, **options)
+            except UserInputError as error:  # inspect's own one-line error, not "couldn't
+                raise PrerequisiteError(f"judge-metrics: {error}") from None  # be loaded"
 
         factory.__name__ = factory.__qualname__ = metric
         # inspect namespaces a scorer by the installed package of its code; an editable
@@ -119,5 +158,10 @@ def inspect_scorer(metric: str, *, columns: Mapping[str, str] | None = None,
                    score_key: str | None = None, **options: Any) -> Any:
     """An inspect ``Scorer`` of ``metric`` (metrics ``mean()`` and ``stderr()``), named
     ``judge_metrics/<metric>`` in logs; ``options``: the metric's and the judge's (provider, model,
-    judges, use_cache ...), checked now."""
-    return registered(metric)(columns=columns, score_key=score_key, **options)
+    judges, use_cache ...), checked now (a ``UserInputError``)."""
+    from inspect_ai._util.error import PrerequisiteError
+
+    try:
+        return registered(metric)(columns=columns, score_key=score_key, **options)
+    except PrerequisiteError as error:
+        raise UserInputError(str(error.message).removeprefix("judge-metrics: ")) from None

@@ -12,10 +12,20 @@ JUDGE: dict[str, Any] = {}
 LIMITS: dict[str, Any] = {"max_unmeasured": None}
 # the running test's user_properties (what record_property appends to); None outside a test
 CURRENT: list[list[tuple[str, object]] | None] = [None]
+# the credentials the running test's assertions were given (or their judges read from the
+# environment): the plugin masks them in the test's report (terminal and JUnit XML)
+SECRETS: set[str] = set()
+# how many assert_metric the running test has made (its JUnit properties are numbered)
+COUNT: list[int] = [0]
 
 
 def record(properties: list[tuple[str, object]]) -> None:
-    """Append ``properties`` to the running test's JUnit properties (nothing outside pytest)."""
+    """Append ``properties`` to the running test's JUnit properties (nothing outside pytest);
+    the second assertion of a test records ``metric[2]``, ``value[2]``..., so every property
+    of a test is unique."""
     target = CURRENT[0]
-    if target is not None:
-        target.extend(properties)
+    if target is None:
+        return
+    COUNT[0] += 1
+    suffix = "" if COUNT[0] == 1 else f"[{COUNT[0]}]"
+    target.extend((f"{name}{suffix}", value) for name, value in properties)

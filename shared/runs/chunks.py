@@ -14,6 +14,7 @@ from ..base.errors import UserInputError
 from ..base.validation import InputError
 from ..kit.registry import METRICS, MetricSpec, metric_path
 from ..kit.results import results_of
+from .arrow_cells import dataset_slice, struct_columns
 from .panel_columns import add_judges, judge_columns
 from .summary import MetricSummary, add_cost, is_number
 
@@ -54,8 +55,9 @@ def validate_all(name: str, metric: Any, dataset: Any, chunk_size: int) -> None:
     if not inputs:
         return
     data = dataset.select_columns(sorted({arguments[i.name] for i in inputs}))
+    structs = struct_columns(data)
     for start in range(0, len(dataset), chunk_size):
-        chunk = data[start:start + chunk_size]
+        chunk = dataset_slice(data, start, start + chunk_size, structs)
         kwargs, owners = _expand(name, metric, {a: chunk[c] for a, c in arguments.items()},
                                  arguments, start)
         for spec in inputs:

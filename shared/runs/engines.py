@@ -19,6 +19,7 @@ from typing import Any, Protocol
 from ..base.errors import UserInputError
 from ..engine.config import JudgeConfig
 from ..kit.registry import METRICS
+from .arrow_cells import dataset_slice, struct_columns
 from .chunks import chunk_size_for, load_metric, metric_arguments, score_rows, validate_all
 from .files import check_input_path, check_output_path, load_input, write_output
 from .panel_columns import finish_panel
@@ -200,12 +201,14 @@ def _score_metric(
     spec = METRICS[name]
     arguments = metric_arguments(spec, dataset)
     data = dataset.select_columns(sorted(set(arguments.values())))
+    structs = struct_columns(data)  # read with absent keys absent (arrow_cells)
     summary = MetricSummary(name, {}, len(dataset), 0, spec.judge)
     started = time.perf_counter()
     with tqdm(total=len(dataset), desc=name, unit="row", disable=not show_progress,
               file=sys.stderr, dynamic_ncols=True) as bar:
         columns, weighted = score_rows(
-            name, metric, lambda start, stop: data[start:stop], len(dataset), chunk_size,
+            name, metric, lambda start, stop: dataset_slice(data, start, stop, structs),
+            len(dataset), chunk_size,
             arguments, call_options, summary, progress=bar.update)
     summary.seconds = time.perf_counter() - started
     summary.aggregates = {k: (s / w if w else None) for k, (s, w) in weighted.items()}

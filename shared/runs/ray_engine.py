@@ -34,6 +34,7 @@ from typing import Any
 from ..base.errors import UserInputError
 from ..engine.config import JudgeConfig
 from ..kit.registry import METRICS
+from .arrow_cells import column_values
 from .chunks import (
     chunk_size_for,
     load_metric,
@@ -268,7 +269,7 @@ class _MetricWorker:
             except UserInputError as error:
                 raise UserInputError(f"{error} (the row within a Ray batch of "
                                      f"{table.num_rows} rows)") from None
-            data = {column: table.column(column).to_pylist()
+            data = {column: column_values(table.column(column))
                     for column in set(self.arguments[name].values())}
             spec = METRICS[name]
             summary = MetricSummary(name, {}, table.num_rows, 0, spec.judge)

@@ -1,4 +1,5 @@
-"""``align``: every figure out-of-fold. Labels permuted at random gain nothing (several seeds);
+"""``align``: every figure out-of-fold. Labels permuted at random gain nothing beyond alpha's
+false positives (several seeds), and repeated rows without --group are warned about;
 each fold's tuning is refitted from the rows it records and never holds a held-out row; a
 memorising tuner (the worst leak) scores chance on the held-out rows, where tuning it on every
 row (the planted leak) would score near 1; an informative but miscalibrated scorer improves;
@@ -31,15 +32,40 @@ def _miscalibrated(n: int = 300, seed: int = 0) -> tuple[np.ndarray, np.ndarray]
     return s, y
 
 
-@pytest.mark.parametrize("seed", [1, 2, 3])
-def test_labels_permuted_at_random_gain_nothing(seed: int) -> None:
-    s, y = _miscalibrated(n=200, seed=seed)
-    permuted = np.random.default_rng(100 + seed).permutation(y)
-    found = align_scores(s, permuted, seed=seed, resamples=RESAMPLES)
-    assert found["improved"] is False
-    assert abs(found["after"]["kappa"]["value"]) < 0.15
-    low, high = found["after"]["kappa"]["low"], found["after"]["kappa"]["high"]
-    assert low < 0 < high or abs(found["after"]["kappa"]["value"]) < 0.05
+def test_labels_permuted_at_random_gain_nothing_beyond_alpha() -> None:
+    """What alpha promises, and no more: ``improved`` needs the gain to be positive and its
+    paired test's p-value below alpha, so on labels with nothing to learn it is a false
+    positive in at most about alpha of the runs (one-sided: the two-sided p below alpha with
+    the gain positive), not never. Over 12 seeds, 4 or more false positives would have
+    probability 0.002 at alpha 0.05; each seed's held-out kappa stays about 0."""
+    improved = 0
+    for seed in range(12):
+        s, y = _miscalibrated(n=160, seed=seed)
+        permuted = np.random.default_rng(100 + seed).permutation(y)
+        found = align_scores(s, permuted, seed=seed, resamples=RESAMPLES)
+        improved += found["improved"]
+        assert abs(found["after"]["kappa"]["value"]) < 0.2
+        low, high = found["after"]["kappa"]["low"], found["after"]["kappa"]["high"]
+        assert low < 0.05 and high > -0.05
+    assert improved <= 3
+
+
+def test_repeated_rows_without_a_group_are_warned_about() -> None:
+    import datasets
+
+    rng = np.random.default_rng(0)
+    base = [{"prediction": f"answer {i}", "reference": f"answer {i % 7}"} for i in range(30)]
+    rows = [{**row, "label": bool(rng.random() < 0.5), "doc": i}
+            for i, row in enumerate(base) for _ in range(3)]
+    dataset = datasets.Dataset.from_list(rows)
+    with pytest.warns(UserWarning, match="60 of 90 rows repeat another row's inputs"):
+        shared.align(dataset, "accuracy", "label", resamples=50, show_progress=False)
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # grouped: no warning
+        shared.align(dataset, "accuracy", "label", group="doc", resamples=50,
+                     show_progress=False)
 
 
 def test_every_fold_is_tuned_on_rows_it_does_not_score() -> None:

@@ -129,3 +129,51 @@ def test_from_ragas_and_from_deepeval_on_their_own_objects() -> None:
     assert [m["role"] for m in single] == ["user", "assistant", "tool", "assistant"]
     assert json.loads(single[2]["content"]) == {"sky": "sunny"}
     assert expected_tools == [{"name": "get_weather", "arguments": {"city": "Paris"}}]
+
+
+DEEPEVAL_TOOLS_SCRIPT = """
+import json
+from deepeval.metrics import ToolCorrectnessMetric
+from deepeval.test_case import LLMTestCase, ToolCall
+
+# DeepEval's documented recipe: expected_tools by name only, the calls made with parameters
+cases = [
+    LLMTestCase(input="What if these shoes don't fit?", actual_output="A 30-day refund.",
+                tools_called=[ToolCall(name="WebSearch", input_parameters={"query": "refund"})],
+                expected_tools=[ToolCall(name="WebSearch")]),
+    LLMTestCase(input="What if these shoes don't fit?", actual_output="A 30-day refund.",
+                tools_called=[ToolCall(name="Calculator", input_parameters={"x": 1})],
+                expected_tools=[ToolCall(name="WebSearch")]),
+]
+found = []
+for case in cases:  # deterministic: no reason asked, so its model is never called
+    metric = ToolCorrectnessMetric(include_reason=False, async_mode=False)
+    found.append([metric.measure(case),
+                  *([{"name": c.name, "input_parameters": c.input_parameters} for c in calls]
+                    for calls in (case.tools_called, case.expected_tools))])
+print(json.dumps(found))
+"""
+
+
+def test_deepeval_names_only_expectations_score_as_deepeval_scores_them() -> None:
+    """calls_from_deepeval turns DeepEval's names-only expected_tools into name-only calls:
+    tool_call_correctness then gives DeepEval's ToolCorrectnessMetric's score on its recipe
+    (DeepEval's calls as it holds them, converted here)."""
+    from types import SimpleNamespace
+
+    import evaluate
+
+    from shared.kit.conversations import calls_from_deepeval
+    from shared.kit.registry import metric_path
+
+    metric = evaluate.load(metric_path("tool_call_correctness"))
+    with pytest.MonkeyPatch.context() as patch:  # DeepEval builds its model at construction
+        patch.setenv("OPENAI_API_KEY", "sk-never-sent-0000")
+        found = _run(PEERS_PYTHON, DEEPEVAL_TOOLS_SCRIPT)
+    for deepeval_score, made, expected in found:
+        made, expected = ([SimpleNamespace(**c) for c in calls] for calls in (made, expected))
+        ours = metric.compute(tool_calls=[calls_from_deepeval(made)],
+                              expected_tool_calls=[calls_from_deepeval(expected)])["scores"][0]
+        assert ours == deepeval_score
+    assert [row[0] for row in found] == [1.0, 0.0]
+

@@ -125,6 +125,7 @@ def test_an_old_l3score_profile_is_read_and_a_changed_prompt_refused(tmp_path: P
 
     record = prompt_record("l3score")
     old = {"format": PROFILE_FORMAT, "metric": "l3score", "metric_options": {},
+           "score_key": "L3Score", "column": "l3score", "threshold": 0.5, "calibration": None,
            "prompt": record[0], "few_shot": [{"question": "q", "reference": "r",
                                                "prediction": "p", "answer": "No"}]}
     path = tmp_path / "old.json"

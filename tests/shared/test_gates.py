@@ -105,7 +105,8 @@ def test_unmeasured_share_and_max_unmeasured(tmp_path: Path) -> None:
                                            "result"], [capped])
     nothing = [{"id": 0, "faithfulness": None}, {"id": 1, "faithfulness": None}]
     [empty] = evaluate_gates(nothing, ["faithfulness<=1"])
-    assert empty.mean is None and not empty.passed and empty.reasons() == ["no measured row"]
+    assert empty.mean is None and not empty.passed
+    assert empty.reasons() == ["no measured row", "unmeasured 100.0% > max 10.0%"]
     with pytest.raises(UserInputError, match="fraction"):
         evaluate_gates(rows, ["faithfulness>=0.5"], max_unmeasured=1.5)
     with pytest.raises(UserInputError, match="no score column 'rougeL'"):

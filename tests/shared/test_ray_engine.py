@@ -336,3 +336,17 @@ def test_a_panel_on_ray_matches_the_local_path(cluster: str, llama_server: str,
     assert [j["calls"] for j in ours.panel["judges"]] == [len(rows), len(rows)]
     assert [j["judge"] for j in ours.panel["judges"]] == [j["judge"]
                                                           for j in theirs.panel["judges"]]
+
+
+def test_ray_workers_read_struct_columns_with_absent_keys_absent(cluster: str) -> None:
+    """Arrow merges the keys of a column's objects (row 0's arguments get row 1's ``unit`` as
+    null): the workers read such columns as the local engine does, a key a row did not give
+    absent, so a correct call scores 1.0 on Ray too."""
+    call = {"name": "get_weather", "arguments": {"city": "Paris"}}
+    extra = {"name": "get_weather", "arguments": {"city": "Rome", "unit": "c"}}
+    rows = [{"tool_calls": [call], "expected_tool_calls": [call]},
+            {"tool_calls": [extra], "expected_tool_calls": [extra]}]
+    dataset = datasets.Dataset.from_list(rows)
+    scored, _ = score_dataset(dataset, "tool_call_correctness", show_progress=False,
+                              engine="ray", workers=1)
+    assert sorted(scored.to_pandas()["tool_call_correctness"]) == [1.0, 1.0]

@@ -4,7 +4,13 @@ judge's prompt) and converters from inspect_ai, RAGAS and DeepEval (``converters
 
 from __future__ import annotations
 
-from .converters import calls_from_deepeval, from_deepeval, from_inspect, from_ragas
+from .converters import (
+    calls_from_deepeval,
+    calls_from_ragas,
+    from_deepeval,
+    from_inspect,
+    from_ragas,
+)
 from .messages import (
     ROLES,
     assistant_turns,
@@ -15,6 +21,7 @@ from .messages import (
     user_turns,
 )
 
-__all__ = ["ROLES", "assistant_turns", "calls_from_deepeval", "check_calls", "check_messages",
+__all__ = ["ROLES", "assistant_turns", "calls_from_deepeval", "calls_from_ragas", "check_calls",
+           "check_messages",
            "from_deepeval", "from_inspect", "from_ragas", "render", "tool_calls_made",
            "user_turns"]

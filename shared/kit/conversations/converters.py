@@ -9,6 +9,8 @@ document and returns a normalised conversation (:func:`.messages.check_messages`
 - RAGAS: a ``MultiTurnSample`` (its ``user_input``) or its messages: ``HumanMessage``,
   ``AIMessage`` (``tool_calls``: ``ToolCall(name, args)``) and ``ToolMessage``, which carries no
   call id: each answers the next unanswered call of the AI message before it, in order.
+- RAGAS's ``reference_tool_calls`` (:func:`calls_from_ragas`) and DeepEval's ``ToolCall`` lists
+  (:func:`calls_from_deepeval`) as ``tool_call_correctness``'s calls.
 - DeepEval: a ``ConversationalTestCase`` (``turns`` of ``Turn(role, content, tools_called)``)
   or an ``LLMTestCase`` (``input``, ``tools_called``, ``actual_output``); a ``ToolCall(name,
   input_parameters, output)`` becomes an assistant call and, when it has an output, the tool
@@ -21,6 +23,7 @@ import json
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from ...base.validation import InputError
 from .messages import check_messages
 
 
@@ -65,6 +68,10 @@ def from_inspect(messages: Iterable[Any]) -> list[dict[str, Any]]:
                                      "content": _text(_get(message, "content"))}
         calls = _get(message, "tool_calls")
         if calls:
+            for call in calls:  # inspect keeps {} as the arguments of a call it could not parse
+                if _get(call, "parse_error"):
+                    raise InputError("messages", None, f"call {_get(call, 'function')!r}: its "
+                                     f"arguments could not be parsed ({_get(call, 'parse_error')})")
             converted["tool_calls"] = [
                 _call(_get(call, "id"), _get(call, "function"), _get(call, "arguments"))
                 for call in calls]
@@ -151,8 +158,31 @@ def from_deepeval(test_case: Any) -> list[dict[str, Any]]:
     return check_messages(out)
 
 
+def _call_list(tool_calls: Any, function: str) -> list[Any]:
+    if isinstance(tool_calls, (str, bytes, Mapping)) or not isinstance(tool_calls, Iterable):
+        raise TypeError(f"{function} takes a list of tool calls, got "
+                        f"{type(tool_calls).__name__} (one call: put it in a list)")
+    return list(tool_calls)
+
+
 def calls_from_deepeval(tool_calls: Iterable[Any]) -> list[dict[str, Any]]:
-    """DeepEval ``ToolCall``s (``LLMTestCase.tools_called`` or ``expected_tools``) as plain
-    calls ``{"name", "arguments"}``: ``tool_call_correctness``'s inputs."""
-    return [{"name": _get(call, "name"), "arguments": _get(call, "input_parameters") or {}}
-            for call in tool_calls]
+    """DeepEval ``ToolCall``s (``LLMTestCase.tools_called`` or ``expected_tools``) as
+    ``tool_call_correctness``'s inputs: ``{"name", "arguments"}``, and a call without
+    ``input_parameters`` (DeepEval's names-only expectation, which its ToolCorrectnessMetric
+    matches by name) as the name-only ``{"name", "match": "name"}`` (as a call made: no
+    arguments)."""
+    out = []
+    for call in _call_list(tool_calls, "calls_from_deepeval"):
+        parameters = _get(call, "input_parameters")
+        out.append({"name": _get(call, "name"), "match": "name"} if parameters is None
+                   else {"name": _get(call, "name"), "arguments": parameters})
+    return out
+
+
+def calls_from_ragas(sample_or_calls: Any) -> list[dict[str, Any]]:
+    """RAGAS ``ToolCall(name, args)``s, or a ``MultiTurnSample``'s ``reference_tool_calls``, as
+    plain calls ``{"name", "arguments"}``: ``tool_call_correctness``'s ``expected_tool_calls``
+    (arguments matched exactly, as RAGAS's ToolCallAccuracy does)."""
+    calls = _get(sample_or_calls, "reference_tool_calls", sample_or_calls)
+    return [{"name": _get(call, "name"), "arguments": _get(call, "args") or {}}
+            for call in _call_list(calls, "calls_from_ragas")]

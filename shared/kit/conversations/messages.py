@@ -1,6 +1,7 @@
 """One conversation format, OpenAI's chat messages, checked and normalised.
 
-A message is ``{"role": "system"|"user"|"assistant"|"tool", "content": ...}``; an assistant
+A message is ``{"role": "system"|"developer"|"user"|"assistant"|"tool", "content": ...}``
+(``developer``: OpenAI's name for the system message of its newer models); an assistant
 message may carry ``tool_calls`` (OpenAI's ``{"id", "type": "function", "function": {"name",
 "arguments"}}``, ``arguments`` a JSON object as text or as a dict) and may then have no content;
 a tool message answers one earlier call through its ``tool_call_id``.
@@ -17,13 +18,55 @@ row 3, item 2: ...``).
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Mapping
 from typing import Any
 
 from ...base import validation
 from ...base.validation import Index, InputError, InputTypeError
 
-ROLES = ("system", "user", "assistant", "tool")
+ROLES = ("system", "developer", "user", "assistant", "tool")  # developer: OpenAI's system
+MAX_DEPTH = 64  # the deepest nesting of a call's arguments read (deeper: refused in one line)
+
+
+def _refuse_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not a JSON number")
+
+
+def _no_repeats(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    found: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in found:
+            raise ValueError(f"the key {key!r} appears twice in one object")
+        found[key] = value
+    return found
+
+
+def strict_json(text: str) -> Any:
+    """JSON text decoded as JSON defines it: ``NaN``/``Infinity`` and an object's repeated key
+    (which ``json.loads`` takes, keeping the last) are a ``ValueError``; so is nesting too deep
+    to decode (``json.loads`` would exhaust the stack)."""
+    try:
+        return json.loads(text, parse_constant=_refuse_constant, object_pairs_hook=_no_repeats)
+    except RecursionError:
+        raise ValueError("nested too deeply") from None
+
+
+def check_plain_value(value: Any, argument: str, index: Index, what: str) -> None:
+    """A decoded value's numbers finite and its nesting at most :data:`MAX_DEPTH` deep
+    (iterative: a value nested thousands deep is refused, not a ``RecursionError``)."""
+    stack = [(value, 0)]
+    while stack:
+        current, depth = stack.pop()
+        if depth > MAX_DEPTH:
+            raise InputError(argument, index, f"{what} are nested more than {MAX_DEPTH} "
+                             "levels deep")
+        if isinstance(current, float) and not math.isfinite(current):
+            raise InputError(argument, index, f"{what} hold {current}, not a JSON number")
+        if isinstance(current, Mapping):
+            stack.extend((v, depth + 1) for v in current.values())
+        elif isinstance(current, (list, tuple)):
+            stack.extend((v, depth + 1) for v in current)
 
 
 def _at(index: Index, *path: int) -> Index:
@@ -38,10 +81,12 @@ def decoded(value: Any, argument: str, index: Index, what: str) -> Any:
     """``value``, or the JSON it holds when it is a string (a CSV cell, an API's text)."""
     if isinstance(value, str):
         try:
-            return json.loads(value)
+            return strict_json(value)
         except json.JSONDecodeError as error:
             raise InputError(argument, index, f"is not valid JSON {what} ({error.msg} at "
                              f"character {error.pos})") from None
+        except ValueError as error:
+            raise InputError(argument, index, f"is not valid JSON {what} ({error})") from None
     return value
 
 
@@ -60,10 +105,14 @@ def arguments_of(value: Any, argument: str, index: Index, name: str) -> dict[str
         return {}
     if isinstance(value, str):
         try:
-            value = json.loads(value)
+            value = strict_json(value)
         except json.JSONDecodeError as error:
             raise InputError(argument, index, f"call {name!r}: arguments are not valid JSON "
                              f"({error.msg} at character {error.pos})") from None
+        except ValueError as error:
+            raise InputError(argument, index, f"call {name!r}: arguments are not valid JSON "
+                             f"({error})") from None
+    check_plain_value(value, argument, index, f"call {name!r}: its arguments")
     if not isinstance(value, Mapping):
         raise InputTypeError(argument, index, f"call {name!r}: arguments must be a JSON "
                              f"object, got {type(value).__name__}")
@@ -131,8 +180,28 @@ def _content(value: Any, argument: str, index: Index) -> str | None:
     return validation.unicode_text(argument, "\n".join(parts), index)
 
 
+def _generated_id(position: int, j: int, given: set[str]) -> str:
+    """An id for a call that has none: ``call_<message>_<call>``, made longer until it is no id
+    the conversation gives a call itself (a real ``call_0_0`` keeps its id)."""
+    ident = f"call_{position}_{j}"
+    while ident in given:
+        ident = f"{ident}_"
+    return ident
+
+
+def _given_ids(items: list[Any]) -> set[str]:
+    """The ids the conversation's calls carry themselves."""
+    found = set()
+    for message in items:
+        calls = message.get("tool_calls") if isinstance(message, Mapping) else None
+        if isinstance(calls, (list, tuple)):
+            found.update(c["id"] for c in calls
+                         if isinstance(c, Mapping) and isinstance(c.get("id"), str))
+    return found
+
+
 def _message(message: Any, argument: str, at: Index, called: dict[str, str],
-             position: int) -> dict[str, Any]:
+             position: int, given: set[str]) -> dict[str, Any]:
     if not isinstance(message, Mapping):
         raise InputTypeError(argument, at, "must be a message (a JSON object with a role), got "
                              f"{type(message).__name__}")
@@ -152,7 +221,7 @@ def _message(message: Any, argument: str, at: Index, called: dict[str, str],
         out["tool_calls"] = []
         for j, call in enumerate(as_items(calls, argument, at, "tool calls")):
             checked = check_call(call, argument, at)
-            ident = checked["id"] or f"call_{position}_{j}"
+            ident = checked["id"] or _generated_id(position, j, given)
             if ident in called:
                 raise InputError(argument, at, f"repeats the tool call id {ident!r}")
             called[ident] = checked["name"]
@@ -178,7 +247,8 @@ def check_messages(messages: Any, *, argument: str = "messages", index: int | No
     position: ``messages[3][2] has role 'bot'; ...``."""
     items = as_items(messages, argument, index, "messages")
     called: dict[str, str] = {}
-    return [_message(message, argument, _at(index, j), called, j)
+    given = _given_ids(items)
+    return [_message(message, argument, _at(index, j), called, j, given)
             for j, message in enumerate(items)]
 
 
@@ -203,7 +273,8 @@ def tool_calls_made(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
             for call in m.get("tool_calls", ())]
 
 
-_SPEAKERS = {"system": "System", "user": "User", "assistant": "Assistant"}
+_SPEAKERS = {"system": "System", "developer": "Developer", "user": "User",
+             "assistant": "Assistant"}
 
 
 def render(messages: list[dict[str, Any]]) -> str:

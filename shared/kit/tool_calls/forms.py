@@ -2,10 +2,13 @@
 the argument, the sample and the item:
 
 - an expected call: a plain call (``{"name", "arguments"}`` or OpenAI's ``{"type":
-  "function", "function": {...}}``, arguments matched exactly) or BFCL's possible answer
-  (``{NAME: {ARG: [accepted values...]}}``, ``""`` among the values: may be left out), both as
-  ``{"name", "accepted": {ARG: [values]}, "exact": bool}`` (a plain call's value as the one
-  accepted value);
+  "function", "function": {...}}``, arguments matched exactly), a name-only call (``{"name",
+  "match": "name"}``: any arguments; DeepEval's names-only ``expected_tools``) or BFCL's
+  possible answer (``{NAME: {ARG: [accepted values...]}}``, ``""`` among the values: may be
+  left out; an accepted dict is itself ``{KEY: [accepted values]}``, and so is each dict of an
+  accepted list of dicts: anything else is refused), all as ``{"name", "accepted": {ARG:
+  [values]}, "exact": bool, "any_arguments": bool}`` (a plain call's value as the one accepted
+  value);
 - a tool's schema: OpenAI's ``{"type": "function", "function": {"name", "parameters"}}`` or
   BFCL's bare ``{"name", "description", "parameters"}``, as ``{"name", "types": {ARG: [type,
   item type]}, "required": [...]}``.
@@ -25,7 +28,21 @@ def _at(index: Index, j: int) -> Index:
 
 
 def _is_plain(call: Mapping[str, Any]) -> bool:
-    return isinstance(call.get("function"), Mapping) or isinstance(call.get("name"), str)
+    """A plain or OpenAI call, not BFCL's possible answer: a text ``name``, or a ``function``
+    object with a text ``name`` (a BFCL tool may be called ``function``: ``{"function":
+    {ARG: [...]}}`` is its possible answer)."""
+    body = call.get("function")
+    return isinstance(call.get("name"), str) or (
+        isinstance(body, Mapping) and isinstance(body.get("name"), str))
+
+
+def _accepted_dict(value: Mapping[str, Any], name: str, key: str, argument: str,
+                   at: Index) -> None:
+    for inner, values in value.items():
+        if not isinstance(values, list):
+            raise InputTypeError(argument, at, f"call {name!r}: an accepted dict of {key!r} "
+                                 f"holds {inner!r}: {type(values).__name__}, where BFCL's "
+                                 "possible answer has a list of accepted values")
 
 
 def _possible_answer(call: Mapping[str, Any], argument: str, at: Index) -> dict[str, Any]:
@@ -39,7 +56,19 @@ def _possible_answer(call: Mapping[str, Any], argument: str, at: Index) -> dict[
             raise InputTypeError(argument, at, f"call {name!r}: the accepted values of {key!r} "
                                  f"must be a list (BFCL's possible answer), got "
                                  f"{type(values).__name__}")
-    return {"name": name, "accepted": arguments, "exact": False}
+        for value in values:  # an accepted dict, or list of dicts: {KEY: [values]} each
+            for item in value if isinstance(value, list) else [value]:
+                if isinstance(item, Mapping):
+                    _accepted_dict(item, name, key, argument, at)
+    return {"name": name, "accepted": arguments, "exact": False, "any_arguments": False}
+
+
+def _name_only(call: Mapping[str, Any], argument: str, at: Index) -> dict[str, Any]:
+    if call.get("match") != "name" or call.get("arguments") is not None:
+        raise InputError(argument, at, f"has match {call.get('match')!r}: the one match is "
+                         "'name' (the call's name only), given without arguments")
+    plain = check_call({"name": call.get("name")}, argument, at)
+    return {"name": plain["name"], "accepted": {}, "exact": False, "any_arguments": True}
 
 
 def check_expected(calls: Any, argument: str = "expected_tool_calls", index: Index = None
@@ -52,9 +81,11 @@ def check_expected(calls: Any, argument: str = "expected_tool_calls", index: Ind
         if not isinstance(call, Mapping):
             raise InputTypeError(argument, at, "must be a call or BFCL's possible answer (a JSON "
                                  f"object), got {type(call).__name__}")
-        if _is_plain(call):
+        if "match" in call and _is_plain(call):
+            out.append(_name_only(call, argument, at))
+        elif _is_plain(call):
             plain = check_call(call, argument, at)
-            out.append({"name": plain["name"], "exact": True,
+            out.append({"name": plain["name"], "exact": True, "any_arguments": False,
                         "accepted": {k: [v] for k, v in plain["arguments"].items()}})
         else:
             out.append(_possible_answer(call, argument, at))
