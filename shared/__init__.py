@@ -156,5 +156,16 @@ def __dir__() -> list[str]:
 if __name__ == "shared":
     # The checkout's rounds 1-6 name: ``shared`` and ``shared.x.y`` are the very modules of
     # ``judge_metrics`` (one copy, so classes, caches and patches agree whichever name a caller
-    # used). The package is found as judge_metrics through the checkout's editable install.
+    # used). The package is found as judge_metrics through the checkout's editable install, or,
+    # where only the checkout is on the path (another venv with PYTHONPATH set to it), this very
+    # folder is loaded as judge_metrics first.
+    import importlib.util
+    import sys
+
+    if "judge_metrics" not in sys.modules and importlib.util.find_spec("judge_metrics") is None:
+        _spec = importlib.util.spec_from_file_location(
+            "judge_metrics", __file__, submodule_search_locations=[os.path.dirname(__file__)])
+        _package = importlib.util.module_from_spec(_spec)  # type: ignore[arg-type]
+        sys.modules["judge_metrics"] = _package
+        _spec.loader.exec_module(_package)  # type: ignore[union-attr]
     importlib.import_module("judge_metrics.base.aliases").alias_package("shared", "judge_metrics")

@@ -200,7 +200,7 @@ def test_the_entry_point_names_every_metric() -> None:
 
     from shared.kit.registry import available
 
-    [point] = entry_points(group="inspect_ai", name="shared")
+    [point] = entry_points(group="inspect_ai", name="judge_metrics")
     module = point.load()
     assert sorted(module.SCORERS) == sorted(available())
     assert REPO.joinpath("pyproject.toml").read_text().count(point.value) == 1
