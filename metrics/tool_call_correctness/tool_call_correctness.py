@@ -101,10 +101,7 @@ class ToolCallCorrectness(ValidatedMetric):
                doc='"exact": BFCL\'s checks, every expected argument and no other; "subset": '
                'expected arguments may be left out; "superset": other arguments may be added; '
                '"ignore": names only (the modes of trajectory_match)'),
-        Option("args_overrides", dict, None, nullable=True,
-               check=tool_call_checks.check_args_overrides, type_doc="dict",
-               doc="per tool name: an args_mode, or a list of argument key paths to check "
-               '(e.g. {"search": ["query", "filters.date"]}); the others use args_mode'),
+        tool_call_checks.ARGS_OVERRIDES_OPTION,
     )
     HEADLINE = ("tool_call_correctness",)
     EXAMPLE = Example({

@@ -102,10 +102,7 @@ class TrajectoryMatch(ValidatedMetric):
                doc='how two calls\' arguments compare: "exact" the same arguments; "subset" '
                'the call made\'s arguments are among the reference\'s; "superset" the call made '
                'has every reference argument; "ignore" names only'),
-        Option("args_overrides", dict, None, nullable=True,
-               check=tool_call_checks.check_args_overrides, type_doc="dict",
-               doc="per tool name: an args_mode, or a list of argument key paths to compare "
-               '(e.g. {"search": ["query", "filters.date"]}); the others use args_mode'),
+        tool_call_checks.ARGS_OVERRIDES_OPTION,
     )
     HEADLINE = ("trajectory_match",)
     EXAMPLE = Example({

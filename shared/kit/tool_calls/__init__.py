@@ -8,12 +8,12 @@ the metric ``trajectory_match``)."""
 
 from __future__ import annotations
 
-from .arguments import ARGS_MODES, args_error, check_args_overrides, rule_for
+from .arguments import ARGS_MODES, ARGS_OVERRIDES_OPTION, args_error, check_args_overrides, rule_for
 from .forms import check_expected, check_made, check_tools
 from .matching import call_error, judge_row, pairs
 from .trajectory import TRAJECTORY_MODES, match_trajectory
 from .values import same_json, standardise, value_error
 
-__all__ = ["ARGS_MODES", "TRAJECTORY_MODES", "args_error", "call_error", "check_args_overrides",
-           "check_expected", "check_made", "check_tools", "judge_row", "match_trajectory",
-           "pairs", "rule_for", "same_json", "standardise", "value_error"]
+__all__ = ["ARGS_MODES", "ARGS_OVERRIDES_OPTION", "TRAJECTORY_MODES", "args_error", "call_error",
+           "check_args_overrides", "check_expected", "check_made", "check_tools", "judge_row",
+           "match_trajectory", "pairs", "rule_for", "same_json", "standardise", "value_error"]

@@ -21,6 +21,7 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
+from ...base.options import Option
 from .values import same_json
 
 ARGS_MODES = ("exact", "subset", "superset", "ignore")
@@ -59,6 +60,14 @@ def check_args_overrides(name: str, value: Any) -> dict[str, Rule] | None:
                              f"of key paths such as ['city', 'dates.from'], got {rule!r}")
         out[tool] = tuple(rule)
     return out
+
+
+# the option of every metric that compares tool-call arguments (tool_call_correctness,
+# trajectory_match): per tool, another mode or the key paths to compare
+ARGS_OVERRIDES_OPTION = Option(
+    "args_overrides", dict, None, nullable=True, check=check_args_overrides, type_doc="dict",
+    doc="per tool name: an args_mode, or a list of argument key paths to compare "
+    '(e.g. {"search": ["query", "filters.date"]}); the others use args_mode')
 
 
 def rule_for(tool: str, args_mode: str, overrides: Mapping[str, Rule] | None) -> Rule:
