@@ -4,6 +4,7 @@ sends nothing (the call cache)."""
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import pytest
@@ -12,6 +13,24 @@ from shared.base.validation import InputError
 
 BOOKING_CALL = {"id": "call_1", "type": "function",
                 "function": {"name": "book_table", "arguments": '{"people": 2, "time": "20:00"}'}}
+
+
+def trajectory(turns: list[list[tuple[str, dict[str, Any]]]], *, tag: str = "t",
+               question: str = "Help me.") -> list[dict[str, Any]]:
+    """A user ``question``, then one assistant message per turn making its calls (``(name,
+    arguments)`` pairs; parallel calls in one message), each answered by a tool message, then a
+    final answer. Call ids are ``{tag}{turn}_{call}``: two trajectories with different tags
+    share no id."""
+    out: list[dict[str, Any]] = [{"role": "user", "content": question}]
+    for t, calls in enumerate(turns):
+        out.append({"role": "assistant", "content": None, "tool_calls": [
+            {"id": f"{tag}{t}_{j}", "type": "function",
+             "function": {"name": name, "arguments": json.dumps(arguments)}}
+            for j, (name, arguments) in enumerate(calls)]})
+        out.extend({"role": "tool", "tool_call_id": f"{tag}{t}_{j}", "content": "ok"}
+                   for j in range(len(calls)))
+    out.append({"role": "assistant", "content": "Done."})
+    return out
 
 
 def booking(result: str, reply: str) -> list[dict[str, Any]]:

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from conversation_checks import trajectory as conversation_trajectory
 
 from shared import InputError, assert_metric
 from shared.cli.main import main
@@ -22,18 +23,8 @@ def call(name: str, **arguments: Any) -> tuple[str, dict[str, Any]]:
 
 
 def trajectory(*turns: list[tuple[str, dict[str, Any]]]) -> list[dict[str, Any]]:
-    """A user question, then one assistant message per turn making its calls (parallel calls in
-    one message), each answered by a tool message; a final answer."""
-    out: list[dict[str, Any]] = [{"role": "user", "content": "Help me."}]
-    for t, calls in enumerate(turns):
-        out.append({"role": "assistant", "content": None, "tool_calls": [
-            {"id": f"t{t}c{j}", "type": "function",
-             "function": {"name": name, "arguments": json.dumps(arguments)}}
-            for j, (name, arguments) in enumerate(calls)]})
-        out.extend({"role": "tool", "tool_call_id": f"t{t}c{j}", "content": "ok"}
-                   for j in range(len(calls)))
-    out.append({"role": "assistant", "content": "Done."})
-    return out
+    """The trajectory of ``turns`` (conversation_checks.trajectory), one argument per turn."""
+    return conversation_trajectory(list(turns))
 
 
 def verdicts(metric: Any, made: Any, reference: Any, **options: Any) -> dict[str, float]:

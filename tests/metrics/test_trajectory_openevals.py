@@ -15,6 +15,7 @@ from typing import Any
 
 import pytest
 from conftest import load_metrics
+from conversation_checks import trajectory
 
 openevals_match = pytest.importorskip("openevals.trajectory.match")
 
@@ -77,16 +78,7 @@ def _varied(rng: random.Random, turns: list[list[Any]]) -> list[list[Any]]:
 
 
 def _messages(turns: list[list[tuple[str, dict[str, Any]]]], tag: str) -> list[dict[str, Any]]:
-    out: list[dict[str, Any]] = [{"role": "user", "content": "Plan my trip."}]
-    for t, calls in enumerate(turns):
-        out.append({"role": "assistant", "content": None, "tool_calls": [
-            {"id": f"{tag}{t}_{j}", "type": "function",
-             "function": {"name": name, "arguments": json.dumps(arguments)}}
-            for j, (name, arguments) in enumerate(calls)]})
-        out.extend({"role": "tool", "tool_call_id": f"{tag}{t}_{j}", "content": "ok"}
-                    for j in range(len(calls)))
-    out.append({"role": "assistant", "content": "Done."})
-    return out
+    return trajectory(turns, tag=tag, question="Plan my trip.")
 
 
 def _pairs() -> list[tuple[list[dict[str, Any]], list[dict[str, Any]]]]:
