@@ -84,9 +84,10 @@ _EXPORTS: dict[str, str] = {
     "pooled": "kit.embeddings:pooled",
     "load_embedding_model": "kit.embeddings:load_embedding_model",
     "text": "base.text",
-    "qa_match": "kit.qa_match",
-    "lcs": "kit.lcs",
-    "bleu_engine": "kit.bleu",
+    # the algorithms that each serve one metric (kit/algorithms/), under their module names
+    "qa_match": "kit.algorithms.qa_match",
+    "lcs": "kit.algorithms.lcs",
+    "bleu": "kit.algorithms.bleu",
     "stats": "kit.stats",
     "defaults": "base.defaults",
     # conversations in OpenAI's chat format, and converters from inspect_ai, RAGAS, DeepEval
@@ -98,7 +99,7 @@ _EXPORTS: dict[str, str] = {
     "calls_from_deepeval": "kit.conversations:calls_from_deepeval",
     "calls_from_ragas": "kit.conversations:calls_from_ragas",
     # tool calls against expected calls, equal to BFCL's AST checker (tool_call_correctness)
-    "tool_call_checks": "kit.tool_calls",
+    "tool_calls": "kit.algorithms.tool_calls",
     # agreement of a metric with human labels (`judge-metrics agree`)
     "agreement": "analysis.agreement",
     # the corrected mean label from a few labels and a metric's scores (docs/CALIBRATION.md)

@@ -9,18 +9,8 @@ from collections import Counter
 from typing import Any
 
 import numpy as np
-from judge_metrics import (
-    About,
-    Example,
-    Input,
-    Option,
-    SampleResult,
-    ValidatedMetric,
-    qa_match,
-    stats,
-    text,
-    with_results,
-)
+from judge_metrics import (About, Example, Input, Option, SampleResult, ValidatedMetric, qa_match,
+                           stats, text, with_results)
 
 _CITATION = """\
 @software{benchwise,

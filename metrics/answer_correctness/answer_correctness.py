@@ -5,22 +5,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from judge_metrics import (
-    EMBEDDING_OPTIONS,
-    About,
-    Example,
-    Input,
-    Judge,
-    JudgeMetric,
-    Option,
-    SampleResult,
-    citations,
-    embed_windows,
-    pooled,
-    scoring,
-    steps,
-    validation,
-)
+from judge_metrics import (EMBEDDING_OPTIONS, About, Example, Input, Judge, JudgeMetric, Option,
+                           SampleResult, citations, embed_windows, pooled, scoring, steps,
+                           validation)
 
 DEFAULT_WEIGHTS = (0.75, 0.25)
 

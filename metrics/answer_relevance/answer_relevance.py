@@ -3,16 +3,8 @@
 
 from __future__ import annotations
 
-from judge_metrics import (
-    About,
-    Input,
-    Judge,
-    JudgeMetric,
-    SampleResult,
-    citations,
-    rag_example,
-    steps,
-)
+from judge_metrics import (About, Input, Judge, JudgeMetric, SampleResult, citations, rag_example,
+                           steps)
 
 _DESCRIPTION = """\
 Answer relevance is the proportion of the statements in an answer that are relevant to the

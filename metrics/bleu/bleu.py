@@ -1,7 +1,7 @@
 """BLEU as Valor defines it: Valor's regular-expression tokens, nltk ``sentence_bleu`` semantics
 per sample (a score below 1e-9 reported as 0.0), and nltk ``corpus_bleu`` over the corpus.
 
-The floats come from ``bleu_engine`` (``shared/kit/bleu/``), equal to nltk's: without smoothing
+The floats come from ``bleu`` (``shared/kit/algorithms/bleu/``), equal to nltk's: without smoothing
 a numpy engine over the whole corpus, with a smoothing method nltk's own functions.
 """
 
@@ -11,18 +11,8 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
-from judge_metrics import (
-    About,
-    Example,
-    Input,
-    MetricOutput,
-    Option,
-    SampleResult,
-    ValidatedMetric,
-    bleu_engine,
-    validation,
-    with_results,
-)
+from judge_metrics import (About, Example, Input, MetricOutput, Option, SampleResult,
+                           ValidatedMetric, bleu, validation, with_results)
 
 _CITATION = """\
 @inproceedings{papineni2002bleu,
@@ -100,7 +90,7 @@ class Bleu(ValidatedMetric):
         weights: Sequence[float] = DEFAULT_WEIGHTS,
         smoothing: str | None = None,
     ) -> MetricOutput:
-        sentences, corpus = bleu_engine.bleu_scores(predictions, references, weights, smoothing)
+        sentences, corpus = bleu.bleu_scores(predictions, references, weights, smoothing)
         scores = [score if score >= FLOOR else 0.0 for score in sentences]
         values = {"bleu": math.fsum(scores) / len(scores), "corpus_bleu": corpus, "scores": scores}
         return with_results(values, lambda: [SampleResult(score) for score in scores], ["scores"])

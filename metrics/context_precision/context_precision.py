@@ -5,19 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from judge_metrics import (
-    About,
-    Input,
-    Judge,
-    JudgeMetric,
-    Outcome,
-    SampleResult,
-    citations,
-    rag_example,
-    scoring,
-    steps,
-    validation,
-)
+from judge_metrics import (About, Input, Judge, JudgeMetric, Outcome, SampleResult, citations,
+                           rag_example, scoring, steps, validation)
 
 _DESCRIPTION = """\
 Context precision scores the order of the retrieved contexts. A judge says, for each context in

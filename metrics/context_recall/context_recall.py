@@ -3,17 +3,8 @@ support (Valor's LLM-guided definition, after RAGAS)."""
 
 from __future__ import annotations
 
-from judge_metrics import (
-    About,
-    Input,
-    Judge,
-    JudgeMetric,
-    SampleResult,
-    citations,
-    rag_example,
-    scoring,
-    steps,
-)
+from judge_metrics import (About, Input, Judge, JudgeMetric, SampleResult, citations, rag_example,
+                           scoring, steps)
 
 _DESCRIPTION = """\
 Context recall is the proportion of the statements of the reference answer that can be

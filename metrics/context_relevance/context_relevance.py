@@ -3,16 +3,8 @@
 
 from __future__ import annotations
 
-from judge_metrics import (
-    About,
-    Input,
-    Judge,
-    JudgeMetric,
-    SampleResult,
-    citations,
-    rag_example,
-    steps,
-)
+from judge_metrics import (About, Input, Judge, JudgeMetric, SampleResult, citations, rag_example,
+                           steps)
 
 _DESCRIPTION = """\
 Context relevance is the proportion of the retrieved contexts that are relevant to the question:

@@ -3,16 +3,8 @@ definition, as Valor: contradicted and unrelated claims both count against)."""
 
 from __future__ import annotations
 
-from judge_metrics import (
-    About,
-    Input,
-    Judge,
-    JudgeMetric,
-    SampleResult,
-    citations,
-    rag_example,
-    steps,
-)
+from judge_metrics import (About, Input, Judge, JudgeMetric, SampleResult, citations, rag_example,
+                           steps)
 
 _DESCRIPTION = """\
 Faithfulness is the proportion of the claims in an answer that the retrieved contexts imply. A

@@ -6,19 +6,8 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from judge_metrics import (
-    About,
-    Example,
-    Input,
-    Judge,
-    JudgeMetric,
-    Option,
-    SampleResult,
-    citations,
-    mean_measured,
-    scoring,
-    user_criteria,
-)
+from judge_metrics import (About, Example, Input, Judge, JudgeMetric, Option, SampleResult,
+                           citations, mean_measured, scoring, user_criteria)
 
 _DESCRIPTION = """\
 G-Eval rates each text against criteria you write ("Is the answer concise and polite?") on an

@@ -3,17 +3,8 @@ LLM-guided definition, after DeepEval). Lower is better."""
 
 from __future__ import annotations
 
-from judge_metrics import (
-    About,
-    Input,
-    InputError,
-    Judge,
-    JudgeMetric,
-    SampleResult,
-    citations,
-    rag_example,
-    steps,
-)
+from judge_metrics import (About, Input, InputError, Judge, JudgeMetric, SampleResult, citations,
+                           rag_example, steps)
 
 _DESCRIPTION = """\
 Hallucination is the proportion of the retrieved contexts that the answer contradicts. One judge

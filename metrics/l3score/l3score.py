@@ -5,20 +5,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from judge_metrics import (
-    About,
-    Example,
-    Input,
-    Judge,
-    JudgeMetric,
-    Option,
-    SampleResult,
-    exact_yes_probability,
-    judge_fault,
-    l3score_breakdown,
-    prompts,
-    validation,
-)
+from judge_metrics import (About, Example, Input, Judge, JudgeMetric, Option, SampleResult,
+                           exact_yes_probability, judge_fault, l3score_breakdown, prompts,
+                           validation)
 
 _CITATION = """\
 @article{pramanick2024spiqa,

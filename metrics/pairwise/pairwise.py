@@ -6,19 +6,8 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from judge_metrics import (
-    About,
-    Example,
-    Input,
-    Judge,
-    JudgeMetric,
-    Option,
-    SampleResult,
-    citations,
-    scoring,
-    stats,
-    user_criteria,
-)
+from judge_metrics import (About, Example, Input, Judge, JudgeMetric, Option, SampleResult,
+                           citations, scoring, stats, user_criteria)
 
 DEFAULT_CRITERIA = ("Which answer is more helpful and correct, and better grounded in the given "
                     "context and reference where there are any?")

@@ -4,10 +4,11 @@ itself when that is not installed).
 
 Long texts: the engine (like rouge_score) fills a ``len(reference) x len(prediction)`` table for
 rougeL and for each sentence pair of rougeLsum; two different 1 MB texts would need 54 GB. A pair
-whose table could exceed ``TABLE_CELLS`` has its LCS types computed by ``shared.kit.lcs`` instead
-(bit-parallel rows, linear memory, the same values); n-gram types always go to the engine (their
-cost is linear). Beyond ``MAX_LCS_CELLS`` (or ``MAX_LSUM_STEPS`` for rougeLsum's sentence pairs)
-an LCS type of that row is not computed: ``None`` with a reason in ``unmeasured``.
+whose table could exceed ``TABLE_CELLS`` has its LCS types computed by
+``judge_metrics.lcs`` instead (bit-parallel rows, linear memory, the same values); n-gram types
+always go to the engine (their cost is linear). Beyond ``MAX_LCS_CELLS`` (or ``MAX_LSUM_STEPS``
+for rougeLsum's sentence pairs) an LCS type of that row is not computed: ``None`` with a reason
+in ``unmeasured``.
 """
 
 from __future__ import annotations
@@ -18,18 +19,8 @@ from operator import itemgetter
 from typing import Any
 
 import numpy as np
-from judge_metrics import (
-    About,
-    Example,
-    Input,
-    Option,
-    SampleResult,
-    ValidatedMetric,
-    lcs,
-    text,
-    validation,
-    with_results,
-)
+from judge_metrics import (About, Example, Input, Option, SampleResult, ValidatedMetric, lcs, text,
+                           validation, with_results)
 
 _CITATION = """\
 @inproceedings{lin-2004-rouge,
@@ -179,7 +170,7 @@ def _score_long_pair(
     tokenize: Callable[[str], list[str]],
 ) -> tuple[dict[str, float], dict[str, str]]:
     """All requested types of one long pair: n-gram types (and LCS types whose tables are
-    small after all) by the engine, the other LCS types by ``shared.kit.lcs``; per type the
+    small after all) by the engine, the other LCS types by ``judge_metrics.lcs``; per type the
     F-measure or a reason why it was not computed."""
     values: dict[str, float] = {}
     errors: dict[str, str] = {}

@@ -12,18 +12,8 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
-from judge_metrics import (
-    EMBEDDING_OPTIONS,
-    About,
-    Example,
-    Input,
-    Option,
-    SampleResult,
-    ValidatedMetric,
-    build_output,
-    embed_windows,
-    text,
-)
+from judge_metrics import (EMBEDDING_OPTIONS, About, Example, Input, Option, SampleResult,
+                           ValidatedMetric, build_output, embed_windows, text)
 
 _CITATION = """\
 @software{futureagi_ai_evaluation,

@@ -1,6 +1,6 @@
 """Tool-call correctness: were exactly the expected tool calls made? Per row 1.0 or 0.0, the
 verdict of the Berkeley Function Calling Leaderboard's AST checker on its Python categories
-(``tool_call_checks``, ``shared/kit/tool_calls/``); no judge."""
+(``judge_metrics.tool_calls``, ``shared/kit/algorithms/tool_calls/``); no judge."""
 
 from __future__ import annotations
 
@@ -8,19 +8,8 @@ import json
 import math
 from typing import Any
 
-from judge_metrics import (
-    About,
-    Example,
-    Input,
-    InputError,
-    MetricOutput,
-    Option,
-    SampleResult,
-    ValidatedMetric,
-    build_output,
-    conversations,
-    tool_call_checks,
-)
+from judge_metrics import (About, Example, Input, InputError, MetricOutput, Option, SampleResult,
+                           ValidatedMetric, build_output, conversations, tool_calls as call_checks)
 
 _CITATION = """\
 @inproceedings{patil2025bfcl,
@@ -87,21 +76,21 @@ class ToolCallCorrectness(ValidatedMetric):
                    "https://openreview.net/forum?id=2GmDdhBdDk"),
                   codebase_urls=("https://github.com/ShishirPatil/gorilla",))
     INPUTS = (
-        Input("expected_tool_calls", kind="json", check=tool_call_checks.check_expected),
-        Input("tool_calls", kind="json", required=False, check=tool_call_checks.check_made),
+        Input("expected_tool_calls", kind="json", check=call_checks.check_expected),
+        Input("tool_calls", kind="json", required=False, check=call_checks.check_made),
         Input("messages", kind="messages", required=False),
-        Input("tools", kind="json", required=False, check=tool_call_checks.check_tools),
+        Input("tools", kind="json", required=False, check=call_checks.check_tools),
     )
     OPTIONS = (
         Option("order", str, "any", choices=("any", "strict"),
                doc='"any": the calls made are paired with the expected ones as a set (BFCL\'s '
                'parallel checker; a complete pairing is found wherever one exists); "strict": '
                "the i-th call made must be the i-th expected call"),
-        Option("args_mode", str, "exact", choices=tool_call_checks.ARGS_MODES,
+        Option("args_mode", str, "exact", choices=call_checks.ARGS_MODES,
                doc='"exact": BFCL\'s checks, every expected argument and no other; "subset": '
                'expected arguments may be left out; "superset": other arguments may be added; '
                '"ignore": names only (the modes of trajectory_match)'),
-        tool_call_checks.ARGS_OVERRIDES_OPTION,
+        call_checks.ARGS_OVERRIDES_OPTION,
     )
     HEADLINE = ("tool_call_correctness",)
     EXAMPLE = Example({
@@ -126,13 +115,13 @@ class ToolCallCorrectness(ValidatedMetric):
         args_mode: str = "exact",
         args_overrides: dict[str, Any] | None = None,
     ) -> MetricOutput:
-        overrides = tool_call_checks.check_args_overrides("args_overrides", args_overrides)
+        overrides = call_checks.check_args_overrides("args_overrides", args_overrides)
         results = []
         for row, expected in enumerate(expected_tool_calls):
             made = _calls_made(row, tool_calls, messages)
             offered = None if tools is None else json.loads(tools[row])
-            score, details = tool_call_checks.judge_row(made, json.loads(expected), offered,
-                                                        order, args_mode, overrides)
+            score, details = call_checks.judge_row(made, json.loads(expected), offered,
+                                                   order, args_mode, overrides)
             results.append(SampleResult(score, details))
         mean = math.fsum(r.score for r in results) / len(results)
         return build_output({"tool_call_correctness": mean}, results)

@@ -1,8 +1,8 @@
 """Trajectory match: does an agent's trajectory match a reference trajectory? Per row 1.0 or
 0.0 in the trajectory and argument modes of openevals 0.2 (``strict``, ``unordered``,
 ``subset``, ``superset``; ``exact``, ``subset``, ``superset``, ``ignore``, per-tool overrides),
-the calls paired one to one by a largest matching (``judge_metrics.kit.tool_calls.trajectory``);
-no judge."""
+the calls paired one to one by a largest matching (``judge_metrics.tool_calls.trajectory``); no
+judge."""
 
 from __future__ import annotations
 
@@ -10,17 +10,8 @@ import json
 import math
 from typing import Any
 
-from judge_metrics import (
-    About,
-    Example,
-    Input,
-    MetricOutput,
-    Option,
-    SampleResult,
-    ValidatedMetric,
-    build_output,
-    tool_call_checks,
-)
+from judge_metrics import (About, Example, Input, MetricOutput, Option, SampleResult,
+                           ValidatedMetric, build_output, tool_calls)
 
 _CITATION = """\
 @software{openevals2025,
@@ -93,16 +84,16 @@ class TrajectoryMatch(ValidatedMetric):
         Input("reference_messages", kind="messages"),
     )
     OPTIONS = (
-        Option("trajectory_mode", str, "strict", choices=tool_call_checks.TRAJECTORY_MODES,
+        Option("trajectory_mode", str, "strict", choices=tool_calls.TRAJECTORY_MODES,
                doc='"strict": the same messages in the same order (roles, and each message\'s '
                'calls; a message\'s parallel calls in any order); "unordered": the same calls in '
                'any order; "subset": every call made is a reference call; "superset": every '
                "reference call is made"),
-        Option("args_mode", str, "exact", choices=tool_call_checks.ARGS_MODES,
+        Option("args_mode", str, "exact", choices=tool_calls.ARGS_MODES,
                doc='how two calls\' arguments compare: "exact" the same arguments; "subset" '
                'the call made\'s arguments are among the reference\'s; "superset" the call made '
                'has every reference argument; "ignore" names only'),
-        tool_call_checks.ARGS_OVERRIDES_OPTION,
+        tool_calls.ARGS_OVERRIDES_OPTION,
     )
     HEADLINE = ("trajectory_match",)
     EXAMPLE = Example({
@@ -118,10 +109,10 @@ class TrajectoryMatch(ValidatedMetric):
         args_mode: str = "exact",
         args_overrides: dict[str, Any] | None = None,
     ) -> MetricOutput:
-        overrides = tool_call_checks.check_args_overrides("args_overrides", args_overrides)
+        overrides = tool_calls.check_args_overrides("args_overrides", args_overrides)
         results = []
         for made, reference in zip(messages, reference_messages, strict=True):
-            score, details = tool_call_checks.match_trajectory(
+            score, details = tool_calls.match_trajectory(
                 json.loads(made), json.loads(reference), trajectory_mode, args_mode, overrides)
             results.append(SampleResult(score, details))
         mean = math.fsum(r.score for r in results) / len(results)

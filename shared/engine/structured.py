@@ -47,7 +47,7 @@ def decode_answer(payload: Any) -> Outcome:
 
 
 @dataclass
-class Verdict:
+class AnswerCheck:
     """What the schema and the check make of one answer: its ``value``, or the ``reason`` it is
     refused and whether a repair may be asked for."""
 
@@ -131,13 +131,13 @@ class StructuredCall:
             except (KeyError, TypeError, ValueError):  # not there, or unreadable: ask
                 missing.append(key)
                 continue
-            verdict = self.verdict(key, answer)
-            final = repair or not verdict.repairable
-            if verdict.reason is not None and final and self.ask_again(asked[key]):
+            check_result = self.checked(key, answer)
+            final = repair or not check_result.repairable
+            if check_result.reason is not None and final and self.ask_again(asked[key]):
                 missing.append(key)
                 continue
             self.judge.count_cache_hit()
-            self.settle(key, answer, verdict, repair, cached=True)
+            self.settle(key, answer, check_result, repair, cached=True)
         return missing
 
     def ask_again(self, key: str) -> bool:
@@ -177,7 +177,7 @@ class StructuredCall:
             self.batch.deliver(key, outcome)
             return
         self.store(key, outcome)
-        self.settle(key, outcome, self.verdict(key, outcome), repair=False, cached=False)
+        self.settle(key, outcome, self.checked(key, outcome), repair=False, cached=False)
 
     def repaired_answer(self, key: str, outcome: Outcome) -> None:
         first = self.repairs[key]
@@ -185,9 +185,9 @@ class StructuredCall:
             self.repair_failed(key, outcome.error, add(first.usage, outcome.usage))
             return
         self.store(first.key, outcome)
-        self.settle(key, outcome, self.verdict(key, outcome), repair=True, cached=False)
+        self.settle(key, outcome, self.checked(key, outcome), repair=True, cached=False)
 
-    def settle(self, key: str, answer: Outcome, verdict: Verdict, repair: bool,
+    def settle(self, key: str, answer: Outcome, check_result: AnswerCheck, repair: bool,
                cached: bool) -> None:
         """Deliver an accepted or refused answer, or plan the repair of a repairable one.
         ``usage``: what the request's answers cost in this run (a cached answer costs
@@ -196,30 +196,31 @@ class StructuredCall:
         if repair:
             first = self.repairs[key]
             usage, cached = add(first.usage, usage), cached and first.cached
-        if verdict.reason is None:
-            self.batch.deliver(key, Outcome(value=verdict.value, usage=usage, cached=cached))
-        elif repair or not verdict.repairable:
-            self.batch.deliver(key, Outcome(error=f"invalid judge answer: {verdict.reason}",
+        if check_result.reason is None:
+            self.batch.deliver(key, Outcome(value=check_result.value, usage=usage, cached=cached))
+        elif repair or not check_result.repairable:
+            self.batch.deliver(key, Outcome(error=f"invalid judge answer: {check_result.reason}",
                                             usage=usage, cached=cached))
         else:
             text = answer.value if isinstance(answer.value, str) else json.dumps(
                 answer.value, ensure_ascii=False)
-            request = repair_request(self.batch.first(key), text, verdict.reason,
+            request = repair_request(self.batch.first(key), text, check_result.reason,
                                      self.schema_of[key])
             with self.lock:
                 self.repairs[key] = Repair(request, self.key_of(request, self.schema_of[key]),
-                                           verdict.reason, usage, cached)
+                                           check_result.reason, usage, cached)
 
-    def verdict(self, key: str, answer: Outcome) -> Verdict:
+    def checked(self, key: str, answer: Outcome) -> AnswerCheck:
         """The schema first, then the check. A schema failure is repairable in free text only
         (a constrained decoder already enforced the schema); a failed check is, unless its
         reason is :class:`Unrepairable`."""
         value, reason = self.schema_of[key].parse(answer.value)
         check = self.check_of[key]
         if reason is not None or check is None:
-            return Verdict(value, reason, isinstance(answer.value, str) and not answer.constrained)
+            repairable = isinstance(answer.value, str) and not answer.constrained
+            return AnswerCheck(value, reason, repairable)
         reason = check(value)
-        return Verdict(value, None, False) if reason is None else Verdict(
+        return AnswerCheck(value, None, False) if reason is None else AnswerCheck(
             None, short_reason(reason), not isinstance(reason, Unrepairable))
 
     def repair_failed(self, key: str, why: str | None, usage: TokenUsage) -> None:

@@ -17,7 +17,7 @@ from nltk.translate.bleu_score import SmoothingFunction, corpus_bleu, sentence_b
 from property_checks import columns, examples, text_pairs
 
 from shared.kit import registry
-from shared.kit.bleu import ngrams, tokens
+from shared.kit.algorithms.bleu import ngrams, tokens
 
 TOKENIZER = RegexpTokenizer(r"\w+|\$[\d]+|[^\s\.]+")  # Valor's
 WORDS = (

@@ -8,7 +8,7 @@ from conversation_checks import refuses_a_malformed_conversation, share_of_yes_v
 from conversation_checks import run_twice_on_the_embedded_judge as run_twice
 
 from shared.base.types import Outcome
-from shared.kit.steps import ItemVerdicts, Verdict
+from shared.kit.steps import ItemVerdicts, JudgedItem
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
@@ -24,8 +24,9 @@ def test_embedded_judge_scores_and_the_cache_answers_the_second_run(metric, cach
 
 
 def test_the_score_is_the_share_of_satisfied_requests() -> None:
-    verdicts = [Verdict("into Spanish", "yes", "given"), Verdict("into German", "no", "missing"),
-                Verdict("and French", "no", "missing")]
+    verdicts = [JudgedItem("into Spanish", "yes", "given"),
+                JudgedItem("into German", "no", "missing"),
+                JudgedItem("and French", "no", "missing")]
     chain = ItemVerdicts(Outcome(["into Spanish", "into German", "and French"]),
                          Outcome(verdicts), "intentions")
     result = chain.scored(chain.yes_share())

@@ -15,7 +15,7 @@ from conversation_checks import run_twice_on_the_embedded_judge as run_twice
 from shared.base.types import Outcome
 from shared.kit import steps
 from shared.kit.conversations import check_messages
-from shared.kit.steps import Retention, Verdict
+from shared.kit.steps import JudgedItem, Retention
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
@@ -50,8 +50,9 @@ def test_each_assistant_turn_is_judged_against_the_facts_before_it() -> None:
 
 
 def test_the_score_is_the_share_of_assistant_messages_that_retain() -> None:
-    judged = Outcome([Verdict("Hi Ana.", "yes", "kept"), Verdict("Your name?", "no", "asked")])
-    later = Outcome([Verdict("Ana, here you go.", "yes", "kept")])
+    judged = Outcome([JudgedItem("Hi Ana.", "yes", "kept"),
+                      JudgedItem("Your name?", "no", "asked")])
+    later = Outcome([JudgedItem("Ana, here you go.", "yes", "kept")])
     retention = Retention([Outcome(["I am Ana"])], [None, judged, later])
     assert retention.share() == pytest.approx(2 / 3)
     assert retention.details()["facts"] == ["I am Ana"]

@@ -1,5 +1,5 @@
-"""shared.kit.lcs: the linear-memory LCS equals rouge_score's table-based one, including which LCS
-its backtrack picks (rougeLsum's union depends on it), in both orientations, with the rows kept
+"""judge_metrics.lcs: the linear-memory LCS equals rouge_score's table-based one, including which
+LCS its backtrack picks (rougeLsum's union depends on it), in both orientations, with the rows kept
 whole or recomputed from checkpoints, and with bit masks cached or rebuilt."""
 
 from __future__ import annotations

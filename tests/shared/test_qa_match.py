@@ -1,5 +1,5 @@
-"""shared.kit.qa_match: the QA normalisation by hand, SQuAD's normalisation on its own domain, the
-content words, and the tie-break that never changes a decision."""
+"""judge_metrics.qa_match: the QA normalisation by hand, SQuAD's normalisation on its own domain,
+the content words, and the tie-break that never changes a decision."""
 
 from __future__ import annotations
 

@@ -203,7 +203,7 @@ def test_first_failure_reports_the_first_failed_step() -> None:
 
 
 def test_verdict_share_scores_the_yes_share_or_the_failure() -> None:
-    yes, no = steps.Verdict("a", "yes", "r"), steps.Verdict("b", "no", "r")
+    yes, no = steps.JudgedItem("a", "yes", "r"), steps.JudgedItem("b", "no", "r")
     results = steps.verdict_share([Outcome([yes, no]), Outcome([]),
                                    Outcome(error="verdicts: bad")], empty=1.0)
     assert [r.score for r in results] == [0.5, 1.0, None]
@@ -212,7 +212,7 @@ def test_verdict_share_scores_the_yes_share_or_the_failure() -> None:
 
 
 def test_item_verdicts_give_the_share_the_details_or_the_first_failure() -> None:
-    yes, no = steps.Verdict("a", "yes", "r"), steps.Verdict("b", "no", "r")
+    yes, no = steps.JudgedItem("a", "yes", "r"), steps.JudgedItem("b", "no", "r")
     chain = steps.ItemVerdicts(Outcome(["a", "b"], dropped=["z"]), Outcome([yes, no, no]),
                                "claims")
     assert chain.failure() is None and chain.yes_share() == 1 / 3

@@ -51,7 +51,7 @@ def verdict_max_tokens(n: int) -> int:
 
 
 @dataclass(frozen=True)
-class Verdict:
+class JudgedItem:
     """The judge's verdict on one item (a statement, opinion, claim or context)."""
 
     item: str
@@ -66,10 +66,10 @@ class Verdict:
         return {"item": self.item, "verdict": self.verdict, "reason": self.reason}
 
 
-def _paired(items: Sequence[str], answers: Sequence[dict[str, str]]) -> list[Verdict]:
+def _paired(items: Sequence[str], answers: Sequence[dict[str, str]]) -> list[JudgedItem]:
     """Items paired with the judge's verdicts (the schema made the two lists equally long)."""
     pairs = zip(items, answers, strict=True)
-    return [Verdict(item, answer["verdict"], answer["reason"]) for item, answer in pairs]
+    return [JudgedItem(item, answer["verdict"], answer["reason"]) for item, answer in pairs]
 
 
 @dataclass
@@ -83,7 +83,7 @@ class VerdictJob:
 @dataclass(frozen=True)
 class VerdictStep(JudgeStep):
     """A yes/no verdict with a short reason per item of a :class:`VerdictJob`; the items enter
-    the template's ``items_field`` as one JSON list. Value: the :class:`Verdict` list, in item
+    the template's ``items_field`` as one JSON list. Value: the :class:`JudgedItem` list, in item
     order; a job without items sends nothing and gives an empty list."""
 
     items_field: str = "statements"
@@ -129,7 +129,7 @@ class CorrectnessJob:
 class CorrectnessStep(JudgeStep):
     """Answer correctness: TP/FP for each answer statement, TP/FN for each reference statement.
 
-    Value: ``{"TP": [...], "FP": [...], "FN": [...]}`` of :class:`Verdict` (TP holds the answer
+    Value: ``{"TP": [...], "FP": [...], "FN": [...]}`` of :class:`JudgedItem` (TP holds the answer
     statements the reference supports). When either list is empty there is nothing to ask: every
     answer statement is FP and every reference statement FN."""
 
@@ -162,8 +162,8 @@ class CorrectnessStep(JudgeStep):
             return None
         return Outcome({
             "TP": [],
-            "FP": [Verdict(s, "FP", "no reference statements") for s in job.answer_statements],
-            "FN": [Verdict(s, "FN", "no answer statements") for s in job.reference_statements],
+            "FP": [JudgedItem(s, "FP", "no reference statements") for s in job.answer_statements],
+            "FN": [JudgedItem(s, "FN", "no answer statements") for s in job.reference_statements],
         })
 
 
@@ -197,5 +197,5 @@ def verdict_jobs(judge: Any, steps: Sequence[Outcome], texts: Sequence[str],
     return jobs
 
 
-def verdict_dicts(verdicts: Sequence[Verdict]) -> list[dict[str, str]]:
+def verdict_dicts(verdicts: Sequence[JudgedItem]) -> list[dict[str, str]]:
     return [v.as_dict() for v in verdicts]

@@ -21,7 +21,7 @@ from itertools import chain
 import numpy as np
 import pandas as pd
 
-from ...base import text
+from ....base import text
 
 _BREAK, _WORD, _DOLLAR, _OTHER = 0, 1, 3, 4
 

@@ -19,8 +19,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from ...base.validation import Index, InputError, InputTypeError
-from ..conversations.messages import arguments_of, as_items, check_call
+from ....base.validation import Index, InputError, InputTypeError
+from ...conversations.messages import arguments_of, as_items, check_call
 
 
 def _at(index: Index, j: int) -> Index:

@@ -17,7 +17,7 @@ from itertools import chain
 
 import numpy as np
 
-from ...base import text
+from ....base import text
 from .tokens import Unsupported, regex_token_ids, token_ids
 
 MAX_ROW = 1 << 20  # longer samples (hypothesis + references, in tokens) are counted by Counter

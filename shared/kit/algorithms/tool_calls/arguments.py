@@ -21,7 +21,7 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from ...base.options import Option
+from ....base.options import Option
 from .values import same_json
 
 ARGS_MODES = ("exact", "subset", "superset", "ignore")

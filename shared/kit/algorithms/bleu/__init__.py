@@ -18,7 +18,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from ...base import text
+from ....base import text
 from .ngrams import ngram_statistics
 
 _TINY = sys.float_info.min  # nltk method0's stand-in for a zero precision
