@@ -29,6 +29,7 @@ import json
 import re
 import threading
 from collections import Counter
+from pathlib import Path
 from typing import Any
 
 from judgeserver import JudgeServer, fenced_fields
@@ -65,6 +66,14 @@ class FlawedJudges(JudgeServer):
         super().__init__(self.answer_of, top_logprobs=self.top_of)
         self.asked: Counter[str] = Counter()
         self._count_lock = threading.Lock()
+
+    def options(self, model: str, api_key: str, cache: Path | None = None) -> dict[str, Any]:
+        """The judge options of ``model`` behind this server (its calls cached in ``cache``)."""
+        found = {"provider": "openai-compatible", "base_url": self.url, "model": model,
+                 "api_key": api_key}
+        if cache is not None:
+            found.update(cache_dir=str(cache), max_concurrency=16)
+        return found
 
     def verdict(self, body: dict[str, Any]) -> bool:
         content = body["messages"][-1]["content"]

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from profile_files import F1, evouna_rows, fit_profile
 from sklearn.metrics import cohen_kappa_score, roc_auc_score
 
 from shared.analysis.alignment import Tuning
@@ -19,22 +20,15 @@ from shared.analysis.gates import parse_gate
 from shared.base.errors import UserInputError
 from shared.cli.main import main
 
-REPO = Path(__file__).resolve().parents[2]
-EVOUNA = REPO / "bench" / "agreement" / "data" / "answer_equivalence_evouna_nq.jsonl"
-F1 = ["--metric", "accuracy", "--option", "mode=f1"]
-
 
 @pytest.fixture(scope="module")
 def fitted(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     """A profile fitted on rows 0-119 (``fit``), and rows 120-239 (``other``)."""
     folder = tmp_path_factory.mktemp("profile")
-    lines = EVOUNA.read_text().splitlines()
-    paths = {"fit": folder / "fit.jsonl", "other": folder / "other.jsonl",
+    paths = {"fit": evouna_rows(folder / "fit.jsonl", 0, 120),
+             "other": evouna_rows(folder / "other.jsonl", 120, 240),
              "profile": folder / "profile.json"}
-    paths["fit"].write_text("\n".join(lines[:120]) + "\n")
-    paths["other"].write_text("\n".join(lines[120:240]) + "\n")
-    assert main(["align", str(paths["fit"]), *F1, "--label", "label", "--resamples", "50",
-                 "--save-profile", str(paths["profile"]), "-q"]) == 0
+    fit_profile(paths["fit"], paths["profile"], resamples=50)
     return paths
 
 

@@ -32,8 +32,7 @@ def server():
 
 
 def judge(server: FlawedJudges, model: str, cache: Path) -> dict:
-    return {"provider": "openai-compatible", "base_url": server.url, "model": model,
-            "api_key": SECRET, "cache_dir": str(cache), "max_concurrency": 16}
+    return server.options(model, SECRET, cache)
 
 
 @pytest.mark.parametrize("model", JUDGES)

@@ -32,8 +32,7 @@ def cards(server, tmp_path_factory) -> dict[str, Path]:
     """A certified card (the sound judge, 60 rows at tolerance 0.1) and one that is not (the
     same judge on 20 rows at 0.05: every check inconclusive)."""
     folder = tmp_path_factory.mktemp("cards")
-    options = {"provider": "openai-compatible", "base_url": server.url, "model": "sound",
-               "api_key": SECRET, "cache_dir": str(folder / "cache"), "max_concurrency": 16}
+    options = server.options("sound", SECRET, folder / "cache")
     found = {}
     for name, rows, tolerance in (("certified", ROWS, 0.1), ("uncertified", ROWS[:20], 0.05)):
         report = certify(rows, "l3score", tolerance=tolerance, **options)
@@ -44,8 +43,7 @@ def cards(server, tmp_path_factory) -> dict[str, Path]:
 
 
 def judge(server, model: str = "sound") -> dict:
-    return {"provider": "openai-compatible", "base_url": server.url, "model": model,
-            "api_key": SECRET}
+    return server.options(model, SECRET)
 
 
 def test_the_card_is_markdown_with_its_report(cards):

@@ -12,23 +12,17 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from profile_files import F1, evouna_rows, fit_profile
 
 from shared.cli.main import main
-
-REPO = Path(__file__).resolve().parents[2]
-EVOUNA = REPO / "bench" / "agreement" / "data" / "answer_equivalence_evouna_nq.jsonl"
-F1 = ["--metric", "accuracy", "--option", "mode=f1"]
 
 
 @pytest.fixture(scope="module")
 def fitted(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     folder = tmp_path_factory.mktemp("profile")
-    lines = EVOUNA.read_text().splitlines()
-    paths = {"rows": folder / "rows.jsonl", "profile": folder / "profile.json",
-             "scored": folder / "scored.jsonl"}
-    paths["rows"].write_text("\n".join(lines[:80]) + "\n")
-    assert main(["align", str(paths["rows"]), *F1, "--label", "label", "--resamples", "30",
-                 "--save-profile", str(paths["profile"]), "-q"]) == 0
+    paths = {"rows": evouna_rows(folder / "rows.jsonl", 0, 80),
+             "profile": folder / "profile.json", "scored": folder / "scored.jsonl"}
+    fit_profile(paths["rows"], paths["profile"], resamples=30)
     assert main(["score", str(paths["rows"]), *F1, "--out", str(paths["scored"]), "-q"]) == 0
     return paths
 
