@@ -84,6 +84,15 @@ def gemma_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
 
 
 @pytest.fixture(scope="module")
+def flawed_judges() -> Iterator[Any]:
+    """The planted-flaw judges behind one loopback URL (tests/fakes/flawed_judges.py)."""
+    from fakes.flawed_judges import FlawedJudges
+
+    with FlawedJudges() as judges:
+        yield judges
+
+
+@pytest.fixture(scope="module")
 def one_torch_thread() -> Iterator[None]:
     """Small models on a shared 2-core machine: one torch thread avoids OpenMP spin contention.
     A module asks for it with ``pytestmark = pytest.mark.usefixtures("one_torch_thread")``."""

@@ -25,19 +25,13 @@ ROWS = bridge_rows(120)
 SECRET = "sk-planted-0123456789"
 
 
-@pytest.fixture(scope="module")
-def server():
-    with FlawedJudges() as judges:
-        yield judges
-
-
-def judge(server: FlawedJudges, model: str, cache: Path) -> dict:
-    return server.options(model, SECRET, cache)
+def judge(flawed_judges: FlawedJudges, model: str, cache: Path) -> dict:
+    return flawed_judges.options(model, SECRET, cache)
 
 
 @pytest.mark.parametrize("model", JUDGES)
-def test_the_card_fails_exactly_the_planted_checks(server, model, tmp_path):
-    report = certify(ROWS, "l3score", **judge(server, model, tmp_path))
+def test_the_card_fails_exactly_the_planted_checks(flawed_judges, model, tmp_path):
+    report = certify(ROWS, "l3score", **judge(flawed_judges, model, tmp_path))
     outcomes = {c["name"]: c["outcome"] for c in report["checks"]}
     assert set(outcomes) == {"format", "verbosity", "injection", "fact_swap", "answer_swap",
                              "repeat"}
@@ -54,12 +48,12 @@ def test_the_card_fails_exactly_the_planted_checks(server, model, tmp_path):
         if check["outcome"] == "fail":  # the failing rows come first among the examples
             assert check["examples"][0]["failed"]
     assert report["judge"] == {"provider": "openai-compatible", "model": model,
-                               "base_url": server.url}
+                               "base_url": flawed_judges.url}
     assert SECRET not in json.dumps(report)
 
 
-def test_the_sound_judge_s_card_records_what_it_certifies(server, tmp_path):
-    report = certify(ROWS, "l3score", **judge(server, "sound", tmp_path))
+def test_the_sound_judge_s_card_records_what_it_certifies(flawed_judges, tmp_path):
+    report = certify(ROWS, "l3score", **judge(flawed_judges, "sound", tmp_path))
     assert report["metric"] == {"name": "l3score", "options": {}}
     assert [(p["name"], p["version"]) for p in report["prompts"]] == [("l3score", "1")]
     assert len(report["prompts"][0]["digest"]) == 12
@@ -73,20 +67,20 @@ def test_the_sound_judge_s_card_records_what_it_certifies(server, tmp_path):
     assert report["usage"]["calls"] == 120 * 4 + 90 * 2 + 120 * 3
 
 
-def test_the_repeats_go_past_the_cache(server, tmp_path):
+def test_the_repeats_go_past_the_cache(flawed_judges, tmp_path):
     """A second certification with a warm cache still asks the judge for every repeat."""
-    certify(ROWS[:20], "l3score", checks=["repeat"], **judge(server, "sound", tmp_path))
-    before = len(server.seen)
+    certify(ROWS[:20], "l3score", checks=["repeat"], **judge(flawed_judges, "sound", tmp_path))
+    before = len(flawed_judges.seen)
     again = certify(ROWS[:20], "l3score", checks=["repeat"], repeats=2,
-                    **judge(server, "sound", tmp_path))
+                    **judge(flawed_judges, "sound", tmp_path))
     # the rows themselves come from the cache; both repeats are sent
     assert again["usage"]["calls"] == 40 and again["usage"]["cache_hits"] == 20
-    assert len(server.seen) - before == 40
+    assert len(flawed_judges.seen) - before == 40
 
 
-def test_a_panel_is_rated_as_a_panel_and_judge_by_judge(server, tmp_path):
-    options = judge(server, "sound", tmp_path)
-    panel = [{"provider": "openai-compatible", "base_url": server.url, "model": m}
+def test_a_panel_is_rated_as_a_panel_and_judge_by_judge(flawed_judges, tmp_path):
+    options = judge(flawed_judges, "sound", tmp_path)
+    panel = [{"provider": "openai-compatible", "base_url": flawed_judges.url, "model": m}
              for m in ("sound", "yes")]
     report = certify(ROWS, "l3score", judges=panel, checks=["fact_swap", "format"], **options)
     # the panel's mean score still drops by half when the sound judge says No
@@ -106,11 +100,11 @@ def cli(*args: str) -> subprocess.CompletedProcess:
                           env={**os.environ, "HF_HUB_OFFLINE": "1"})
 
 
-def test_the_cli_writes_the_report_and_the_card(server, tmp_path):
+def test_the_cli_writes_the_report_and_the_card(flawed_judges, tmp_path):
     data = tmp_path / "rows.jsonl"
     data.write_text("".join(json.dumps(r) + "\n" for r in ROWS[:40]), encoding="utf-8")
     common = [str(data), "--metric", "l3score", "--provider", "openai-compatible",
-              "--base-url", server.url, "--model", "obedient", "--api-key", SECRET,
+              "--base-url", flawed_judges.url, "--model", "obedient", "--api-key", SECRET,
               "--cache-dir", str(tmp_path / "cache"), "--max-concurrency", "16", "-q"]
     dry = cli(*common, "--dry-run")
     assert dry.returncode == 0, dry.stderr
@@ -156,13 +150,13 @@ def test_certify_is_the_function_even_with_its_package_imported():
     assert shared.certify is certify and callable(certify) and certify.__name__ == "certify"
 
 
-def test_a_certification_through_a_batch_api(server, tmp_path, monkeypatch):
+def test_a_certification_through_a_batch_api(flawed_judges, tmp_path, monkeypatch):
     """batch=True as in score: every round goes to OpenAI's Batches API (the loopback fake of
     tests/fakes/batches.py, whose items the planted-flaw judges answer), none directly."""
     from fakes.batches import FakeBatches
 
     monkeypatch.setenv("JUDGE_METRICS_BATCH_POLL", "0.05")
-    with FakeBatches(server.url) as fake:
+    with FakeBatches(flawed_judges.url) as fake:
         report = certify(ROWS[:40], "l3score", checks=["injection", "repeat"], repeats=2,
                          chunk_size=80, provider="openai", base_url=f"{fake.url}/v1",
                          api_key=SECRET, model="obedient", batch=True,
