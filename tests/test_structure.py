@@ -367,8 +367,12 @@ def test_provider_names_are_written_only_in_the_registry():
     assert provider_literals("kind = 'openai-compatible'", {"openai"}) == []
 
 
-# Every module of shared/ is named where docs/ARCHITECTURE.md draws the roles.
+# Every module of shared/ is named where docs/ARCHITECTURE.md draws the roles, under its own
+# folder: the picture lists each folder's modules after the folder's path (`engine/backends/:`),
+# a module directly in shared/ by its file name (`spaces.py`).
 ARCHITECTURE = ROOT / "docs" / "ARCHITECTURE.md"
+# a folder's path followed by a colon, or a file name: where the text of one folder begins
+PICTURE_MARK = re.compile(r"(?<![\w/.`-])((?:[a-z_]+/)+(?=:)|\w+\.py\b)")
 
 
 def layout_section(text: str) -> str:
@@ -377,21 +381,90 @@ def layout_section(text: str) -> str:
     return text[start:text.index("\n### ", start + 1)]
 
 
-def unnamed_modules(section: str, modules: Collection[str]) -> list[str]:
-    """The modules (``shared.x.y``) whose name, or the name of a folder they sit in, is not a
-    word of ``section``: a new module must be given its line in the picture."""
-    def named(word: str) -> bool:
-        return re.search(rf"(?<![\w.]){re.escape(word)}(?!\w)", section) is not None
+def folder_texts(section: str) -> dict[str, str]:
+    """The picture's text under each folder path (``engine/backends/`` -> the text from that
+    path up to the next folder's path or file name), and under ``""`` the file names of the
+    modules directly in ``shared/`` that the picture names."""
+    fence = section.index("```")
+    picture = section[fence:section.index("```", fence + 3)]
+    marks = list(PICTURE_MARK.finditer(picture))
+    texts: dict[str, str] = {"": ""}
+    for mark, after in zip(marks, [*marks[1:], None], strict=True):
+        label = mark.group(1)
+        if label.endswith(".py"):
+            texts[""] += f" {label}"
+        else:
+            end = after.start() if after else len(picture)
+            texts[label] = texts.get(label, "") + picture[mark.end():end]
+    return texts
 
-    return sorted(m for m in modules if m != "shared"
-                  if not all(named(part) for part in m.split(".")[1:]))
+
+def unnamed_modules(section: str, modules: Collection[str]) -> list[str]:
+    """The modules (``shared.x.y``) that the picture does not name under their own folder: the
+    module ``shared.engine.backends.classes`` needs the word ``classes`` in the text under
+    ``engine/backends/``, a package (its ``__init__``) its folder's path, a module directly in
+    ``shared/`` its file name. A name written under another folder does not count."""
+    texts = folder_texts(section)
+
+    def named(word: str, text: str) -> bool:
+        return re.search(rf"(?<![\w.]){re.escape(word)}(?!\w)", text) is not None
+
+    missing = []
+    for module in modules:
+        parts = module.split(".")[1:]
+        if not parts:
+            continue
+        package = "".join(f"{p}/" for p in parts)
+        folder, name = "".join(f"{p}/" for p in parts[:-1]), parts[-1]
+        if package in texts:  # a package: its folder is drawn
+            continue
+        if folder == "":
+            found = named(f"{name}.py", texts[""])
+        else:
+            found = folder in texts and named(name, texts[folder])
+        if not found:
+            missing.append(module)
+    return sorted(missing)
+
+
+def stale_folders(section: str, modules: Collection[str]) -> list[str]:
+    """The folder paths the picture draws that hold no module of ``modules``."""
+    folders = {"".join(f"{p}/" for p in m.split(".")[1:-1]) for m in modules}
+    return sorted(f for f in folder_texts(section) if f and f not in folders)
 
 
 def test_every_module_is_named_in_the_architecture():
     section = layout_section(ARCHITECTURE.read_text(encoding="utf-8"))
     missing = unnamed_modules(section, MODULES)
     assert not missing, ("docs/ARCHITECTURE.md (\"shared/, by role\") names no "
-                         f"{', '.join(missing)}: say where each sits and what it is")
+                         f"{', '.join(missing)} under its folder's path: say what each is")
+    assert stale_folders(section, MODULES) == []
     # the check can fail: a module the picture does not name is found
     assert unnamed_modules(section, ["shared.engine.backends.made_up_batches"]) == [
         "shared.engine.backends.made_up_batches"]
+
+
+def test_the_checker_sees_a_module_named_only_under_another_folder():
+    """A word of the picture counts only under the module's own folder: ``verdicts`` under
+    ``analysis/`` does not document ``engine/backends/verdicts.py``, and a module directly in
+    ``shared/`` needs its file name."""
+    section = ("### shared/, by role\n```\n"
+               "  analysis     analysis/: gates (a gate), made_up (named here only)\n"
+               "               analysis/report/: page\n"
+               "  engine       engine/: config\n"
+               "               engine/backends/: registry; spaces.py (the Space builder)\n"
+               "  kit          kit/gone/: old (a folder that was moved)\n"
+               "```\n")
+    modules = ["shared.analysis", "shared.analysis.gates", "shared.analysis.made_up",
+               "shared.analysis.report", "shared.analysis.report.page",
+               "shared.analysis.report.made_up", "shared.engine.made_up",
+               "shared.engine.backends.registry", "shared.engine.backends.gates",
+               "shared.spaces", "shared.registry"]
+    assert unnamed_modules(section, modules) == [
+        "shared.analysis.report.made_up", "shared.engine.backends.gates",
+        "shared.engine.made_up", "shared.registry"]
+    assert stale_folders(section, modules) == ["kit/gone/"]
+    real = layout_section(ARCHITECTURE.read_text(encoding="utf-8"))
+    assert unnamed_modules(real, ["shared.engine.backends.verdicts",
+                                  "shared.analysis.classes"]) == [
+        "shared.analysis.classes", "shared.engine.backends.verdicts"]
