@@ -11,7 +11,8 @@ a test runs, so a changed declaration cannot leave its card behind. A judge card
 docs/BACKENDS.md its provider tables, the same way. A judge card's options block also says how many
 rounds of requests the metric sends (its class's ``ROUNDS``: with ``batch=True`` one provider batch
 each), and docs/COST.md's table of every judge metric's rounds is rewritten from the same
-declarations. """
+declarations. The lists of metrics in README.md and docs/*.md are rewritten with them
+(:mod:`.metric_lists`). """
 
 from __future__ import annotations
 
@@ -22,7 +23,7 @@ from pathlib import Path
 from ..base.options import card_table
 from ..engine.config import JUDGE_OPTIONS
 from ..kit.registry import METRICS, METRICS_DIR, MetricSpec, available, metric_class, metric_path
-from . import provider_tables
+from . import metric_lists, provider_tables
 
 START = "<!-- options:start -->"
 END = "<!-- options:end -->"
@@ -153,6 +154,11 @@ def main(argv: list[str] | None = None) -> int:
         changed.append(BACKENDS_DOC)
     if not args.metric and write_cost_doc(check=args.check):
         changed.append(COST_DOC)
+    if not args.metric:
+        changed += metric_lists.write_lists(check=args.check)
+        for path in metric_lists.documents():
+            for row in metric_lists.unwritten(path.read_text(encoding="utf-8")):
+                print(f"{path}: write {row} in its generated table")
     verb = "out of date" if args.check else "rewrote"
     for path in changed:
         print(f"{verb}: {path}")
