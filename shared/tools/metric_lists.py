@@ -11,7 +11,9 @@ says what is generated there:
   and "what it measures" as a person wrote it in the row (kept from the current text);
 - ``columns``: docs/BATCH.md's table of input columns, one row per column a metric reads: the
   metrics that read it (required, then "if present" for the optional), and the column's type
-  as a person wrote it (kept).
+  as a person wrote it (kept);
+- ``thresholds``: docs/AGREEMENT.md's table of decision thresholds: each metric's declared
+  ``DECISION_THRESHOLD`` and, as a person wrote it (kept), why; metrics alike share a row.
 
 A row whose written cell is empty (a new metric, a new column) is written with the cell empty
 and reported by :func:`unwritten`, which the test of the generated parts checks too: say what
@@ -135,15 +137,39 @@ NOTE = ("<!-- generated from the declarations by `python -m judge_metrics.tools.
         "(`make cards`): edit only the {} cells -->")
 
 
+def _metric_names(cell: str) -> list[str]:
+    return [name for name in re.split(r"[,\s]+", cell.replace("`", "")) if name]
+
+
+def _threshold(spec: MetricSpec) -> str:
+    value = spec.decision_threshold
+    return "none" if value is None else f"{value:g}"
+
+
+def thresholds_table(body: str) -> str:
+    """docs/AGREEMENT.md's table of decision thresholds: each metric's declared threshold, the
+    reason kept from ``body``; metrics with the same threshold and reason share a row."""
+    reasons = written_cells(body, _metric_names, 2)
+    rows: dict[tuple[str, str], list[str]] = {}
+    for name in available():
+        rows.setdefault((_threshold(METRICS[name]), reasons.get(name, "")), []).append(name)
+    lines = ["| metric | threshold | why |", "|---|---|---|"]
+    lines += [f"| {', '.join(names)} | {threshold} | {why} |"
+              for (threshold, why), names in rows.items()]
+    return "\n".join(lines)
+
+
 def generated(kind: str, body: str) -> str:
     """What the block of ``kind`` holds, given its current ``body``."""
     if kind == "table":
         return f"\n{NOTE.format('what it measures')}\n{metrics_table(body)}\n"
     if kind == "columns":
         return f"\n{NOTE.format('type')}\n{columns_table(body)}\n"
+    if kind == "thresholds":
+        return f"\n{NOTE.format('why')}\n{thresholds_table(body)}\n"
     if kind not in FAMILIES:
         raise ValueError(f"unknown list <!-- metrics:{kind}:start --> (known: table, columns, "
-                         f"{', '.join(FAMILIES)})")
+                         f"thresholds, {', '.join(FAMILIES)})")
     return ", ".join(family(kind))
 
 
@@ -163,6 +189,9 @@ def unwritten(text: str) -> list[str]:
         elif kind == "columns":
             missing += [f"what column {name} holds" for name, cell in
                         written_cells(body, _column_names, 1).items() if not cell]
+        elif kind == "thresholds":
+            missing += [f"why {name}'s threshold" for name, cell in
+                        written_cells(body, _metric_names, 2).items() if not cell]
     return missing
 
 

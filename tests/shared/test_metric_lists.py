@@ -23,6 +23,7 @@ def test_every_metric_list_is_current_and_written() -> None:
     # the lists the documents hold: README's table and docs/BATCH.md's columns at least
     assert "<!-- metrics:table:start -->" in texts["README.md"]
     assert "<!-- metrics:columns:start -->" in texts["BATCH.md"]
+    assert "<!-- metrics:thresholds:start -->" in texts["AGREEMENT.md"]
 
 
 def test_the_table_lists_every_metric_in_the_registry_order() -> None:
@@ -58,6 +59,10 @@ def test_a_new_metric_makes_every_list_stale(monkeypatch: pytest.MonkeyPatch) ->
             rendered = metric_lists.render(text)
             assert "| `probe` |  | made_up |" in rendered
             assert metric_lists.unwritten(rendered) == ["what column probe holds"]
+        if "<!-- metrics:thresholds:start -->" in text:
+            rendered = metric_lists.render(text)
+            assert "| made_up | none |  |" in rendered
+            assert metric_lists.unwritten(rendered) == ["why made_up's threshold"]
     # and the check that the test above runs says so: the written documents are out of date
     assert README in metric_lists.write_lists(check=True)
 
