@@ -5,6 +5,7 @@ writes what it measures."""
 from __future__ import annotations
 
 import dataclasses
+import re
 
 import pytest
 
@@ -88,3 +89,25 @@ def test_make_cards_rewrites_the_lists_and_check_reports_them(monkeypatch, capsy
     monkeypatch.setattr(cards, "write_cost_doc", lambda check=False: False)
     assert cards.main(["--check"]) == 1
     assert f"out of date: {README}" in capsys.readouterr().out
+
+
+def named_metrics(text: str) -> list[str]:
+    """The metric names ``text`` writes in backticks or as plain words, in registry order."""
+    return [name for name in available() if re.search(rf"(?<![\w/]){name}(?![\w/])", text)]
+
+
+def test_the_lists_written_with_prose_name_their_whole_family() -> None:
+    """Two lists stay written by hand, each metric with its own prose: docs/CONVERSATIONS.md's
+    metrics over conversations and tool calls, and docs/ALIGNMENT.md's judge metrics by the
+    shape of their prompts. Each names exactly its family, so a new metric fails here until it
+    is written in."""
+    docs = metric_lists.ROOT / "docs"
+    conversations = (docs / "CONVERSATIONS.md").read_text(encoding="utf-8")
+    section = conversations.split("## The metrics\n")[1].split("\n## ")[0]
+    listed = section.split("\n\n")[0]
+    assert named_metrics(listed) == metric_lists.family("conversation")
+    alignment = (docs / "ALIGNMENT.md").read_text(encoding="utf-8")
+    table = alignment.split("| Metric shape | Gets the block | Why |")[1].split("\n\n")[0]
+    shapes = [line.split("|")[1] for line in table.splitlines() if line.startswith("| ")]
+    assert sorted(n for shape in shapes for n in named_metrics(shape)) == sorted(
+        metric_lists.family("judge"))
