@@ -30,7 +30,7 @@ from pathlib import Path
 from ..kit.registry import METRICS, METRICS_DIR, MetricSpec, available
 
 ROOT = METRICS_DIR.parent
-BLOCK = re.compile(r"(<!-- metrics:([\w-]+):start -->)(.*?)(<!-- metrics:\2:end -->)", re.S)
+BLOCK = re.compile(r"(<!-- metrics:([a-z-]+):start -->)(.*?)(<!-- metrics:\2:end -->)", re.S)
 CONVERSATION_COLUMNS = frozenset({"messages", "reference_messages", "tool_calls",
                                   "expected_tool_calls", "tools"})
 
@@ -47,6 +47,7 @@ FAMILIES: dict[str, Callable[[MetricSpec], bool]] = {
     # no judge and no embedding model: what the core install scores
     "string": lambda spec: not spec.judge and not spec.embeds,
     "embedding": lambda spec: spec.embeds,
+    "lower-is-better": lambda spec: spec.lower_is_better,
     "conversation": _reads_conversations,
     "judge-conversation": lambda spec: spec.judge and _reads_conversations(spec),
 }
