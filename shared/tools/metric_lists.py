@@ -47,6 +47,7 @@ FAMILIES: dict[str, Callable[[MetricSpec], bool]] = {
     # no judge and no embedding model: what the core install scores
     "string": lambda spec: not spec.judge and not spec.embeds,
     "embedding": lambda spec: spec.embeds,
+    "embedding-no-judge": lambda spec: spec.embeds and not spec.judge,
     "lower-is-better": lambda spec: spec.lower_is_better,
     "conversation": _reads_conversations,
     "judge-conversation": lambda spec: spec.judge and _reads_conversations(spec),
