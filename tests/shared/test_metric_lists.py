@@ -111,3 +111,37 @@ def test_the_lists_written_with_prose_name_their_whole_family() -> None:
     shapes = [line.split("|")[1] for line in table.splitlines() if line.startswith("| ")]
     assert sorted(n for shape in shapes for n in named_metrics(shape)) == sorted(
         metric_lists.family("judge"))
+
+
+# the complete family lists written by hand on purpose, each checked above
+PROSE_LISTS = {("CONVERSATIONS.md", "conversation")}
+
+
+def handwritten_family_lists(texts: dict[str, str], least: int = 4) -> list[str]:
+    """``file: family`` for each paragraph of prose (not a generated list, a code block or a
+    table: measured tables name what they measured) that names every metric of a family of
+    ``least`` or more: such a list goes stale when the family grows."""
+    found = []
+    for name, text in texts.items():
+        text = re.sub(r"```.*?```", "", metric_lists.BLOCK.sub("", text), flags=re.S)
+        text = re.sub(r"<!-- (\w+):start -->.*?<!-- \1:end -->", "", text, flags=re.S)
+        for kind in metric_lists.FAMILIES:
+            members = metric_lists.family(kind)
+            if len(members) >= least and (name, kind) not in PROSE_LISTS and any(
+                    named_metrics(paragraph) and set(members) <= set(named_metrics(paragraph))
+                    for paragraph in text.split("\n\n") if not paragraph.lstrip().startswith("|")):
+                found.append(f"{name}: {kind}")
+    return found
+
+
+def test_no_family_is_listed_by_hand() -> None:
+    """Write a family's names between <!-- metrics:FAMILY:start --> and its end marker."""
+    texts = {path.name: path.read_text(encoding="utf-8") for path in metric_lists.documents()}
+    assert handwritten_family_lists(texts) == []
+    # the check can fail: a sentence naming every string metric by hand is found, the same
+    # names between the markers are not
+    string = ", ".join(metric_lists.family("string"))
+    assert "X.md: string" in handwritten_family_lists(
+        {"X.md": f"The string metrics ({string}) are fast."})
+    assert handwritten_family_lists({"X.md": "The string metrics (<!-- metrics:string:start -->"
+                                             f"{string}<!-- metrics:string:end -->)."}) == []
