@@ -55,8 +55,9 @@ class AnswerCorrectness(JudgeMetric):
     HEADLINE = ("answer_correctness",)
     ROUNDS = ("statements of the answers and the references", "TP/FP/FN verdicts")
     SCORING_PROMPTS = ("answer_correctness", "answer_correctness_q")
+    PROMPTS = (steps.STATEMENTS, steps.STATEMENTS_WITH_QUESTION, steps.CORRECTNESS,
+               steps.CORRECTNESS_WITH_QUESTION)
     USES_EMBEDDINGS = True
-    EXTRACTIONS = ("statements",)
     EXAMPLE = Example({
         "questions": ["When and where was Einstein born?"] * 2,
         "predictions": ["In 1879, Einstein was born in Germany.",

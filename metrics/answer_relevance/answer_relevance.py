@@ -29,7 +29,7 @@ class AnswerRelevance(JudgeMetric):
     HEADLINE = ("answer_relevance",)
     ROUNDS = ("statements", "relevance verdicts")
     SCORING_PROMPTS = ("answer_relevance",)
-    EXTRACTIONS = ("statements",)
+    PROMPTS = (steps.STATEMENTS_WITH_QUESTION, steps.ANSWER_RELEVANCE)
     EXAMPLE = rag_example("questions", "predictions")
 
     def score(self, judge: Judge, questions: list[str], predictions: list[str]

@@ -49,6 +49,7 @@ class ContextPrecision(JudgeMetric):
     HEADLINE = ("context_precision",)
     ROUNDS = ("usefulness verdicts",)
     SCORING_PROMPTS = ("context_precision",)
+    PROMPTS = (steps.CONTEXT_PRECISION,)
     EXAMPLE = rag_example("questions", "contexts", "references")
 
     def score(self, judge: Judge, questions: list[str], contexts: list[list[str]],

@@ -31,7 +31,7 @@ class ContextRecall(JudgeMetric):
     HEADLINE = ("context_recall",)
     ROUNDS = ("statements", "attribution verdicts")
     SCORING_PROMPTS = ("context_recall",)
-    EXTRACTIONS = ("statements",)
+    PROMPTS = (steps.STATEMENTS, steps.CONTEXT_RECALL)
     EXAMPLE = rag_example("contexts", "references")
 
     def score(self, judge: Judge, contexts: list[list[str]], references: list[list[str]]

@@ -29,6 +29,7 @@ class ContextRelevance(JudgeMetric):
     HEADLINE = ("context_relevance",)
     ROUNDS = ("relevance verdicts",)
     SCORING_PROMPTS = ("context_relevance",)
+    PROMPTS = (steps.CONTEXT_RELEVANCE,)
     EXAMPLE = rag_example("questions", "contexts")
 
     def score(self, judge: Judge, questions: list[str], contexts: list[list[str]]

@@ -34,7 +34,7 @@ class ConversationCompleteness(JudgeMetric):
     HEADLINE = ("conversation_completeness",)
     ROUNDS = ("intentions", "completeness verdicts")
     SCORING_PROMPTS = ("conversation_completeness",)
-    EXTRACTIONS = ("intentions",)
+    PROMPTS = (steps.INTENTIONS, steps.CONVERSATION_COMPLETENESS)
     EXAMPLE = Example({"messages": [
         [{"role": "user", "content": "What is the capital of France, and how many people live "
                                      "there?"},

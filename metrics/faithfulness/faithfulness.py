@@ -33,7 +33,7 @@ class Faithfulness(JudgeMetric):
     HEADLINE = ("faithfulness",)
     ROUNDS = ("claims", "faithfulness verdicts")
     SCORING_PROMPTS = ("faithfulness",)
-    EXTRACTIONS = ("statements",)
+    PROMPTS = (steps.STATEMENTS, steps.FAITHFULNESS)
     EXAMPLE = rag_example("predictions", "contexts")
 
     def score(self, judge: Judge, predictions: list[str], contexts: list[list[str]]

@@ -79,6 +79,17 @@ class GEval(JudgeMetric):
                         "within three days.", "Read the FAQ. Refunds take time."],
     }, options={"criteria": "Is the reply polite and helpful to the customer?"})
 
+    @classmethod
+    def sent_prompts(cls, criteria: str = "{criteria}", evaluation_steps: tuple[str, ...] | None
+                     = None, rubric: dict[int, str] | None = None,
+                     score_range: tuple[int, int] = (1, 5), explain: bool = False,
+                     **options: Any) -> tuple[Any, ...]:
+        """Its prompt, written from the criteria, steps, rubric and scale (with ``explain``,
+        the reason's too); without criteria, ``{criteria}`` stands in for them."""
+        scale = user_criteria.Criteria(criteria, evaluation_steps or (), rubric or {},
+                                        *score_range)
+        return user_criteria.g_eval_prompts(scale, explain)
+
     def score(self, judge: Judge, predictions: list[str], questions: list[str] | None,
               references: list[list[str]] | None, contexts: list[list[str]] | None,
               sources: list[str] | None, criteria: str,

@@ -30,6 +30,7 @@ class Hallucination(JudgeMetric):
     HEADLINE = ("hallucination",)
     ROUNDS = ("contradiction verdicts",)
     SCORING_PROMPTS = ("hallucination",)
+    PROMPTS = (steps.HALLUCINATION,)
     LOWER_IS_BETTER = True
     EXAMPLE = rag_example("predictions", "contexts")
 

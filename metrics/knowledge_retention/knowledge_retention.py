@@ -38,7 +38,7 @@ class KnowledgeRetention(JudgeMetric):
     HEADLINE = ("knowledge_retention",)
     ROUNDS = ("facts", "retention verdicts")
     SCORING_PROMPTS = ("knowledge_retention",)
-    EXTRACTIONS = ("user_facts",)
+    PROMPTS = (steps.USER_FACTS, steps.KNOWLEDGE_RETENTION)
     EXAMPLE = Example({"messages": [
         [{"role": "user", "content": _NAME},
          {"role": "assistant", "content": "Nice to meet you, Ana!"},

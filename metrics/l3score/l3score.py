@@ -64,6 +64,7 @@ class L3Score(JudgeMetric):
     HEADLINE = ("L3Score",)
     ROUNDS = ("yes/no",)
     SCORING_PROMPTS = ("l3score",)
+    PROMPTS = (prompts.L3SCORE,)
     REQUIRES = (("top_logprobs", TOP_K),)
     EXAMPLE = Example({
         "questions": ["What is the capital of France?", "What is the capital of Germany?"],

@@ -65,6 +65,11 @@ class Pairwise(JudgeMetric):
                                  "in 1889 for the World's Fair."],
     })
 
+    @classmethod
+    def sent_prompts(cls, criteria: str = DEFAULT_CRITERIA, **options: Any) -> tuple[Any, ...]:
+        """Its prompt, written from the criteria (the same in either order)."""
+        return user_criteria.pairwise_prompts(criteria)
+
     def score(self, judge: Judge, predictions: list[str], baseline_predictions: list[str],
               questions: list[str] | None, references: list[list[str]] | None,
               contexts: list[list[str]] | None, criteria: str, tie_band: float,

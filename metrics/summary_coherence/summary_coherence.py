@@ -29,6 +29,7 @@ class SummaryCoherence(JudgeMetric):
     HEADLINE = ("summary_coherence",)
     ROUNDS = ("coherence rating",)
     SCORING_PROMPTS = ("summary_coherence",)
+    PROMPTS = (steps.SUMMARY_COHERENCE,)
     DECISION_THRESHOLD = 3.0  # agree: the middle of its 1-5 scale
     SCORE_RANGE = (1.0, 5.0)
     EXAMPLE = Example({

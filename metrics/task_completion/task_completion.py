@@ -45,6 +45,7 @@ class TaskCompletion(JudgeMetric):
     HEADLINE = ("task_completion",)
     ROUNDS = ("task completion",)
     SCORING_PROMPTS = ("task_completion",)
+    PROMPTS = (steps.prompts.TASK_COMPLETION,)
     PREFERS = (("logprobs", True),)  # else the written label (score_method "sampled")
     EXAMPLE = Example({"messages": [
         _booking('{"status": "confirmed", "reference": "R-118"}',

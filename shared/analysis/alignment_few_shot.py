@@ -1,6 +1,6 @@
 """``align --few-shot K``: per training fold, K rows whose plain-prompt decision disagreed with
 the label become the judge's examples and the fold's held-out rows are scored again with them;
-the prompts those examples go with, as a profile records them (docs/ALIGNMENT.md)."""
+the prompts the metric sends, as a profile records them (docs/ALIGNMENT.md)."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ import numpy as np
 from ..base.errors import UserInputError
 from .labelled_runs import score_labelled
 
-__all__ = ["check_few_shot", "few_shot_scores", "prompt_record"]
+__all__ = ["check_few_shot", "few_shot_scores"]
 
 
 def check_few_shot(metric: str, k: Any) -> None:
@@ -27,31 +27,6 @@ def check_few_shot(metric: str, k: Any) -> None:
                               "takes examples (few-shot is for the judge metrics)")
 
 
-def prompt_record(metric: str) -> list[dict[str, str]]:
-    """The prompts a profile's examples are shown with (the metric's ``SCORING_PROMPTS``):
-    each one's name, version and digest: sha256 of ``name@version``, a newline and its text
-    (the digest tests/shared/test_prompts.py pins); g_eval's and pairwise's prompts, built by a
-    function, digest their text with every field a placeholder."""
-    import hashlib
-
-    from ..kit.registry import METRICS
-    from ..kit.steps import prompts
-
-    texts = {t.name: (t.prompt_id, t.text) for t in vars(prompts).values()
-             if isinstance(t, prompts.PromptTemplate)}
-    fields = {k: "{" + k + "}" for k in prompts.MATERIAL_HEADINGS}
-    for built in (prompts.g_eval_request("{criteria}", ("{evaluation_steps}",),
-                                         {1: "{rubric}"}, 1, 5, "{prediction}", **fields),
-                  prompts.pairwise_request("{criteria}", "{answer_a}", "{answer_b}", **fields)):
-        texts[built.prompt_id.partition("@")[0]] = (built.prompt_id, built.messages[0][1])
-    record = []
-    for name in METRICS[metric].scoring_prompts:
-        prompt_id, text = texts[name]
-        record.append({"name": name, "version": prompt_id.partition("@")[2],
-                       "digest": hashlib.sha256(f"{prompt_id}\n{text}".encode()).hexdigest()})
-    return record
-
-
 def few_shot_scores(dataset: Any, scored: Any, metric: str, label: str, scores: np.ndarray,
                     labels: Sequence[float], k: int, fold_of_row: np.ndarray,
                     threshold: float, seed: int | None, options: Mapping[str, Any]
@@ -61,8 +36,11 @@ def few_shot_scores(dataset: Any, scored: Any, metric: str, label: str, scores: 
     scored again with them (the call cache keys the request text, so other examples are other
     calls). Returns ``scores`` (per row, NaN where not scored again), ``folds`` (per fold its
     example rows), ``examples`` (k chosen the same way from every row: the profile's) and
-    ``prompt``."""
+    ``prompt``: the prompts the metric sends with these options, as it declares them
+    (:func:`shared.kit.sent_prompts.prompt_records`: the examples go with its
+    ``SCORING_PROMPTS``, and the scores the profile was fitted on come from all of them)."""
     from ..kit.registry import METRICS
+    from ..kit.sent_prompts import prompt_records
 
     y = np.asarray(labels, dtype=np.float64)
     wrong = np.flatnonzero((fold_of_row >= 0) & ((scores >= threshold) != (y == 1)))
@@ -93,4 +71,5 @@ def few_shot_scores(dataset: Any, scored: Any, metric: str, label: str, scores: 
                                  **given, "examples": [example(r) for r in chosen]}})
         found[held] = [math.nan if v is None else float(v) for v in run.scored[run.column]]
     return {"k": k, "scores": found, "folds": record,
-            "examples": [example(r) for r in pick(wrong)], "prompt": prompt_record(metric)}
+            "examples": [example(r) for r in pick(wrong)],
+            "prompt": prompt_records(metric, options.get("metric_options"))}

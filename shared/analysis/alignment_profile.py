@@ -27,7 +27,7 @@ from .alignment import (
     repeated_rows,
     weighted_mean,
 )
-from .alignment_few_shot import check_few_shot, few_shot_scores, prompt_record
+from .alignment_few_shot import check_few_shot, few_shot_scores
 from .labelled_runs import score_labelled
 from .labels import BOOLEAN, parse_labels
 from .profile_checks import PROFILE_FORMAT, check_judge, check_profile_fields, read_profile_file
@@ -161,16 +161,36 @@ def check_profile(path: str | os.PathLike[str], metrics: Sequence[str],
     if metric not in metrics and "all" not in metrics:
         raise UserInputError(f"--profile {path}: fitted for {metric!r}, which this run does "
                               f"not score (--metric {', '.join(metrics)})")
-    if data.get("prompt") and data["prompt"] != prompt_record(metric):
-        shown = ", ".join(f"{p['name']} version {p['version']}" for p in data["prompt"])
-        raise UserInputError(f"--profile {path}: its examples were chosen for the prompt "
-                              f"{shown}, which this version has changed")
     given = dict(metric_options.get(metric) or {})
     if given != data.get("metric_options", {}):
         raise UserInputError(f"--profile {path}: fitted for {metric} with options "
                               f"{data.get('metric_options') or 'none'}, this run has "
                               f"{given or 'none'}")
+    changed = changed_prompts(data.get("prompt") or [], metric, given)
+    if changed:
+        shown = ", ".join(f"{p['name']} version {p['version']}" for p in changed)
+        raise UserInputError(f"--profile {path}: its examples were chosen for the prompt "
+                              f"{shown}, which this version has changed")
     return data
+
+
+def changed_prompts(recorded: Sequence[Mapping[str, Any]], metric: str,
+                    metric_options: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+    """The prompts of a profile's record that ``metric`` no longer sends as they were: each
+    recorded prompt is compared with the one of its name the metric declares
+    (:mod:`shared.kit.sent_prompts`) by version and digest (a profile written before the
+    digests were cut to 12 digits, or that recorded only the prompts its examples go with, is
+    still read)."""
+    from ..kit.sent_prompts import DIGEST_DIGITS, prompt_records
+
+    now = {p["name"]: p for p in prompt_records(metric, metric_options)}
+
+    def same(p: Mapping[str, Any]) -> bool:
+        current = now.get(p["name"])
+        return current is not None and current["version"] == p["version"] and (
+            str(p.get("digest", ""))[:DIGEST_DIGITS] == current["digest"])
+
+    return [p for p in recorded if not same(p)]
 
 
 def profile_for_run(path: str | os.PathLike[str] | None, metrics: Sequence[str],

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from ..base.errors import UserInputError
-from .report import describe_judge, judge_name, prompt_records
+from .report import describe_judge, judge_name
 
 MARKER = "<!-- judge-metrics judge card: the block below is what score --card reads -->"
 _BLOCK = re.compile(re.escape(MARKER) + r"\s*```json\n(.*?)\n```", re.DOTALL)
@@ -137,6 +137,7 @@ def check_card(path: str | os.PathLike[str], metrics: Sequence[str],
     line."""
     from ..analysis.comparison import json_ready
     from ..engine.config import JUDGE_OPTION_NAMES, judge_config
+    from ..kit.sent_prompts import prompt_records
     from ..runs.batch import EMBEDDING_OPTION_NAMES
 
     card = read_card(path)
@@ -160,7 +161,7 @@ def check_card(path: str | os.PathLike[str], metrics: Sequence[str],
         raise UserInputError(f"{where} certifies {metric} with options "
                              f"{json.dumps(card['metric'].get('options'), sort_keys=True)}, "
                              f"not {json.dumps(json_ready(chosen), sort_keys=True)}")
-    now = prompt_records(metric)
+    now = prompt_records(metric, chosen)
     if now != card["prompts"]:
         then = ", ".join(f"{p['name']}@{p['version']}:{p['digest']}" for p in card["prompts"])
         raise UserInputError(f"{where} certifies the prompts {then}; {metric} now sends "

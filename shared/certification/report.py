@@ -1,6 +1,7 @@
-"""The judge card's report: what it certifies (the judge, the metric and its options, each prompt's
-name, version and digest, the data's digest, the date, the settings) and the checks' rates, as
-data (the JSON) and as a plain-text table. Nothing in it holds a credential: the judge is named
+"""The judge card's report: what it certifies (the judge, the metric and its options, each prompt
+it sends as it declares them (:mod:`shared.kit.sent_prompts`: name, version and digest), the
+data's digest, the date, the settings) and the checks' rates, as data (the JSON) and as a
+plain-text table. Nothing in it holds a credential: the judge is named
 by provider, model and base URL without user, password or query."""
 
 from __future__ import annotations
@@ -42,30 +43,6 @@ def describe_judge(config: Any) -> dict[str, Any]:
             "base_url": clean_url(config.base_url)}
 
 
-def prompt_records(metric: str) -> list[dict[str, str]]:
-    """Each judge prompt ``metric`` sends: name, version and the sha256 (12 digits) of its text;
-    for a prompt built in code from the user's criteria (g_eval's, pairwise's), of the source
-    of the function that builds it (``<name>_request``)."""
-    import inspect
-
-    from ..analysis.report.page import prompts_of
-    from ..kit.steps import prompts
-
-    def digest(text: str) -> str:
-        return hashlib.sha256(text.encode("utf-8")).hexdigest()[:12]
-
-    found = {t.prompt_id: (t.name, t.version, digest(t.text)) for t in vars(prompts).values()
-             if isinstance(t, prompts.PromptTemplate) and t.prompt_id in prompts_of([metric])}
-    for name, value in vars(prompts).items():
-        builder = getattr(prompts, f"{name[:-3].lower()}_request", None)
-        if name.endswith("_ID") and isinstance(value, str) and callable(builder):
-            prompt, _, version = value.partition("@")
-            if prompt == metric or prompt.startswith(metric + "_"):
-                found[value] = (prompt, version, digest(inspect.getsource(builder)))
-    return [{"name": n, "version": v, "digest": d} for n, v, d in
-            (found[pid] for pid in sorted(found))]
-
-
 def data_digest(rows: Sequence[Mapping[str, Any]]) -> str:
     text = json.dumps(list(rows), sort_keys=True, default=str, ensure_ascii=False)
     return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:16]
@@ -83,6 +60,7 @@ def build_report(results: Mapping[str, list[dict[str, Any]]], plan: Any,
     """The report of one certification (``results``: scorer -> its checks' entries)."""
     from ..analysis.comparison import json_ready
     from ..engine.config import judge_configs
+    from ..kit.sent_prompts import prompt_records
 
     checks = results["judge"]
     report: dict[str, Any] = {
@@ -91,7 +69,7 @@ def build_report(results: Mapping[str, list[dict[str, Any]]], plan: Any,
         "skipped": dict(plan.skipped),
         "judge": describe_judge(scorer.config),
         "metric": {"name": metric, "options": json_ready(dict(scorer.metric_options))},
-        "prompts": prompt_records(metric),
+        "prompts": prompt_records(metric, scorer.metric_options),
         "data": {"rows": len(rows), "digest": data_digest(rows)},
         "date": datetime.datetime.now(datetime.UTC).date().isoformat(),
         "settings": {"seed": seed, "repeats": repeats, "tolerance": tolerance, "delta": delta,

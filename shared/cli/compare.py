@@ -137,7 +137,8 @@ def run(args: argparse.Namespace) -> int:
     if args.html:
         from ..analysis.report import write_compare_html
 
-        write_compare_html(report, args.html, gates=regressions_html(checks))
+        write_compare_html(report, args.html, gates=regressions_html(checks),
+                           metric_options=metric_options)
         print(f"wrote {args.html}", file=sys.stderr)
     if args.junit_xml:
         write_junit_xml(args.junit_xml, "judge-metrics compare: regressions", checks,

@@ -206,7 +206,7 @@ def run(args: argparse.Namespace) -> int:
         from ..analysis.report import write_score_html
 
         write_score_html(scored, summary, args.html, judge=options,
-                         source=args.input, gates=results.html,
+                         source=args.input, gates=results.html, metric_options=metric_options,
                          pass_k=report.html() if report else None)
         print(f"wrote {args.html}", file=sys.stderr)
     status = gates.status(results.outcomes)

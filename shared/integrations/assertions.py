@@ -4,7 +4,6 @@ inconclusive: :mod:`shared.analysis.verdicts`), judge errors reported apart from
 from __future__ import annotations
 
 import difflib
-import hashlib
 import math
 import os
 from collections.abc import Mapping
@@ -71,15 +70,12 @@ def _frame_rows(frame: Any) -> dict[str, list[Any]]:
                         for v in frame[name].tolist()] for name in frame.columns}
 
 
-def prompt_digests(metric: str) -> str:
-    """The judge prompts the metric sends, each ``name@version:sha256[:12]`` of its text."""
-    from ..analysis.report.page import prompts_of
-    from ..kit.steps import prompts
+def prompt_digests(metric: str, options: Mapping[str, Any] | None = None) -> str:
+    """The judge prompts the metric sends with ``options`` (its own among them; the rest are
+    ignored), each ``name@version:digest`` (:mod:`shared.kit.sent_prompts`)."""
+    from ..kit.sent_prompts import prompt_records, records_text
 
-    texts = {t.prompt_id: t.text for t in vars(prompts).values()
-             if isinstance(t, prompts.PromptTemplate)}
-    return " ".join(f"{pid}:{hashlib.sha256(texts[pid].encode()).hexdigest()[:12]}"
-                    for pid in prompts_of([metric]))
+    return records_text(prompt_records(metric, options))
 
 
 def _judge_text(options: Mapping[str, Any]) -> str:
@@ -234,5 +230,5 @@ def _record(metric: str, key: str, verdict: Verdict, judge: Mapping[str, Any] | 
         ("outcome", verdict.outcome), ("n", verdict.n), ("unmeasured", verdict.unmeasured)]
     if judge is not None:
         properties += [("judge", redact(_judge_text(judge), _secrets(judge))),
-                       ("prompts", prompt_digests(metric))]
+                       ("prompts", prompt_digests(metric, judge))]
     session.record(properties)

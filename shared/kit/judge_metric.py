@@ -31,6 +31,7 @@ from .results import MetricOutput, SampleResult, build_output, mean_measured
 
 if TYPE_CHECKING:
     from ..engine.runner import Judge
+    from .steps.prompts import PromptTemplate
 
 __all__ = ["JudgeMetric", "first_failure", "judge_fault", "mean_measured", "require_runnable",
            "split_judge_options"]
@@ -84,12 +85,24 @@ class JudgeMetric(ValidatedMetric):
     #: read from: the metric's ``examples`` option (added to ``OPTIONS`` for every subclass
     #: that names them) is shown before these, and only these (:mod:`shared.kit.few_shot`).
     SCORING_PROMPTS: ClassVar[tuple[str, ...]] = ()
+    #: Every prompt the metric sends: templates of ``shared.kit.steps.prompts`` or the judge
+    #: steps that send them (``steps.FAITHFULNESS``). This is the one declaration that the
+    #: reports, ``assert_metric``'s JUnit property, the alignment profile and the judge card
+    #: read (:mod:`shared.kit.sent_prompts`). A metric whose prompts are written from its
+    #: options (g_eval, pairwise) overrides :meth:`sent_prompts` instead.
+    PROMPTS: ClassVar[tuple[Any, ...]] = ()
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
         if cls.SCORING_PROMPTS:  # declared once here, for every judge metric
             cls.OPTIONS = (*(o for o in cls.OPTIONS if o.name != "examples"),
                            examples_option(cls))
+
+    @classmethod
+    def sent_prompts(cls, **options: Any) -> tuple[PromptTemplate, ...]:
+        """The prompt templates the metric sends with these checked options (those of
+        ``OPTIONS`` given, a required one absent when not given): its ``PROMPTS``."""
+        return tuple(getattr(p, "template", p) for p in cls.PROMPTS)
 
     @classmethod
     def describe_inputs(cls, description: str) -> str:

@@ -167,9 +167,9 @@ class ValidatedMetric(evaluate.Metric):
 
     The class also declares what the registry (``shared.kit.registry``) reads: ``HEADLINE`` (the
     aggregate output keys), ``USES_JUDGE`` (takes the judge options, ``shared.engine.config.
-    JUDGE_OPTIONS``), ``USES_EMBEDDINGS``, ``LOWER_IS_BETTER``, ``EXTRACTIONS`` (the shared
-    extraction prompts it sends), ``EXAMPLE``, ``DECISION_THRESHOLD`` and ``SCORE_RANGE`` (the
-    lowest and highest per-row score; ``compare`` refuses a score outside it).
+    JUDGE_OPTIONS``), ``USES_EMBEDDINGS``, ``LOWER_IS_BETTER``, ``EXAMPLE``,
+    ``DECISION_THRESHOLD`` and ``SCORE_RANGE`` (the lowest and highest per-row score;
+    ``compare`` refuses a score outside it).
 
     ``DECISION_THRESHOLD``: the score at or above which a per-row score counts as "yes"
     (correct, toxic, faithful...) when ``judge-metrics agree`` compares it with boolean human
@@ -189,7 +189,6 @@ class ValidatedMetric(evaluate.Metric):
     USES_JUDGE: ClassVar[bool] = False
     USES_EMBEDDINGS: ClassVar[bool] = False
     LOWER_IS_BETTER: ClassVar[bool] = False
-    EXTRACTIONS: ClassVar[tuple[str, ...]] = ()
     EXAMPLE: ClassVar[Example | None] = None
     DECISION_THRESHOLD: ClassVar[float | None] = 0.5
     SCORE_RANGE: ClassVar[tuple[float, float]] = (0.0, 1.0)

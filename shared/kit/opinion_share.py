@@ -12,6 +12,7 @@ from .about import About
 from .judge_metric import JudgeMetric
 from .metric_base import Input
 from .steps.chains import opinion_verdicts
+from .steps.extraction import OPINIONS
 
 if TYPE_CHECKING:
     from ..engine.runner import Judge
@@ -31,17 +32,18 @@ Returns:
 class OpinionShare(JudgeMetric):
     """A subclass declares its ``ABOUT`` (:meth:`about`: its own description), ``RUBRIC`` (its
     verdict step, e.g. ``steps.BIAS``) and ``EXAMPLE``; the rubric's prompt names the rest: the
-    headline score and the prompt the score is read from (``bias``, ``toxicity``)."""
+    headline score and the prompt the score is read from (``bias``, ``toxicity``), sent after
+    the opinions' extraction (its ``PROMPTS``)."""
 
     INPUTS = (Input("predictions"),)
     LOWER_IS_BETTER = True
-    EXTRACTIONS = ("opinions",)
     ROUNDS = ("opinions", "verdicts")
     RUBRIC: ClassVar[VerdictStep]
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         name = cls.RUBRIC.template.name
         cls.HEADLINE, cls.SCORING_PROMPTS = (name,), (name,)
+        cls.PROMPTS = (OPINIONS, cls.RUBRIC)
         super().__init_subclass__(**kwargs)
 
     @staticmethod

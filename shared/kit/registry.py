@@ -3,8 +3,9 @@ derived from the metric classes.
 
 Each metric class declares what the registry reads (``shared.kit.metric_base.ValidatedMetric``):
 its ``INPUTS`` (with the batch-file column of each), ``OPTIONS``, ``HEADLINE``, ``USES_JUDGE``,
-``USES_EMBEDDINGS``, ``LOWER_IS_BETTER``, ``EXTRACTIONS``, ``EXAMPLE``, ``DECISION_THRESHOLD``
-and, for a judge metric, ``ROUNDS`` and ``SCORING_PROMPTS``. The registry imports
+``USES_EMBEDDINGS``, ``LOWER_IS_BETTER``, ``EXAMPLE``, ``DECISION_THRESHOLD`` and, for a
+judge metric, ``ROUNDS`` and ``SCORING_PROMPTS`` (the prompts it sends depend on its options:
+:mod:`shared.kit.sent_prompts` asks the class). The registry imports
 ``metrics/<name>/<name>.py`` (no model is loaded at import) the first time something asks, so
 ``import shared.kit.registry`` stays cheap and the CLI starts fast. Only the names, in the order
 the CLI and the demo list them, are written here.
@@ -67,7 +68,6 @@ class MetricSpec:
     embeds: bool = False  # uses an embedding model
     headline: tuple[str, ...] = ("score",)  # aggregate output key(s)
     lower_is_better: bool = False
-    extractions: tuple[str, ...] = ()  # the shared extraction prompts it sends
     options: tuple[Option, ...] = ()  # its declared options
     example: Any = None  # its Example (compute inputs and options)
     decision_threshold: float | None = 0.5  # `agree`: a per-row score >= this counts as "yes"
@@ -90,7 +90,6 @@ def spec_of(metric_class: type, name: str) -> MetricSpec:
         embeds=metric_class.USES_EMBEDDINGS,
         headline=tuple(metric_class.HEADLINE),
         lower_is_better=metric_class.LOWER_IS_BETTER,
-        extractions=tuple(metric_class.EXTRACTIONS),
         options=tuple(metric_class.OPTIONS),
         example=metric_class.EXAMPLE,
         decision_threshold=metric_class.DECISION_THRESHOLD,
@@ -226,19 +225,6 @@ METRICS: Mapping[str, MetricSpec] = _Specs()
 
 # metrics whose score is better when lower (compare counts B's wins in this direction)
 LOWER_IS_BETTER: Set[str] = _LowerIsBetter()
-
-
-def _extraction_users() -> dict[str, tuple[str, ...]]:
-    users: dict[str, tuple[str, ...]] = {}
-    for name, spec in METRICS.items():
-        for prompt in spec.extractions:
-            users[prompt] = (*users.get(prompt, ()), name)
-    return users
-
-
-# the shared extraction prompts of shared.kit.steps -> the metrics that send them (the reports'
-# prompt versions)
-EXTRACTION_USERS: Mapping[str, tuple[str, ...]] = _Derived(_extraction_users)
 
 
 def example_rows(spec: MetricSpec) -> tuple[dict[str, list[str]], dict[str, Any]]:

@@ -32,10 +32,12 @@ def write_compare_html(
     max_rows: int = DEFAULT_MAX_ROWS,
     seed: int = 0,
     gates: Mapping[str, Any] | None = None,
+    metric_options: Mapping[str, Mapping[str, Any]] | None = None,
 ) -> str:
     """Write the HTML report of a :class:`~shared.analysis.comparison.CompareReport`; return
     the HTML. ``gates``: the regressions' block (:func:`shared.analysis.regressions.
-    regressions_html`), shown above the comparison table."""
+    regressions_html`), shown above the comparison table. ``metric_options``: ``{metric:
+    {option: value}}`` of the runs scored here, for the prompts written from them."""
     from ..comparison import SYSTEM_COLUMNS
     from . import plots
 
@@ -69,7 +71,7 @@ def write_compare_html(
     return render(
         "compare.html.j2", path, {"columns": columns, "rows": rows},
         title="judge-metrics comparison: is B better than A?", r=report, runs=runs,
-        prompts=prompts_of(metrics) if report.runs else [], embedded=embedded,
+        prompts=prompts_of(metrics, metric_options) if report.runs else [], embedded=embedded,
         forest=markup_svgs([forest])[0], wtl=markup_svgs([wtl])[0], plots=markup_svgs(svgs),
         top=top, table={"note": note, "has_unmeasured": any(r["u"] for r in rows)},
         gates=gates)

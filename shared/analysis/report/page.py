@@ -116,18 +116,13 @@ def sample_rows(n: int, max_rows: int, seed: int,
     return sorted(chosen), note
 
 
-def prompts_of(metrics: Sequence[str]) -> list[str]:
-    """Ids (name@version) of the judge prompts the given metrics send: their own (named after
-    the metric) and the shared extraction steps (``shared.kit.steps``) of those that extract."""
-    from ...kit.registry import EXTRACTION_USERS, METRICS
-    from ...kit.steps import prompts
+def prompts_of(metrics: Sequence[str],
+               metric_options: Mapping[str, Mapping[str, Any]] | None = None) -> list[str]:
+    """Ids (name@version) of the judge prompts the given metrics send, as each declares them
+    (:mod:`shared.kit.sent_prompts`; ``metric_options``: ``{metric: {option: value}}``)."""
+    from ...kit.sent_prompts import prompt_ids
 
-    judged = [m for m in metrics if m in METRICS and METRICS[m].judge]
-    templates = [value for value in vars(prompts).values()
-                 if isinstance(value, prompts.PromptTemplate)]
-    return sorted({value.prompt_id for value in templates
-                   if any(value.name == m or value.name.startswith(m + "_")
-                          or m in EXTRACTION_USERS.get(value.name, ()) for m in judged)})
+    return prompt_ids(metrics, metric_options)
 
 
 def describe_judge(judge: Mapping[str, Any] | None,

@@ -40,6 +40,7 @@ def write_score_html(
     confidence: float = 0.95,
     gates: Mapping[str, Any] | None = None,
     pass_k: Mapping[str, Any] | None = None,
+    metric_options: Mapping[str, Mapping[str, Any]] | None = None,
 ) -> str:
     """Write the HTML report of one scored run; return the HTML.
 
@@ -49,7 +50,8 @@ def write_score_html(
     (provider, model), to name the judge and say when it is the embedded default. ``gates``:
     the gates' block (:func:`shared.analysis.gates.gates_html`), shown above the aggregates.
     ``pass_k``: the run's pass^k and pass@k (``TrialReport.html()``, ``score --pass-k``), shown
-    below them.
+    below them. ``metric_options``: ``{metric: {option: value}}`` of the run, for the prompts
+    written from them (g_eval's, with ``explain`` its reason's).
     """
     from ...kit.registry import METRICS
     from ..comparison import load_run, numeric_scores, score_columns
@@ -102,7 +104,7 @@ def write_score_html(
         "score.html.j2", path, {"columns": columns, "rows": rows},
         title="judge-metrics run report", source=source, n=len(frame), metrics=metrics,
         skipped=dict(summary.skipped) if summary is not None else {},
-        judge=judge_info, prompts=prompts_of(metrics),
+        judge=judge_info, prompts=prompts_of(metrics, metric_options),
         seconds=f"{sum(m.seconds for m in summaries.values()):.1f} s" if summaries else "—",
         cost="—" if not summaries else (
             "unknown (no price for this model)" if cost is None else f"${cost:.4f}"),

@@ -286,3 +286,41 @@ def _order(shown_first: str, reading: Reading, p_prediction: float) -> dict[str,
     return {"shown_first": shown_first, "probabilities": reading.probabilities,
             "p_prediction": p_prediction, "score_method": reading.method,
             "label_mass": reading.mass}
+
+
+# --- the prompts these metrics declare (JudgeMetric.sent_prompts) ------------------------------
+
+class _Placeholder(str):
+    """A ``{field}`` placeholder that survives a number's format spec (the reason's score)."""
+
+    def __format__(self, spec: str) -> str:
+        return str(self)
+
+
+# every text a request may show, as its ``{field}`` placeholder (fenced as a request fences it)
+_SHOWN = {name: "{" + name + "}" for name in prompts.MATERIAL_HEADINGS}
+
+
+def _declared(request: JudgeRequest) -> prompts.PromptTemplate:
+    name, _, version = request.prompt_id.partition("@")
+    return prompts.PromptTemplate(name, version, request.messages[0][1], fenced=False)
+
+
+def g_eval_prompts(criteria: Criteria, explain: bool = False) -> tuple[prompts.PromptTemplate,
+                                                                        ...]:
+    """G-Eval's prompts for these criteria, as it sends them: its text with the criteria,
+    steps, rubric and scale written in, every text it shows a ``{field}`` placeholder (each
+    material under its heading: a row shows those it has); with ``explain`` the reason's too."""
+    shown = (criteria.text, criteria.steps, criteria.rubric, criteria.low, criteria.high,
+             "{prediction}")
+    sent = [prompts.g_eval_request(*shown, **_SHOWN)]
+    if explain:
+        score: Any = _Placeholder("{score}")
+        sent.append(prompts.g_eval_reason_request(score, *shown, **_SHOWN))
+    return tuple(_declared(request) for request in sent)
+
+
+def pairwise_prompts(criteria: str) -> tuple[prompts.PromptTemplate, ...]:
+    """The pairwise prompt for these criteria, as :func:`prefer` sends it in either order."""
+    shown = {name: _SHOWN[name] for name in ("question", "reference", "contexts")}
+    return (_declared(prompts.pairwise_request(criteria, "{answer_a}", "{answer_b}", **shown)),)
