@@ -1,10 +1,10 @@
 """``align --few-shot K`` (docs/ALIGNMENT.md): against a local OpenAI-compatible server that
 records every prompt, each held-out row is scored again with a prompt whose fenced examples
 are K training-fold rows where the plain judge disagreed with the label, never a row of its own
-fold; the profile keeps the examples with the prompt's name, version and digest, and ``score
---profile`` shows them to the judge. The same for a multi-step metric (faithfulness: its
-verdict prompt only) and a one-prompt one (hallucination). A metric with no judge prompt is
-refused in one line."""
+fold; the profile keeps the examples with the name, version and digest of every prompt the
+metric sends, and ``score --profile`` shows them to the judge. The same for a multi-step metric
+(faithfulness: examples on its verdict prompt only) and a one-prompt one (hallucination). A
+metric with no judge prompt is refused in one line."""
 
 from __future__ import annotations
 
@@ -77,7 +77,7 @@ def test_held_out_prompts_carry_only_training_fold_disagreements(
         assert saved["prompt"] == [{"name": "l3score", "version": template.version,
                                     "digest": hashlib.sha256(f"{template.prompt_id}\n"
                                                              f"{template.text}".encode()
-                                                             ).hexdigest()}]
+                                                             ).hexdigest()[:12]}]
         assert len(saved["few_shot"]) == 2
         assert {e["question"] for e in saved["few_shot"]} <= wrong
         before = len(server.seen)
@@ -182,7 +182,7 @@ def test_every_judge_metric_takes_examples_from_other_folds_only(
     verdict request carries K examples, each a training-fold row (never one of its own fold)
     where the plain judge disagreed with the person, with the metric's own inputs and the
     person's label; no extraction request ever carries examples."""
-    from shared.analysis.alignment_profile import prompt_record
+    from shared.kit.sent_prompts import prompt_records
 
     rows = []
     for i in range(16):  # the judge is wrong on rows 0-5
@@ -220,8 +220,8 @@ def test_every_judge_metric_takes_examples_from_other_folds_only(
                                    "label": "Yes" if rows[row]["label"] else "No"}
         assert with_examples == len(rows)  # each held-out row scored again, once
         saved = json.loads(profile.read_text())
-        assert [p["name"] for p in saved["prompt"]] == [verdict_prompt]
-        assert saved["prompt"] == prompt_record(metric) and len(saved["few_shot"]) == 2
+        assert verdict_prompt in [p["name"] for p in saved["prompt"]]
+        assert saved["prompt"] == prompt_records(metric) and len(saved["few_shot"]) == 2
         before = len(server.seen)
         assert main(["score", str(data), "-m", metric, "--profile", str(profile), "--out",
                      str(tmp_path / "scored.jsonl"), "-q", *judge]) == 0

@@ -8,6 +8,7 @@ written when only l3score took examples is still read."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 from pathlib import Path
@@ -19,6 +20,7 @@ from dry_runs import dry_run
 from shared.base.validation import InputError
 from shared.kit.few_shot import EXAMPLES_INTRO, examples_block
 from shared.kit.registry import METRICS, metric_class
+from shared.kit.steps import prompts
 
 JUDGE_METRICS = [name for name in METRICS if METRICS[name].judge]
 _OPENING = re.compile(r"<data-examples-[0-9a-f]{12}>")
@@ -120,18 +122,21 @@ def test_conversations_are_shown_as_json_and_optional_inputs_may_be_left_out() -
 
 
 def test_an_old_l3score_profile_is_read_and_a_changed_prompt_refused(tmp_path: Path) -> None:
-    from shared.analysis.alignment_profile import PROFILE_FORMAT, check_profile, prompt_record
+    from shared.analysis.alignment_profile import PROFILE_FORMAT, check_profile
     from shared.base.errors import UserInputError
+    from shared.kit.sent_prompts import prompt_records
 
-    record = prompt_record("l3score")
+    record = prompt_records("l3score")
+    legacy = {**record[0], "digest": hashlib.sha256(  # the full digest profiles once recorded
+        f"{prompts.L3SCORE.prompt_id}\n{prompts.L3SCORE.text}".encode()).hexdigest()}
     old = {"format": PROFILE_FORMAT, "metric": "l3score", "metric_options": {},
            "score_key": "L3Score", "column": "l3score", "threshold": 0.5, "calibration": None,
-           "prompt": record[0], "few_shot": [{"question": "q", "reference": "r",
+           "prompt": legacy, "few_shot": [{"question": "q", "reference": "r",
                                                "prediction": "p", "answer": "No"}]}
     path = tmp_path / "old.json"
     path.write_text(json.dumps(old))
     data = check_profile(path, ["l3score"], {})
-    assert data["prompt"] == record
+    assert data["prompt"] == [legacy]
     assert data["few_shot"] == [{"question": "q", "reference": "r", "prediction": "p",
                                  "label": "No"}]
     metric_class("l3score")().check_options({"examples": data["few_shot"]})  # still valid
@@ -145,12 +150,24 @@ def test_an_old_l3score_profile_is_read_and_a_changed_prompt_refused(tmp_path: P
         check_profile(path, ["l3score"], {})
 
 
-def test_prompt_records_name_every_scoring_prompt() -> None:
-    from shared.analysis.alignment_profile import prompt_record
+def test_a_profile_records_every_prompt_its_metric_sends_and_reads_older_records(
+        tmp_path: Path) -> None:
+    """A profile's prompt record is the metric's declared prompts (its scores come from all of
+    them; the examples go with its ``SCORING_PROMPTS``, every one of them among those); a
+    record of the scoring prompts alone, as profiles once wrote, is still read."""
+    from shared.analysis.alignment_profile import changed_prompts
+    from shared.kit.sent_prompts import prompt_records
 
     for name in JUDGE_METRICS:
-        record = prompt_record(name)
-        assert [r["name"] for r in record] == list(METRICS[name].scoring_prompts)
-        assert all(r["version"] and len(r["digest"]) == 64 for r in record)
-    assert len({r["digest"] for n in JUDGE_METRICS for r in prompt_record(n)}) == len(
-        {r["name"] for n in JUDGE_METRICS for r in prompt_record(n)})
+        options = dict(METRICS[name].example.options)
+        record = prompt_records(name, options)
+        assert set(METRICS[name].scoring_prompts) <= {r["name"] for r in record}, name
+        assert all(r["version"] and len(r["digest"]) == 12 for r in record)
+        assert changed_prompts(record, name, options) == []
+        scoring = [r for r in record if r["name"] in METRICS[name].scoring_prompts]
+        assert changed_prompts(scoring, name, options) == []
+    assert len({r["digest"] for n in JUDGE_METRICS for r in prompt_records(n)}) == len(
+        {r["name"] for n in JUDGE_METRICS for r in prompt_records(n)})
+    # g_eval's prompt is written from the criteria: other criteria, another prompt
+    polite = prompt_records("g_eval", {"criteria": "Is it polite?"})
+    assert changed_prompts(polite, "g_eval", {"criteria": "Is it short?"}) == polite

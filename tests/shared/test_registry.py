@@ -114,17 +114,10 @@ def test_headlines_are_the_seed_keys() -> None:
         assert headline[name] == (name,)
 
 
-def test_directions_and_shared_prompts_are_derived() -> None:
+def test_directions_are_derived() -> None:
     assert set(registry.LOWER_IS_BETTER) == {"bias", "toxicity", "hallucination"}
     assert "bias" in registry.LOWER_IS_BETTER and "faithfulness" not in registry.LOWER_IS_BETTER
     assert "no_such_metric" not in registry.LOWER_IS_BETTER
-    users = {prompt: set(names) for prompt, names in registry.EXTRACTION_USERS.items()}
-    assert users == {
-        "statements": {"faithfulness", "answer_correctness", "answer_relevance", "context_recall"},
-        "opinions": {"bias", "toxicity"},
-        "intentions": {"conversation_completeness"},
-        "user_facts": {"knowledge_retention"},
-    }
 
 
 def test_decision_thresholds_are_declared_on_the_classes() -> None:

@@ -257,7 +257,14 @@ def test_prompt_versions_of_the_metrics_run() -> None:
     assert prompts_of(["toxicity"]) == sorted([prompts.TOXICITY.prompt_id,
                                                 prompts.OPINIONS.prompt_id])
     assert prompts_of(["rouge"]) == []
-    # a metric's own extraction prompts, named in its EXTRACTIONS
+    # a question is always shown when answer relevance splits an answer into statements
+    assert prompts_of(["answer_relevance"]) == sorted([prompts.ANSWER_RELEVANCE.prompt_id,
+                                                       prompts.STATEMENTS_WITH_QUESTION.prompt_id])
+    # prompts written from the options: g_eval's (its reason's with explain) and pairwise's
+    assert prompts_of(["g_eval", "pairwise"]) == ["g_eval@2", "pairwise@2"]
+    assert prompts_of(["g_eval"], {"g_eval": {"criteria": "Polite?", "explain": True}}) == [
+        "g_eval@2", "g_eval_reason@2"]
+    # a metric's own extraction prompts, declared with the rest in its PROMPTS
     assert prompts_of(["knowledge_retention", "task_completion"]) == sorted(
         [prompts.KNOWLEDGE_RETENTION.prompt_id, prompts.USER_FACTS.prompt_id,
          prompts.TASK_COMPLETION.prompt_id])
