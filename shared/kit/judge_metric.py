@@ -31,7 +31,6 @@ from .results import MetricOutput, SampleResult, build_output, mean_measured
 
 if TYPE_CHECKING:
     from ..engine.runner import Judge
-    from .steps.prompts import PromptTemplate
 
 __all__ = ["JudgeMetric", "first_failure", "judge_fault", "mean_measured", "require_runnable",
            "split_judge_options"]
@@ -99,9 +98,10 @@ class JudgeMetric(ValidatedMetric):
                            examples_option(cls))
 
     @classmethod
-    def sent_prompts(cls, **options: Any) -> tuple[PromptTemplate, ...]:
-        """The prompt templates the metric sends with these checked options (those of
-        ``OPTIONS`` given, a required one absent when not given): its ``PROMPTS``."""
+    def sent_prompts(cls, **options: Any) -> tuple[Any, ...]:
+        """The prompt templates (``PromptTemplate``) the metric sends with these checked
+        options (those of ``OPTIONS`` given, a required one absent when not given): its
+        ``PROMPTS`` (typed loosely: importing ``steps`` here would close an import circle)."""
         return tuple(getattr(p, "template", p) for p in cls.PROMPTS)
 
     @classmethod
