@@ -80,14 +80,13 @@ class GEval(JudgeMetric):
     }, options={"criteria": "Is the reply polite and helpful to the customer?"})
 
     @classmethod
-    def sent_prompts(cls, criteria: str = "{criteria}", evaluation_steps: tuple[str, ...] | None
-                     = None, rubric: dict[int, str] | None = None,
-                     score_range: tuple[int, int] = (1, 5), explain: bool = False,
-                     **options: Any) -> tuple[Any, ...]:
+    def sent_prompts(cls, criteria: str = "{criteria}",
+                     evaluation_steps: tuple[str, ...] | None = None,
+                     rubric: dict[int, str] | None = None, score_range: tuple[int, int] = (1, 5),
+                     explain: bool = False, **options: Any) -> tuple[Any, ...]:
         """Its prompt, written from the criteria, steps, rubric and scale (with ``explain``,
         the reason's too); without criteria, ``{criteria}`` stands in for them."""
-        scale = user_criteria.Criteria(criteria, evaluation_steps or (), rubric or {},
-                                        *score_range)
+        scale = _scale(criteria, evaluation_steps, rubric, score_range)
         return user_criteria.g_eval_prompts(scale, explain)
 
     def score(self, judge: Judge, predictions: list[str], questions: list[str] | None,
@@ -96,8 +95,7 @@ class GEval(JudgeMetric):
               evaluation_steps: tuple[str, ...] | None, rubric: dict[int, str] | None,
               score_range: tuple[int, int], threshold: float | None, samples: int | None,
               explain: bool) -> list[SampleResult]:
-        scale = user_criteria.Criteria(criteria, evaluation_steps or (), rubric or {},
-                                        *score_range)
+        scale = _scale(criteria, evaluation_steps, rubric, score_range)
         shown = user_criteria.sample_materials(len(predictions), questions, references,
                                                 contexts, sources)
         readings = user_criteria.rate(judge, scale, predictions, shown, samples)
@@ -127,6 +125,11 @@ class GEval(JudgeMetric):
         if threshold is not None:
             details["passed"] = score >= threshold
         return details
+
+
+def _scale(criteria: str, evaluation_steps: tuple[str, ...] | None,
+           rubric: dict[int, str] | None, score_range: tuple[int, int]) -> Any:
+    return user_criteria.Criteria(criteria, evaluation_steps or (), rubric or {}, *score_range)
 
 
 def _result(reading: Any, raw_score: float, reason: Any, scale: Any,

@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -22,6 +23,7 @@ from shared import InputError, criteria_judge, prompts, user_criteria
 from shared.cli.main import main
 from shared.engine.logprobs import label_mass, renormalised, sampled_label
 from shared.kit.scoring import expected_score, rescaled
+from shared.kit.sent_prompts import metric_prompts
 
 REPO = Path(__file__).resolve().parents[2]
 CRITERIA = "Is the reply polite and helpful to the customer?"
@@ -192,6 +194,39 @@ def test_dry_run_counts_one_request_per_sample_two_with_explain(g_eval: evaluate
     assert plain["dry_run"]["requests"] == 2 and plain["dry_run"]["completion_tokens"] == 2
     assert plain["usage"]["calls"] == 0 and plain["g_eval"] is None
     assert g_eval.compute(**inputs, explain=True)["dry_run"]["requests"] == 4
+
+
+def _unfenced(text: str) -> str:
+    """A prompt's text with every fenced text taken out, its fence's name kept."""
+    return re.sub(r"<data-(\w+)-[0-9a-f]{12}>\n.*?\n</data-\1-[0-9a-f]{12}>", r"<data-\1>",
+                  text, flags=re.DOTALL)
+
+
+def test_the_declared_prompts_are_the_requests_a_judge_receives(g_eval: evaluate.Metric,
+                                                                cache_dir: str) -> None:
+    """G-Eval declares its prompts from its options (shared.kit.sent_prompts): a row showing
+    every material gets exactly the declared text, its texts in the fences; the reason's with
+    ``explain``, its score where ``{score}`` stands."""
+    options = {"criteria": CRITERIA, "evaluation_steps": ["Read the reply.", "Judge its tone."],
+               "rubric": {"1": "rude", "5": "warm"}, "score_range": [1, 5], "explain": True}
+    declared = {t.name: t.text for t in metric_prompts("g_eval", options)}
+    assert set(declared) == {"g_eval", "g_eval_reason"}
+    assert "1. Read the reply." in declared["g_eval"] and "5: warm" in declared["g_eval"]
+    assert set(metric_prompts("g_eval", {**options, "explain": False})) < set(
+        metric_prompts("g_eval", options))
+
+    def answer(body: dict) -> str:
+        return '{"reason": "It thanks the customer."}' if "say why" in str(body) else "4"
+
+    with JudgeServer(answer) as server:
+        g_eval.compute(predictions=PREDICTIONS[:1], questions=QUESTIONS[:1],
+                       references=["Sent today."], contexts=[["Refunds take 3 days."]],
+                       sources=["Ticket 7"], **options, provider="openai-compatible",
+                       base_url=server.url, model="m", cache_dir=cache_dir, show_progress=False)
+    # (the rating is asked again without log-probabilities once the server gives none)
+    sent = {_unfenced(body["messages"][0]["content"]) for body in server.seen}
+    assert sent == {_unfenced(declared["g_eval"]),
+                    _unfenced(declared["g_eval_reason"]).replace("{score}", "4.0")}
 
 
 # --- OpenAI-compatible judges -------------------------------------------------------------------

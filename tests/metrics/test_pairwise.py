@@ -6,14 +6,17 @@ probabilities come from fresh forward passes. The 135M judge's preferences are n
 from __future__ import annotations
 
 import math
+import re
 from pathlib import Path
 
 import evaluate
 import pytest
 from faultproxy import FaultProxy
+from judgeserver import JudgeServer
 
 from shared import prompts, stats
 from shared.kit.scoring import Preference, outcome, pairwise_summary
+from shared.kit.sent_prompts import metric_prompts
 
 REPO = Path(__file__).resolve().parents[2]
 QUESTIONS = ["What is the capital of France?", "When was the Eiffel Tower completed?",
@@ -60,6 +63,31 @@ def test_prompt_shows_both_answers_fenced_in_order() -> None:
     a, b = prompts.fence("answer_a", "first answer"), prompts.fence("answer_b", "second answer")
     assert text.index(prompts.fence("question", "Q?")) < text.index(a) < text.index(b)
     assert text.endswith("Answer with one letter: A or B.")
+
+
+def test_the_declared_prompt_is_the_request_a_judge_receives_in_both_orders(
+        pairwise: evaluate.Metric, tmp_path: Path) -> None:
+    """Pairwise declares its prompt from its criteria (shared.kit.sent_prompts): both orders'
+    requests are the declared text, the answers and materials in its fences."""
+    criteria = "Which answer is shorter?"
+    (declared,) = metric_prompts("pairwise", {"criteria": criteria})
+    assert criteria in declared.text and declared.prompt_id == "pairwise@2"
+    assert metric_prompts("pairwise")[0].text != declared.text  # the default criteria's
+
+    def unfenced(text: str) -> str:
+        return re.sub(r"<data-(\w+)-[0-9a-f]{12}>\n.*?\n</data-\1-[0-9a-f]{12}>", r"<data-\1>",
+                      text, flags=re.DOTALL)
+
+    with JudgeServer(lambda body: "A") as server:
+        pairwise.compute(predictions=PREDICTIONS[:1], baseline_predictions=BASELINES[:1],
+                         questions=QUESTIONS[:1], references=["Paris."],
+                         contexts=[["Paris is the capital."]], criteria=criteria,
+                         provider="openai-compatible", base_url=server.url, model="m",
+                         cache_dir=str(tmp_path), show_progress=False)
+    # (the first order is asked again without log-probabilities once the server gives none)
+    sent = {body["messages"][0]["content"] for body in server.seen}
+    assert len(sent) == 2  # the two orders
+    assert {unfenced(text) for text in sent} == {unfenced(declared.text)}
 
 
 # --- the embedded local judge -------------------------------------------------------------------
