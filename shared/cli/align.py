@@ -128,7 +128,11 @@ def report_table(report: dict[str, Any]) -> str:
                  f"{tuning['threshold']:.4f} on P(label)")
     shots = report.get("few_shot")
     if shots:
-        shown = ", ".join(f"{p['name']} version {p['version']}" for p in shots["prompt"])
+        from ..kit.registry import METRICS
+
+        scoring = METRICS[report["metric"]].scoring_prompts  # the record has every prompt
+        shown = ", ".join(f"{p['name']} version {p['version']}" for p in shots["prompt"]
+                          if p["name"] in scoring)
         lines.append(f"few-shot: {shots['k']} examples per fold from its training folds' "
                      f"disagreements (shown before the prompt {shown}); the profile keeps "
                      f"{len(shots['examples'])}")

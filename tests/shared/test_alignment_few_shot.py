@@ -177,7 +177,8 @@ def _row_of(contexts: list[str]) -> int:
     ("hallucination", "hallucination", lambda good: not good),  # one verdict prompt
 ])
 def test_every_judge_metric_takes_examples_from_other_folds_only(
-        tmp_path: Path, metric: str, verdict_prompt: str, judge_says_yes: Any) -> None:
+        tmp_path: Path, metric: str, verdict_prompt: str, judge_says_yes: Any,
+        capsys: pytest.CaptureFixture[str]) -> None:
     """The planted-leak check for a multi-step and a one-prompt metric: every held-out row's
     verdict request carries K examples, each a training-fold row (never one of its own fold)
     where the plain judge disagreed with the person, with the metric's own inputs and the
@@ -219,6 +220,10 @@ def test_every_judge_metric_takes_examples_from_other_folds_only(
                                    "contexts": rows[row]["contexts"],
                                    "label": "Yes" if rows[row]["label"] else "No"}
         assert with_examples == len(rows)  # each held-out row scored again, once
+        version = next(p["version"] for p in prompt_records(metric)
+                       if p["name"] == verdict_prompt)
+        assert f"(shown before the prompt {verdict_prompt} version {version})" in (
+            capsys.readouterr().out)
         saved = json.loads(profile.read_text())
         assert verdict_prompt in [p["name"] for p in saved["prompt"]]
         assert saved["prompt"] == prompt_records(metric) and len(saved["few_shot"]) == 2
