@@ -306,8 +306,8 @@ def _declared(request: JudgeRequest) -> prompts.PromptTemplate:
     return prompts.PromptTemplate(name, version, request.messages[0][1], fenced=False)
 
 
-def g_eval_prompts(criteria: Criteria, explain: bool = False) -> tuple[prompts.PromptTemplate,
-                                                                        ...]:
+def g_eval_prompts(criteria: Criteria, explain: bool = False
+                   ) -> tuple[prompts.PromptTemplate, ...]:
     """G-Eval's prompts for these criteria, as it sends them: its text with the criteria,
     steps, rubric and scale written in, every text it shows a ``{field}`` placeholder (each
     material under its heading: a row shows those it has); with ``explain`` the reason's too."""
