@@ -4,11 +4,12 @@ A gate is ``METRIC[.KEY]>=X`` or ``METRIC[.KEY]<=X``. It reads one score column 
 metric's headline score, the named one of a metric with several: ``rouge.rougeL``, or an
 alignment profile's ``METRIC_decision`` / ``METRIC_calibrated``, from ``score --profile``) and
 holds when the value gated meets X. The value gated is the mean of the measured per-row scores
-(``estimate``), or the lower or upper bound of its seeded percentile bootstrap interval
-(``stats.bootstrap_ci``, as the HTML report's aggregates): ``lower`` is the conservative bound
-of a ``>=`` gate, ``upper`` that of a ``<=`` gate. A gate fails when more than ``max_unmeasured``
-of its rows are unmeasured (default :data:`MAX_UNMEASURED`: the few rows a failing judge read are
-no verdict; 1 turns it off); the unmeasured count is always shown."""
+(``estimate``), or the lower or upper bound of its interval (``stats.t_wilson_interval`` on the
+metric's score range, the one interval of a mean against a threshold: the HTML report's and
+``assert_metric``'s too): ``lower`` is the conservative bound of a ``>=`` gate, ``upper`` that
+of a ``<=`` gate. A gate fails when more than ``max_unmeasured`` of its rows are unmeasured
+(default :data:`MAX_UNMEASURED`: the few rows a failing judge read are no verdict; 1 turns it
+off); the unmeasured count is always shown."""
 
 from __future__ import annotations
 
@@ -16,7 +17,7 @@ import math
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from numbers import Integral, Real
+from numbers import Real
 from typing import TYPE_CHECKING, Any
 
 from ..base.errors import UserInputError
@@ -57,6 +58,10 @@ class Gate:
         if self.profile:  # score --profile wrote it (docs/ALIGNMENT.md)
             return f"{self.metric}_{self.profile}"
         return score_column_names(self.metric, METRICS[self.metric])[self.output_key()]
+
+    def score_range(self) -> tuple[float, float]:
+        """The range of the column gated: the metric's, or [0, 1] for a profile's column."""
+        return (0.0, 1.0) if self.profile else METRICS[self.metric].score_range
 
     def output_key(self) -> str:
         if self.profile:
@@ -139,14 +144,9 @@ def _is_real(value: Any) -> bool:
     return isinstance(value, Real) and not isinstance(value, bool)
 
 
-def _check_interval_options(confidence: Any, n_resamples: Any, seed: Any) -> None:
+def _check_confidence(confidence: Any) -> None:
     if not _is_real(confidence) or not 0.0 < confidence < 1.0:
         raise UserInputError(f"confidence must be a number in (0, 1), got {confidence!r}")
-    if n_resamples is not None and (not isinstance(n_resamples, Integral)
-                                    or isinstance(n_resamples, bool) or n_resamples < 1):
-        raise UserInputError(f"n_resamples must be a whole number >= 1, got {n_resamples!r}")
-    if seed is not None and (not isinstance(seed, Integral) or isinstance(seed, bool)):
-        raise UserInputError(f"seed must be a whole number or None, got {seed!r}")
 
 
 def check_computed(gates: Sequence[Gate], computed: Iterable[str],
@@ -237,24 +237,22 @@ class GateOutcome:
 
 def evaluate_gates(source: Any, gates: str | Gate | Iterable[str | Gate], *,
                    gate_on: str = "estimate", max_unmeasured: float | None = MAX_UNMEASURED,
-                   confidence: float = 0.95, n_resamples: int | None = None,
-                   seed: int | None = 0) -> list[GateOutcome]:
+                   confidence: float = 0.95) -> list[GateOutcome]:
     """Evaluate ``gates`` (a text like ``"faithfulness>=0.8"``, a :class:`Gate`, or a list of
     them) on a run.
 
     ``source``: a metric's ``compute()`` output (or that output saved as JSON and loaded
     back); the ``(scored, summary)`` pair that ``shared.score_dataset`` returns; or a scored
     run (a path to ``score``'s output, a ``datasets.Dataset``, a DataFrame or a list of row
-    dicts). Intervals: ``stats.bootstrap_ci`` of the measured per-row scores (``confidence``,
-    ``n_resamples``: default ``stats.DEFAULT_RESAMPLES``, ``seed``); ``None``: no unmeasured
-    bound."""
+    dicts). Intervals: ``stats.t_wilson_interval`` of the measured per-row scores on the
+    metric's score range (``confidence``); ``max_unmeasured`` ``None``: no unmeasured bound."""
     import numpy as np
 
     from ..kit import stats
 
     check_gate_on(gate_on)
     check_max_unmeasured(max_unmeasured)
-    _check_interval_options(confidence, n_resamples, seed)
+    _check_confidence(confidence)
     parsed = parse_gates(gates)
     values = gate_scores(source, parsed)
     outcomes = []
@@ -266,8 +264,8 @@ def evaluate_gates(source: Any, gates: str | Gate | Iterable[str | Gate], *,
             mean, low, high = run_agreement(source, gate)
         elif measured.size:
             mean = float(measured.mean())
-            low, high = stats.bootstrap_ci(measured, confidence=confidence, seed=seed, n_resamples=(
-                stats.DEFAULT_RESAMPLES if n_resamples is None else n_resamples))
+            low, high = stats.t_wilson_interval(measured, confidence=confidence,
+                                                score_range=gate.score_range())
         outcomes.append(GateOutcome(
             gate, gate.column(), int(scores.size), int(scores.size - measured.size), mean, low,
             high, gate_on, max_unmeasured, confidence))

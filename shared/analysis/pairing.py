@@ -83,6 +83,13 @@ def score_columns(columns: Sequence[str]) -> dict[str, str]:
     return found
 
 
+def column_score_range(column: str, metric: str) -> tuple[float, float]:
+    """The range of ``metric``'s score column ``column``: an alignment profile's (a share or a
+    probability) is [0, 1], whatever the metric's own range."""
+    profiled = any(column == metric + suffix for suffix in PROFILE_SUFFIXES)
+    return (0.0, 1.0) if profiled else METRICS[metric].score_range
+
+
 def numeric_scores(frame: Any, column: str, run: str, metric: str | None = None
                    ) -> np.ndarray:
     """A score column as floats, NaN where unmeasured (None, an empty CSV cell).

@@ -3,22 +3,12 @@
 A verdict compares the whole confidence interval of the mean with the threshold: the interval
 clears it -> ``pass``, misses it entirely -> ``fail``, straddles it -> ``inconclusive``.
 
-The interval (:func:`mean_interval`), for per-row scores in a known range [lo, hi], rescaled to
-[0, 1]; each row is one observation (with several runs per row, the row's mean over its runs:
-the interval is clustered by row, since a row's runs share its text and are not independent):
-
-- the Student t-interval of the row means (n - 1 degrees of freedom), which follows the
-  spread the rows actually show;
-- widened, where it is narrower, to the Wilson score interval of the mean taken as a
-  proportion of n. A score in [0, 1] with mean p has variance at most p(1 - p) (the 0/1 score's),
-  so inverting the score test with that variance is valid for any bounded score, is the
-  well-studied interval for 0/1 scores (good coverage at small n, unlike the Wald interval),
-  and never has zero width: five rows all scoring 1.0 give [0.57, 1.0] at 95 %, so
-  ``at_least=0.9`` is inconclusive, not a pass. The t-interval alone would be [1.0, 1.0].
-
-The hull of the two keeps its coverage at small n whatever the scores' distribution (checked by
-simulation in tests/shared/test_verdicts.py); its price is width when scores are continuous and
-tightly spread, where more rows settle the verdict.
+The interval is ``stats.t_wilson_interval`` of the row means (the one interval of a mean
+against a threshold, shared with the gates and the HTML report: docs/GATES.md, "The interval");
+each row is one observation (with several runs per row, the row's mean over its runs: the
+interval is clustered by row, since a row's runs share its text and are not independent). It
+never has zero width: five rows all scoring 1.0 give [0.57, 1.0] at 95 %, so ``at_least=0.9``
+is inconclusive, not a pass.
 """
 
 from __future__ import annotations
@@ -73,41 +63,6 @@ class Verdict:
 
     def __str__(self) -> str:
         return f"{self.outcome}: {self.describe()}"
-
-
-def _t_quantile(confidence: float, df: int) -> float:
-    from scipy import stats
-
-    return float(stats.t.ppf(0.5 + confidence / 2, df))
-
-
-def _wilson(p: float, n: int, z: float) -> tuple[float, float]:
-    denominator = 1 + z * z / n
-    centre = (p + z * z / (2 * n)) / denominator
-    half = z * math.sqrt(max(p * (1 - p), 0.0) / n + z * z / (4 * n * n)) / denominator
-    return max(0.0, centre - half), min(1.0, centre + half)
-
-
-def mean_interval(row_means: Sequence[float], confidence: float = 0.95,
-                  score_range: tuple[float, float] = (0.0, 1.0)) -> tuple[float, float, float]:
-    """(mean, low, high) of ``row_means`` (one value per row, inside ``score_range``): the hull
-    of the t-interval and the Wilson score interval (module docstring)."""
-    from scipy import stats
-
-    lo, hi = score_range
-    span = hi - lo
-    values = [(v - lo) / span for v in row_means]
-    n = len(values)
-    if n == 0:
-        raise ValueError("no row to build an interval from")
-    mean = sum(values) / n
-    z = float(stats.norm.ppf(0.5 + confidence / 2))
-    low, high = _wilson(mean, n, z)
-    if n > 1:
-        sd = math.sqrt(sum((v - mean) ** 2 for v in values) / (n - 1))
-        half = _t_quantile(confidence, n - 1) * sd / math.sqrt(n)
-        low, high = min(low, max(0.0, mean - half)), max(high, min(1.0, mean + half))
-    return lo + mean * span, lo + low * span, lo + high * span
 
 
 def check_thresholds(at_least: float | None, at_most: float | None,
@@ -169,6 +124,9 @@ def verdict_of(runs: Sequence[Sequence[float | None]], *, at_least: float | None
               "runs": len(runs)}
     if not means:
         return Verdict("inconclusive", None, None, None, 0, unmeasured, **common)
-    value, low, high = mean_interval(means, confidence, score_range)
+    from ..kit.stats import t_wilson_interval  # numpy: imported when a verdict is asked
+
+    value = sum(means) / len(means)
+    low, high = t_wilson_interval(means, confidence=confidence, score_range=score_range)
     return Verdict(decide(low, high, at_least, at_most), value, low, high, len(means),
                    unmeasured, **common)

@@ -71,7 +71,7 @@ def test_failing_gate_exits_1_and_writes_every_output(rows: Path, tmp_path: Path
     scored = [json.loads(line) for line in out.read_text(encoding="utf-8").splitlines()]
     assert len(scored) == 10
     accuracy = np.asarray([r["accuracy"] for r in scored], dtype=float)
-    low, high = stats.bootstrap_ci(accuracy)
+    low, high = stats.t_wilson_interval(accuracy)
     table = {line.split()[0]: line.split() for line in done.stdout.splitlines() if ">=" in line}
     assert table["accuracy>=0.9"] == ["accuracy>=0.9", f"{accuracy.mean():.4f}",
                                       f"[{low:.4f},", f"{high:.4f}]", "lower", "bound",

@@ -85,7 +85,7 @@ def test_scores_outside_the_range_are_refused(rows: list, gate: str, message: st
     ({"max_unmeasured": 1.5}, "max unmeasured must be a fraction in [0, 1], got 1.5"),
     ({"gate_on": ["lower"]}, "gate_on must be one of"),
     ({"confidence": "0.9"}, "confidence must be a number in (0, 1)"),
-    ({"n_resamples": 0}, "n_resamples must be a whole number >= 1"),
+    ({"confidence": 1.0}, "confidence must be a number in (0, 1)"),
 ])
 def test_bad_options_are_one_line_errors(options: dict, message: str) -> None:
     with pytest.raises(UserInputError) as error:

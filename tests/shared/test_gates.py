@@ -1,6 +1,6 @@
 """shared.analysis.gates, .regressions and .junit: gates on real metric results and scored runs,
 the regression decision on real comparisons, the JUnit XML read back by a parser. Intervals are
-checked against ``shared.kit.stats.bootstrap_ci`` on the same scores."""
+checked against ``shared.kit.stats.t_wilson_interval`` on the same scores."""
 
 from __future__ import annotations
 
@@ -32,7 +32,7 @@ def _accuracy() -> dict:
 
 
 def _interval(values: list[float]) -> tuple[float, float]:
-    return stats.bootstrap_ci(np.asarray(values, dtype=float))
+    return stats.t_wilson_interval(np.asarray(values, dtype=float))
 
 
 @pytest.mark.parametrize("text", ["faithfulness>0.8", "faithfulness>=abc", ">=0.5",

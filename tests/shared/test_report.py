@@ -90,7 +90,7 @@ def test_html_escapes_every_text_from_the_data(reports: dict[str, Path]) -> None
 
 def test_big_runs_sample_the_row_table(tmp_path: Path) -> None:
     rows = [{"id": i, "prediction": "p", "accuracy": float(i % 2)} for i in range(3000)]
-    html = write_score_html(rows, None, tmp_path / "big.html", max_rows=500, n_resamples=100)
+    html = write_score_html(rows, None, tmp_path / "big.html", max_rows=500)
     data = json.loads(re.search(r'id="report-data">(.*?)</script>', html, re.S).group(1))
     assert len(data["rows"]) == 500
     assert "random sample of 500" in html and "3,000 rows" in html

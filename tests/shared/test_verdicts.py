@@ -1,37 +1,29 @@
-"""The verdict interval of assert_metric (shared/analysis/verdicts.py): never zero width on equal
-scores, the Wilson interval of statsmodels on 0/1 scores, coverage by simulation at small n,
-clustered by row over runs."""
+"""The verdicts of assert_metric (shared/analysis/verdicts.py): never a pass on equal scores,
+coverage by simulation at small n, clustered by row over runs. The interval itself,
+stats.t_wilson_interval, is checked in tests/shared/test_threshold_interval.py."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
-from statsmodels.stats.proportion import proportion_confint
 
-from shared.analysis.verdicts import decide, mean_interval, verdict_of
+from shared.analysis.verdicts import decide, verdict_of
+from shared.kit import stats
 
 
-def test_equal_scores_never_give_a_zero_width_interval() -> None:
-    for value in (1.0, 0.0, 0.7):
-        mean, low, high = mean_interval([value] * 5)
-        assert mean == pytest.approx(value) and high - low > 0.2
+def test_equal_scores_give_an_inconclusive_verdict_not_a_pass() -> None:
+    """The interval is stats.t_wilson_interval (tests/shared/test_threshold_interval.py):
+    five rows all scoring 1.0 do not show a mean of at least 0.9."""
     verdict = verdict_of([[1.0] * 5], at_least=0.9)
-    assert verdict.outcome == "inconclusive" and verdict.low < 0.9
-
-
-def test_zero_one_scores_get_the_wilson_interval_or_wider() -> None:
-    scores = [1.0] * 7 + [0.0] * 3
-    _, low, high = mean_interval(scores)
-    ref_low, ref_high = proportion_confint(7, 10, alpha=0.05, method="wilson")
-    assert low <= ref_low + 1e-12 and high >= ref_high - 1e-12
-    _, low, high = mean_interval([1.0] * 10)
-    assert (low, high) == pytest.approx(proportion_confint(10, 10, method="wilson"))
+    assert verdict.outcome == "inconclusive" and verdict.low < 0.9 and verdict.value == 1.0
+    assert (verdict.low, verdict.high) == stats.t_wilson_interval([1.0] * 5)
 
 
 def test_a_score_range_other_than_zero_one_is_rescaled() -> None:
-    mean, low, high = mean_interval([4.0, 5.0, 3.0, 5.0], score_range=(1.0, 5.0))
-    unit = mean_interval([0.75, 1.0, 0.5, 1.0])
-    assert (mean, low, high) == pytest.approx(tuple(1 + 4 * v for v in unit))
+    verdict = verdict_of([[4.0, 5.0, 3.0, 5.0]], at_least=2.0, score_range=(1.0, 5.0))
+    unit = verdict_of([[0.75, 1.0, 0.5, 1.0]], at_least=0.25)
+    assert (verdict.value, verdict.low, verdict.high) == pytest.approx(
+        tuple(1 + 4 * v for v in (unit.value, unit.low, unit.high)))
 
 
 def test_decide_passes_fails_and_straddles() -> None:

@@ -36,7 +36,6 @@ def write_score_html(
     source: str | None = None,
     max_rows: int = DEFAULT_MAX_ROWS,
     seed: int = 0,
-    n_resamples: int = 1000,
     confidence: float = 0.95,
     gates: Mapping[str, Any] | None = None,
     pass_k: Mapping[str, Any] | None = None,
@@ -51,7 +50,9 @@ def write_score_html(
     the gates' block (:func:`shared.analysis.gates.gates_html`), shown above the aggregates.
     ``pass_k``: the run's pass^k and pass@k (``TrialReport.html()``, ``score --pass-k``), shown
     below them. ``metric_options``: ``{metric: {option: value}}`` of the run, for the prompts
-    written from them (g_eval's, with ``explain`` its reason's).
+    written from them (g_eval's, with ``explain`` its reason's). ``seed``: the sample of rows
+    a big run's table shows. Each aggregate's interval is ``stats.t_wilson_interval``
+    (``confidence``): the gates' and ``assert_metric``'s.
     """
     from ...kit.registry import METRICS
     from ..comparison import load_run, numeric_scores, score_columns
@@ -67,8 +68,8 @@ def write_score_html(
     judge_info = describe_judge(judge if judge is not None else {}, metrics) if (
         judge is not None or judged) else None
     values = {c: numeric_scores(frame, c, "scored", m) for c, m in found.items()}
-    aggregates = [_aggregate(column, metric, values[column], summaries.get(metric),
-                             confidence, n_resamples, seed) for column, metric in found.items()]
+    aggregates = [_aggregate(column, metric, values[column], summaries.get(metric), confidence)
+                  for column, metric in found.items()]
     svgs = [plots.histogram(values[column], column) for column in found]
     first_column: dict[str, str] = {}
     for column, metric in found.items():
@@ -110,25 +111,26 @@ def write_score_html(
             "unknown (no price for this model)" if cost is None else f"${cost:.4f}"),
         unmeasured_total=sum(reasons.values()), aggregates=aggregates,
         reasons=[{"metric": m, "reason": r, "count": c} for (m, r), c in reasons.most_common()],
-        plots=markup_svgs(svgs), n_resamples=n_resamples, seed=seed, confidence=confidence,
+        plots=markup_svgs(svgs), confidence=confidence,
         has_judge_metric=judged, table={"note": note, "has_unmeasured": bool(unmeasured_rows),
                                         "has_disagreement": bool(disagreeing)},
         gates=gates, panels=panels, pass_k=pass_k)
 
 
-def _aggregate(column: str, metric: str, values: np.ndarray, summary: Any, confidence: float,
-               n_resamples: int, seed: int) -> dict[str, Any]:
-    """One score column's card: the mean of its measured rows with a bootstrap interval, and
-    what the run's summary says about its metric."""
+def _aggregate(column: str, metric: str, values: np.ndarray, summary: Any,
+               confidence: float) -> dict[str, Any]:
+    """One score column's card: the mean of its measured rows with its interval (the gates'),
+    and what the run's summary says about its metric."""
     from ...kit import stats
     from ...kit.registry import METRICS
+    from ..pairing import column_score_range
 
     measured = values[np.isfinite(values)]
     low = high = mean = None
     if measured.size:
         mean = float(measured.mean())
-        low, high = stats.bootstrap_ci(measured, confidence=confidence,
-                                       n_resamples=n_resamples, seed=seed)
+        low, high = stats.t_wilson_interval(measured, confidence=confidence,
+                                            score_range=column_score_range(column, metric))
     return {
         "metric": metric, "column": column, "mean": mean, "low": low, "high": high,
         "aggregate": summary.aggregates.get(_headline_key(metric, column))
