@@ -18,14 +18,17 @@ from __future__ import annotations
 
 import argparse
 import re
+import sys
 from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
-from _repo import REPO  # noqa: F401  (puts the repository first on the path)
 from scipy.stats import binom
 
-from shared.kit import stats
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # loaded by the tests too
+from _repo import REPO  # noqa: E402, F401  (puts the repository first on the path)
+
+from shared.kit import stats  # noqa: E402
 
 SIZES = (5, 10, 30, 100)
 BERNOULLI = (0.5, 0.9, 0.99, 1.0)

@@ -1,11 +1,13 @@
 """The embedded default judge: whether judge options select it, the model name a report
-shows, and the one-line note of its measured agreement with people (``make agreement`` writes
-the figures next to this module)."""
+shows, and its measured agreement with people (``make agreement`` writes the figures next to
+this module): one row per judge metric for the reports' and the CLI's table
+(:func:`agreement_rows`, under :data:`EMBEDDED_JUDGE_CAVEAT` said once), or one line for a
+single metric (:func:`embedded_judge_note`, the demo's)."""
 
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -28,6 +30,10 @@ def is_embedded_judge(provider: str | None, model: str | None, api_key: str | No
 
 FIGURES_FILE = "agreement_figures.json"  # next to this module; written by `make agreement`
 _STATISTIC_NAMES = {"auroc": "AUROC", "spearman": "Spearman"}
+EMBEDDED_JUDGE_CAVEAT = "a pipeline demo, not a measurement"
+# the columns of agreement_rows (the reports' table and the CLI's)
+AGREEMENT_HEADER = ("metric", "agreement with people", "data set", "people's label",
+                    "rows measured", "note")
 
 
 def embedded_judge_figures() -> dict[str, Any]:
@@ -45,7 +51,7 @@ def embedded_judge_note(metric: str, figures: Mapping[str, Any] | None = None) -
     measured agreement with people, or that no labelled set measures it."""
     figures = embedded_judge_figures() if figures is None else figures
     entry = (figures.get("metrics") or {}).get(metric)
-    tail = "a pipeline demo, not a measurement"
+    tail = EMBEDDED_JUDGE_CAVEAT
     if isinstance(entry, Mapping) and entry.get("constant_score") is not None:
         return (f"embedded judge: gave every one of {entry.get('n')} {entry.get('data_set')} "
                 f"rows the same score ({entry['constant_score']:g}), so it does not agree with "
@@ -70,3 +76,46 @@ def embedded_judge_note(metric: str, figures: Mapping[str, Any] | None = None) -
     return (f"embedded judge: {name} {entry['value']:.2f}{interval} vs people on "
             f"{entry.get('data_set')} {entry.get('label')} (n={entry.get('n')}{given}, "
             f"bench/AGREEMENT.md); {tail}")
+
+
+def agreement_row(metric: str, figures: Mapping[str, Any]) -> dict[str, str]:
+    """``metric``'s measured agreement with people as the cells of :data:`AGREEMENT_HEADER`
+    (by column name): the statistic with its interval, the labelled set, the rows measured out
+    of those asked, and what else the figure needs said (the options it was measured with, a
+    constant score, rows left unmeasured)."""
+    entry = (figures.get("metrics") or {}).get(metric)
+    if not isinstance(entry, Mapping):
+        return dict(zip(AGREEMENT_HEADER, (metric, "—", "—", "—", "—", "not measured"),
+                        strict=True))
+    n, unmeasured = entry.get("n") or 0, entry.get("unmeasured")
+    asked = n + unmeasured if isinstance(unmeasured, int) else None
+    name = _STATISTIC_NAMES.get(str(entry.get("statistic")), str(entry.get("statistic") or ""))
+    figure, notes = "—", []
+    if entry.get("value") is not None:
+        figure = f"{name} {entry['value']:.2f}"
+        if entry.get("low") is not None and entry.get("high") is not None:
+            figure += f" [{entry['low']:.2f}, {entry['high']:.2f}]"
+    elif entry.get("constant_score") is not None:
+        figure = "none"
+        notes.append(f"every row scored {entry['constant_score']:g}: no agreement at all")
+    elif n == 0 and unmeasured:
+        notes.append("every row unmeasured (no answer passed the grounding checks)")
+    elif n:
+        notes.append(f"no {name} defined on the rows measured")
+    else:
+        notes.append("not measured")
+    if entry.get("options"):
+        notes.append(f"with {entry['options']}")
+    return dict(zip(AGREEMENT_HEADER, (
+        metric, figure, str(entry.get("data_set") or "—"), str(entry.get("label") or "—"),
+        f"{n} of {asked}" if asked is not None and asked != n else str(n),
+        "; ".join(notes)), strict=True))
+
+
+def agreement_rows(metrics: Iterable[str], figures: Mapping[str, Any] | None = None
+                   ) -> list[dict[str, str]]:
+    """:func:`agreement_row` for each judge metric among ``metrics`` (others are left out)."""
+    from ..kit.registry import METRICS
+
+    figures = embedded_judge_figures() if figures is None else figures
+    return [agreement_row(m, figures) for m in metrics if m in METRICS and METRICS[m].judge]

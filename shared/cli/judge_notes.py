@@ -31,17 +31,20 @@ def note_embedded_judge(judge: JudgeConfig, metrics: Iterable[str], dry_run: boo
 
 def print_embedded_judge_notes(summary: Any, judge: JudgeConfig) -> None:
     """Under `score`'s summary: with the embedded judge (``judge``: the command's, no panel),
-    each judge metric's measured agreement with people
-    (``shared/analysis/agreement_figures.json``), so its numbers are not read bare."""
-    from ..analysis.embedded_judge import embedded_judge_figures, embedded_judge_note
+    that it is a pipeline demo (said once) and a table of each judge metric's measured
+    agreement with people (``shared/analysis/agreement_figures.json``), so its numbers are not
+    read bare."""
+    from ..analysis.embedded_judge import AGREEMENT_HEADER, EMBEDDED_JUDGE_CAVEAT, agreement_rows
     from ..engine.backends.registry import LOCAL
+    from ..runs.summary import format_table
 
     if summary.dry_run or judge.judges or judge.provider != LOCAL or judge.model:
         return
-    figures = embedded_judge_figures()
-    for metric in summary.metrics:
-        if metric.judge:
-            print(f"  {metric.metric}: {embedded_judge_note(metric.metric, figures)}")
+    rows = agreement_rows([m.metric for m in summary.metrics if m.judge])
+    if rows:
+        print(f"embedded judge: {EMBEDDED_JUDGE_CAVEAT}; its agreement with people, measured "
+              "by `make agreement` (bench/AGREEMENT.md):")
+        print(format_table(list(AGREEMENT_HEADER), [list(r.values()) for r in rows]))
 
 
 def print_run_summary(summary: Any, judge: Any, source: str) -> bool:

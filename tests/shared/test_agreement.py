@@ -558,10 +558,16 @@ def test_score_summary_notes_the_embedded_judges_agreement(capsys) -> None:
                             MetricSummary("rouge", {"rouge1": 0.5}, 2, 0, False)], {})
     embedded = build_parser().parse_args(["score", "x.jsonl", "-m", "all", "--out", "o.jsonl"])
     print_embedded_judge_notes(summary, check_judge_options(judge_options(embedded)))
-    lines = capsys.readouterr().out.splitlines()
-    assert lines == [f"  l3score: {agreement.embedded_judge_note('l3score')}",
-                     f"  bias: {agreement.embedded_judge_note('bias')}"]
-    assert "not measured" in lines[1]
+    out = capsys.readouterr().out
+    lines = out.splitlines()
+    assert out.count("a pipeline demo, not a measurement") == 1  # said once, then the table
+    assert lines[0].startswith("embedded judge: a pipeline demo, not a measurement")
+    assert lines[1].split("  ")[:2] == ["metric", "agreement with people"]
+    assert [line.split()[0] for line in lines[3:]] == ["l3score", "bias"]
+    from shared.analysis.embedded_judge import agreement_rows
+
+    assert agreement_rows(["l3score"])[0]["agreement with people"] in lines[3]
+    assert lines[4].endswith("not measured")
     other = build_parser().parse_args(["score", "x.jsonl", "-m", "all", "--out", "o.jsonl",
                                        "--provider", "openai-compatible",
                                        "--base-url", "http://127.0.0.1:8000/v1", "--model", "m"])

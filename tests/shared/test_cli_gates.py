@@ -65,7 +65,7 @@ def _junit(path: Path) -> list[tuple[str, str | None]]:
 def test_failing_gate_exits_1_and_writes_every_output(rows: Path, tmp_path: Path) -> None:
     out, junit, html = tmp_path / "scored.jsonl", tmp_path / "gates.xml", tmp_path / "run.html"
     done = _cli("score", str(rows), "-m", "accuracy", "-m", "rouge", "-o", str(out), "-q",
-                "--gate", "accuracy>=0.9", "--gate", "rouge.rougeL>=0.3", "--gate-on", "lower",
+                "--gate", "accuracy>=0.9", "--gate", "rouge.rougeL>=0.2", "--gate-on", "lower",
                 "--junit-xml", str(junit), "--html", str(html))
     assert done.returncode == 1, done.stderr
     scored = [json.loads(line) for line in out.read_text(encoding="utf-8").splitlines()]
@@ -76,9 +76,9 @@ def test_failing_gate_exits_1_and_writes_every_output(rows: Path, tmp_path: Path
     assert table["accuracy>=0.9"] == ["accuracy>=0.9", f"{accuracy.mean():.4f}",
                                       f"[{low:.4f},", f"{high:.4f}]", "lower", "bound",
                                       f"{low:.4f}", "0/10", "(0.0%)", "FAIL"]
-    assert table["rouge.rougeL>=0.3"][-1] == "pass"
+    assert table["rouge.rougeL>=0.2"][-1] == "pass"
     cases = _junit(junit)
-    assert [name for name, _ in cases] == ["accuracy>=0.9", "rouge.rougeL>=0.3"]
+    assert [name for name, _ in cases] == ["accuracy>=0.9", "rouge.rougeL>=0.2"]
     assert cases[0][1].startswith(f"accuracy>=0.9 FAILED (lower bound {low:.4f} < 0.9)")
     assert cases[1][1] is None
     assert "gate accuracy>=0.9 FAILED" in done.stderr

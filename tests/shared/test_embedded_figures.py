@@ -75,3 +75,33 @@ def test_write_figures_keeps_the_rows_run_with_options(tmp_path: Path) -> None:
     assert metrics["l3score"] == {"n": 60, "value": 0.5}  # kept from the file
     writeup.write_figures(results, header, path)
     assert "l3score" not in json.loads(path.read_text())["metrics"]
+
+
+def test_the_agreement_rows_hold_each_figure_of_the_note() -> None:
+    """The reports' and the CLI's table (agreement_rows) shows what the one-line note says."""
+    figures = embedded_judge.embedded_judge_figures()
+    for metric, entry in figures["metrics"].items():
+        row = embedded_judge.agreement_row(metric, figures)
+        assert tuple(row) == embedded_judge.AGREEMENT_HEADER and row["metric"] == metric
+        if entry.get("value") is not None:
+            assert f"{entry['value']:.2f} [{entry['low']:.2f}, {entry['high']:.2f}]" in (
+                row["agreement with people"]), metric
+            assert row["agreement with people"] in embedded_judge.embedded_judge_note(
+                metric, figures)
+        if entry.get("constant_score") is not None:
+            assert f"every row scored {entry['constant_score']:g}" in row["note"]
+        if entry.get("options"):
+            assert f"with {entry['options']}" in row["note"]
+        assert row["data set"] == entry.get("data_set")
+        measured = str(entry["n"]) if not entry.get("unmeasured") else (
+            f"{entry['n']} of {entry['n'] + entry['unmeasured']}")
+        assert row["rows measured"] == measured
+    assert embedded_judge.agreement_row("bias", {"metrics": {}})["note"] == "not measured"
+    lost = {"metrics": {"faithfulness": {"data_set": "SummEval", "label": "consistency", "n": 0,
+                                         "unmeasured": 6, "value": None}}}
+    row = embedded_judge.agreement_row("faithfulness", lost)
+    assert row["rows measured"] == "0 of 6" and "every row unmeasured" in row["note"]
+    none = {"metrics": {"faithfulness": {"data_set": "SummEval", "statistic": "spearman",
+                                         "n": 4, "unmeasured": 56, "value": None}}}
+    assert embedded_judge.agreement_row("faithfulness", none)["note"] == (
+        "no Spearman defined on the rows measured")

@@ -346,3 +346,32 @@ def test_demo_compare_tab_shows_file_names_and_cleans_up(tmp_path: Path) -> None
         capture_output=True, text=True, timeout=120)
     assert exit_hook.returncode == 0, exit_hook.stderr
     assert not Path(exit_hook.stdout.strip()).exists()
+
+
+def test_the_embedded_judge_note_says_it_once_and_tabulates_the_figures(tmp_path: Path) -> None:
+    """The run report of `make run` with the embedded judge: "a pipeline demo, not a
+    measurement" once, then one table row per judge metric with its measured agreement."""
+    from shared.analysis.embedded_judge import AGREEMENT_HEADER, agreement_rows
+
+    rows = [{"l3score": 1.0, "faithfulness": 1.0, "hallucination": 0.0, "bias": 0.0,
+             "g_eval": 0.5, "accuracy": 1.0} for _ in range(6)]
+    page = write_score_html(rows, None, tmp_path / "run.html", judge={"provider": "local"})
+    assert page.count("a pipeline demo, not a measurement") == 1
+    note = page.split('class="note"')[1].split("</table>")[0]
+    assert len(note.split("</p>")[0].split()) < 60  # a short paragraph, then the table
+    table = note.split('id="judge-agreement"')[1]
+    cells = [re.findall(r"<t[hd]>(.*?)</t[hd]>", row) for row in table.split("</tr>")[:-1]]
+    assert tuple(cells[0]) == AGREEMENT_HEADER
+    expected = agreement_rows(["l3score", "faithfulness", "hallucination", "bias", "g_eval"])
+    assert [c[0] for c in cells[1:]] == [r["metric"] for r in expected]  # judge metrics only
+    for shown, row in zip(cells[1:], expected, strict=True):
+        assert [html_unescape(c) for c in shown] == list(row.values())
+    other = write_score_html(rows, None, tmp_path / "other.html",
+                             judge={"provider": "openai", "model": "gpt-4o-mini"})
+    assert "judge-agreement" not in other and "pipeline demo" not in other
+
+
+def html_unescape(text: str) -> str:
+    import html
+
+    return html.unescape(text)

@@ -126,26 +126,21 @@ def prompts_of(metrics: Sequence[str],
 
 
 def describe_judge(judge: Mapping[str, Any] | None,
-           metrics: Sequence[str] = ()) -> dict[str, Any] | None:
+                   metrics: Sequence[str] = ()) -> dict[str, Any] | None:
+    """The judge as the reports name it; with the embedded default, ``agreement``: its measured
+    agreement with people, one row per judge metric (``embedded_judge.agreement_rows``), and
+    ``agreement_header``, for the note's table."""
     if judge is None:
         return None
     from ..comparison import judge_description
+    from ..embedded_judge import AGREEMENT_HEADER, EMBEDDED_JUDGE_CAVEAT, agreement_rows
 
     info = judge_description(judge) if "embedded_default" not in judge else dict(judge)
-    if info.get("embedded_default") and "agreement" not in info:
-        notes = agreement_notes(metrics)
-        if notes:
-            info["agreement"] = "; ".join(notes)
+    if info.get("embedded_default"):
+        info["caveat"] = EMBEDDED_JUDGE_CAVEAT
+        info["agreement_header"] = list(AGREEMENT_HEADER)
+        info["agreement"] = [list(row.values()) for row in agreement_rows(metrics)]
     return info
-
-
-def agreement_notes(metrics: Sequence[str]) -> list[str]:
-    """The embedded judge's measured agreement with people, one note per judge metric."""
-    from ...kit.registry import METRICS
-    from ..embedded_judge import embedded_judge_figures, embedded_judge_note
-
-    figures = embedded_judge_figures()
-    return [embedded_judge_note(m, figures) for m in metrics if m in METRICS and METRICS[m].judge]
 
 
 def is_details_column(column: str) -> bool:
