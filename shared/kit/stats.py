@@ -44,8 +44,8 @@ def t_wilson_interval(
       percentile bootstrap give [1.0, 1.0].
 
     Each end is the wider of the two, clipped to the range. Its coverage of the true mean at
-    n = 5 ... 100 is in docs/GATES.md (``bench/bench_interval_coverage.py``, checked by
-    tests/shared/test_interval_coverage.py). One value: the Wilson interval alone.
+    n = 5 ... 100 is in docs/GATES.md (``bench/interval_coverage.py``, checked by
+    tests/shared/test_threshold_interval.py). One value: the Wilson interval alone.
     """
     from scipy import stats as scipy_stats
 

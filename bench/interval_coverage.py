@@ -8,8 +8,8 @@ its seed gives, so that too is exact for the gate as it ran). Bounded continuous
 draws: a symmetric one, and one skewed to the top as judge scores are): ``--trials`` seeded
 samples per n. Each cell: coverage of the nominal 95% interval, mean width in brackets.
 
-    .venv/bin/python bench/bench_interval_coverage.py            # print the table
-    .venv/bin/python bench/bench_interval_coverage.py --write    # and put it in docs/GATES.md
+    .venv/bin/python bench/interval_coverage.py            # print the table
+    .venv/bin/python bench/interval_coverage.py --write    # and put it in docs/GATES.md
 
 tests/shared/test_threshold_interval.py checks the docs' table is this script's output.
 """
@@ -86,7 +86,7 @@ def markdown(rows: list[dict[str, object]], trials: int = TRIALS) -> str:
     lines = [f"Coverage of the true mean by the nominal {CONFIDENCE:.0%} interval (mean width in "
              f"brackets); 0/1 scores exact, Beta scores {trials:,} seeded samples (seed {SEED}, "
              "standard error about 0.007). Regenerate: "
-             "`.venv/bin/python bench/bench_interval_coverage.py --write`.", "",
+             "`.venv/bin/python bench/interval_coverage.py --write`.", "",
              "| scores | n | " + " | ".join(f"{name} (old gates)" if name == "bootstrap"
                                            else f"{name} (now)" for name in METHODS) + " |",
              "|---|---:|" + "---:|" * len(METHODS)]
