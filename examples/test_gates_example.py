@@ -1,9 +1,9 @@
 """Gate a metric run in a pytest test: the pattern for your own CI (docs/GATES.md).
 
 ``assert_gates`` raises ``AssertionError`` listing every failed gate with its value and its
-95% bootstrap interval, so a failing gate reads like any failing test. Run it with
-``pytest examples/test_gates_example.py`` (the suite runs it too: tests/test_examples.py).
-Fast: string metrics on the shipped sample, no judge."""
+95% interval (the one ``assert_metric`` reads), so a failing gate reads like any failing test.
+Run it with ``pytest examples/test_gates_example.py`` (the suite runs it too:
+tests/test_examples.py). Fast: string metrics on the shipped sample, no judge."""
 
 from __future__ import annotations
 
@@ -25,7 +25,7 @@ def test_rouge_of_the_sample_answers() -> None:
     rouge = evaluate.load(str(REPO / "metrics" / "rouge"))
     result = rouge.compute(predictions=[r["prediction"] for r in ROWS],
                            references=[r["reference"] for r in ROWS])
-    assert_gates(result, ["rouge.rougeL>=0.4", "rouge.rouge1>=0.45"], gate_on="lower")
+    assert_gates(result, ["rouge.rougeL>=0.3", "rouge.rouge1>=0.35"], gate_on="lower")
 
 
 def test_a_scored_dataset() -> None:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 import warnings
 from pathlib import Path
 
@@ -562,7 +563,7 @@ def test_score_summary_notes_the_embedded_judges_agreement(capsys) -> None:
     lines = out.splitlines()
     assert out.count("a pipeline demo, not a measurement") == 1  # said once, then the table
     assert lines[0].startswith("embedded judge: a pipeline demo, not a measurement")
-    assert lines[1].split("  ")[:2] == ["metric", "agreement with people"]
+    assert re.split(r"\s{2,}", lines[1])[:2] == ["metric", "agreement with people"]
     assert [line.split()[0] for line in lines[3:]] == ["l3score", "bias"]
     from shared.analysis.embedded_judge import agreement_rows
 
