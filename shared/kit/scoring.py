@@ -106,7 +106,10 @@ def weighted_score(f1: float, similarity: float | None, weights: Sequence[float]
     if similarity is None or math.isnan(similarity):
         raise ValueError("similarity is required when its weight is not 0")
     similarity = min(1.0, max(0.0, similarity))
-    return (w_f1 * f1 + w_sim * similarity) / (w_f1 + w_sim)
+    # the weights are made to sum to 1 before they multiply: a tiny weight (5e-324) times a
+    # score underflows to 0, which would leave the mean outside [min, max] of its two parts
+    total = w_f1 + w_sim
+    return (w_f1 / total) * f1 + (w_sim / total) * similarity
 
 
 def binarize(score: float, threshold: float | None) -> float:

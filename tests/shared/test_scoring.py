@@ -102,6 +102,12 @@ def test_weighted_score_is_ragas_weighted_average() -> None:
     assert scoring.weighted_score(f1, similarity, [3, 1]) == pytest.approx(expected)
 
 
+def test_weighted_score_stays_between_its_parts_with_a_subnormal_weight() -> None:
+    # (0 * 1.0 + 5e-324 * 0.5) / 5e-324 underflows to 0.0; the similarity alone counts
+    assert scoring.weighted_score(1.0, 0.5, [0.0, 5e-324]) == 0.5
+    assert scoring.weighted_score(0.2, 0.5, [5e-324, 5e-324]) == pytest.approx(0.35)
+
+
 def test_weighted_score_f1_only_needs_no_similarity() -> None:
     assert scoring.weighted_score(0.4, None, [1, 0]) == 0.4
     with pytest.raises(ValueError, match="similarity"):

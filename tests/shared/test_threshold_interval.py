@@ -75,8 +75,9 @@ def test_one_value_and_other_score_ranges() -> None:
 
 
 def test_gates_report_and_verdicts_read_the_same_interval(tmp_path: Path) -> None:
-    """The case of issue 64: a judge metric whose few measured rows all scored 1 (and one on
-    [1, 5]); the gate's interval, the report's column and assert_metric's verdict agree."""
+    """The case that made one statistic of two: a judge metric whose few measured rows all
+    scored 1 (and one on [1, 5]); the gate's interval, the report's column and assert_metric's
+    verdict agree."""
     rows = [{"faithfulness": 1.0 if i < 6 else None, "summary_coherence": 3.0 + i % 3}
             for i in range(9)]
     faith = stats.t_wilson_interval([1.0] * 6)
