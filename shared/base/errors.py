@@ -12,3 +12,9 @@ class UserInputError(ValueError):
     :class:`~shared.base.validation.InputError` (argument, sample index, reason) from
     ``compute``; the batch layer turns it into a ``UserInputError`` naming the column and row.
     """
+
+
+class UnknownOptionError(UserInputError, TypeError):
+    """An option nobody declares (``modle=...``): one line naming it and the nearest known name,
+    the same words from every front end (``shared.base.options.refuse_unknown``). A
+    ``TypeError`` too, as Python's own unexpected keyword argument is."""

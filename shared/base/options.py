@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from . import validation
+from .errors import UnknownOptionError
 
 Check = Callable[[str, Any], Any]
 
@@ -164,13 +165,11 @@ def check_options(metric: str, declared: Iterable[Option], given: Mapping[str, A
                   passed_through: Iterable[str] = ()) -> dict[str, Any]:
     """Every declared option, checked, with the defaults filled in, plus the ``given`` options
     named in ``passed_through`` as they are (the judge options: ``JudgeConfig`` checks them).
-    Raises ``TypeError`` naming the options ``metric`` does not take."""
+    Raises :class:`UnknownOptionError` (:func:`refuse_unknown`) for an option ``metric`` does
+    not take."""
     declared = tuple(declared)
     passed_through = frozenset(passed_through)
-    known = {option.name for option in declared} | passed_through
-    unknown = sorted(set(given) - known)
-    if unknown:
-        raise TypeError(f"{metric} got unknown option(s): {', '.join(unknown)}")
+    refuse_unknown(metric, given, {option.name for option in declared} | passed_through)
     checked = {name: value for name, value in given.items() if name in passed_through}
     for option in declared:
         if option.name in given:
@@ -178,6 +177,27 @@ def check_options(metric: str, declared: Iterable[Option], given: Mapping[str, A
         else:
             checked[option.name] = _default(option)
     return checked
+
+
+def unknown_option(owner: str, name: str, known: Iterable[str]) -> str:
+    """The one line every front end says for an option ``owner`` does not take: the option and
+    the nearest known name (else the known names)."""
+    import difflib
+
+    known = sorted(known)
+    close = difflib.get_close_matches(name, known, n=1, cutoff=0.6)
+    hint = f"did you mean {close[0]!r}?" if close else f"it takes: {', '.join(known) or 'none'}"
+    return f"{owner} has no option {name!r} ({hint})"
+
+
+def refuse_unknown(owner: str, given: Iterable[str], known: Iterable[str]) -> None:
+    """Refuse the first (by name) of ``given`` that is not in ``known``: the one behaviour for an
+    unknown option (compute, the CLI's ``--option``, the runs, the integrations, the judge's
+    options), a :class:`UnknownOptionError` in :func:`unknown_option`'s words."""
+    known = frozenset(known)
+    unknown = sorted(set(given) - known)
+    if unknown:
+        raise UnknownOptionError(unknown_option(owner, unknown[0], known))
 
 
 def _default(option: Option) -> Any:
@@ -255,6 +275,7 @@ EMBEDDING_OPTIONS: tuple[Option, ...] = (
            doc="a local sentence-transformers folder, or a hub id already in the local Hugging "
            "Face cache (never downloaded); None: the embedded all-MiniLM-L6-v2"),
 )
+EMBEDDING_OPTION_NAMES = tuple(option.name for option in EMBEDDING_OPTIONS)
 
 
 class DuplicateKeyError(ValueError):

@@ -13,8 +13,8 @@ from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
-from ..base.errors import UserInputError
-from ..base.options import EMBEDDING_OPTIONS, Option, find
+from ..base.errors import UnknownOptionError, UserInputError
+from ..base.options import EMBEDDING_OPTIONS, Option, find, unknown_option
 from ..base.redaction import redact
 from ..engine.config import JUDGE_OPTIONS, JudgeConfig
 
@@ -228,11 +228,9 @@ def _option_value(pair: str, metric: str, name: str, text: str) -> Any:
     spec = METRICS[metric]
     declared = spec.options + (JUDGE_OPTIONS if spec.judge else ())
     option = find(declared, name)
-    if option is None:
-        known = ", ".join(o.name for o in spec.options) or "none"
-        raise UserInputError(
-            f"--option {pair!r}: {metric} has no option {name!r} (its options: {known}"
-            f"{'; and the judge options' if spec.judge else ''})")
+    if option is None:  # in the words compute and the integrations use
+        raise UnknownOptionError(
+            f"--option {pair!r}: {unknown_option(metric, name, (o.name for o in declared))}")
     try:
         return option.parse(text)
     except (TypeError, ValueError) as error:
@@ -284,17 +282,13 @@ def one_line_warning(message: Warning | str, category: type[Warning], *_: Any,
 
 
 def check_judge_options(options: dict[str, Any]) -> JudgeConfig:
-    """Every judge option checked before any work (a bad --base-url port, --timeout 0...): the
-    command's judge, resolved once (provider, model, endpoint, capabilities), for every later
-    step to ask."""
-    from ..engine.config import judge_config
-    from ..runs.batch import EMBEDDING_OPTION_NAMES
+    """Every judge and embedding option checked before any work (a bad --base-url port,
+    --timeout 0...), by the one checker of a run's options
+    (:func:`shared.runs.options.check_run_options`): the command's judge, resolved once
+    (provider, model, endpoint, capabilities), for every later step to ask."""
+    from ..runs.options import check_run_options
 
-    try:
-        return judge_config(**{k: v for k, v in options.items()
-                               if k not in EMBEDDING_OPTION_NAMES})
-    except (TypeError, ValueError) as error:
-        raise UserInputError(str(error)) from None
+    return check_run_options(options).judge
 
 
 def check_judge_capabilities(config: JudgeConfig, metrics: Iterable[str]) -> None:

@@ -18,6 +18,7 @@ from ..certification.card import check_card
 from ..runs.batch import check_installed, check_metric_names, score_dataset, select_metrics
 from ..runs.engines import ENGINES, Engine, LocalEngine, choose_engine
 from ..runs.files import check_output_paths
+from ..runs.options import check_run_options
 from .common import (
     add_input_argument,
     add_out_arguments,
@@ -25,7 +26,6 @@ from .common import (
     add_scoring_arguments,
     check_at_least_one,
     check_judge_capabilities,
-    check_judge_options,
     judge_options,
     parse_metric_options,
     quiet_libraries,
@@ -118,7 +118,7 @@ def add_arguments(score: argparse.ArgumentParser) -> None:
 
 
 # how a metric's compute() refuses an option it does not take (evaluate's, or ours)
-_UNKNOWN_OPTION = re.compile(r"unexpected keyword argument|unknown option")
+_UNKNOWN_OPTION = re.compile(r"unexpected keyword argument|has no option")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -143,7 +143,8 @@ def run(args: argparse.Namespace) -> int:
     if args.calibration:
         check_map(args.calibration, args.metric)
     options = judge_options(args)
-    judge = check_judge_options(options)
+    checked = check_run_options(options)  # the judge, resolved once, and the embedding's
+    judge = checked.judge
     profile, metric_options = profile_for_run(
         args.profile, args.metric, parse_metric_options(args.option, args.metric), options)
     gates = ScoreGates.checked(args.gate, args.gate_on, args.label, args.max_unmeasured,
@@ -166,7 +167,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         scored, summary = score_dataset(
             dataset, args.metric, chunk_size=args.chunk_size, show_progress=not args.quiet,
-            metric_options=metric_options, engine=engine, **options,
+            metric_options=metric_options, engine=engine, judge=judge, **checked.embedding,
         )
     except LogprobsUnavailable as error:
         raise UserInputError(f"the judge model returns no log-probabilities: {error}") from None

@@ -17,9 +17,9 @@ from ..base.errors import UserInputError
 from ..runs.batch import check_installed, check_metric_names, select_metrics
 from ..runs.engines import LocalEngine
 from ..runs.files import check_output_path, check_output_paths, write_output
+from ..runs.options import check_run_options
 from .common import (
     check_judge_capabilities,
-    check_judge_options,
     judge_options,
     parse_metric_options,
     quiet_libraries,
@@ -132,8 +132,8 @@ def run_traces(args: argparse.Namespace) -> int:
                         "--junit-xml": args.junit_xml})
     check_metric_names(args.metric)
     metric_options = parse_metric_options(args.option, args.metric)
-    options = judge_options(args)
-    judge = check_judge_options(options)
+    checked = check_run_options(judge_options(args))  # the judge, resolved once
+    judge = checked.judge
     gates = ScoreGates.checked(args.gate, args.gate_on, args.label, args.max_unmeasured,
                                args.junit_xml, args.dry_run, label_range=args.label_range)
     by = args.by or "span"
@@ -165,7 +165,7 @@ def run_traces(args: argparse.Namespace) -> int:
     try:
         scored, summary = score_traces(rows, args.metric, metric_options=metric_options,
                                        chunk_size=args.chunk_size, show_progress=not args.quiet,
-                                       **options)
+                                       judge=judge, **checked.embedding)
     except LogprobsUnavailable as error:
         raise UserInputError(f"the judge model returns no log-probabilities: {error}") from None
     if print_run_summary(summary, judge, "the spans"):

@@ -1,167 +1,40 @@
-"""Judge options shared by every judge metric: their declarations (``JUDGE_OPTIONS``), the
-:class:`JudgeConfig` they fill, and its validation.
+"""The judge's configuration: :class:`JudgeConfig` (the fields of the judge options declared in
+:mod:`.judge_options`), the one converter of judge options to it (:func:`judge_config`), a
+panel's per-judge configs, and the rules between options.
 
 Each option is checked once, by its declaration (``Option.validate``: type, range, choices, a
 custom check), when a :class:`JudgeConfig` is made; ``_validate`` adds only the rules between
-options (what a provider needs). Backends trust the config they are given."""
+options (what a provider needs). Backends trust the config they are given. Every
+:class:`JudgeConfig` made from a dict of options is made by :func:`judge_config` (a test of
+tests/shared/test_judge_carrier.py fails on any other)."""
 
 from __future__ import annotations
 
-import math
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field, fields
 from typing import Any
-from urllib.parse import urlparse, urlsplit
 
-from ..base.options import Option
-from ..base.redaction import has_userinfo, redact
-from .backends import registry
-from .backends.registry import KEY_ONLY_DEFAULT, LOCAL, Capabilities, Provider, require
-
-#: The providers (name -> backend class, defaults, capabilities, prices), from the registry.
-PROVIDERS: dict[str, Provider] = registry.PROVIDERS
-
-#: Structured-output styles (the ``response_format`` judge option); see
-#: ``shared.engine.backends.openai_compat`` for the request field each one sends.
-RESPONSE_FORMATS = ("json_schema", "json_object", "json_object_plain", "none")
-_BASE_URL_EXAMPLE = "'http://127.0.0.1:8000/v1'"
-
-#: How a panel's per-sample score is made from its judges' scores (``panel_aggregate``).
-PANEL_AGGREGATES = ("mean", "median", "majority")
-#: The options of a whole panel, never of one of its judges.
-PANEL_OPTION_NAMES = frozenset({"judges", "panel_aggregate"})
-#: The options a judge of a panel inherits from the top level only when it names the top
-#: level's provider (or none): another provider's key must never reach this one's endpoint.
-PROVIDER_BOUND_OPTION_NAMES = ("model", "api_key", "base_url")
-
-def _provider_doc() -> str:
-    names = ", ".join(f'"{name}"' + (f" ({p.title})" if name == LOCAL else "")
-                      for name, p in PROVIDERS.items())
-    return (f"the judge's provider (the cards' provider table): {names}; an api_key given "
-            f'without a provider means "{KEY_ONLY_DEFAULT}"')
-
-
-def _model_doc() -> str:
-    defaults = ", ".join(f"{p.default_model} ({name})" for name, p in PROVIDERS.items()
-                         if p.default_model)
-    required = ", ".join(name for name, p in PROVIDERS.items()
-                         if not p.default_model and name != LOCAL)
-    return (f"the judge model; default: {defaults}, the embedded SmolLM2-135M-Instruct ({LOCAL}); "
-            f"for {LOCAL} also a model folder, a cached Hub id or a .gguf file; required for "
-            f"{required}")
-
-
-def _api_key_doc() -> str:
-    return ("the provider's API key; better: its environment variable ("
-            + ", ".join(registry.key_variables()) + ")")
-
-
-def _base_url_doc() -> str:
-    needed = ", ".join(registry.provider_names(lambda p: p.needs_base_url))
-    return (f"the server's URL (the root its official SDK takes), to reach a proxy or a test "
-            f"server; default: the provider's; required for {needed} (e.g. "
-            f'"http://127.0.0.1:8000/v1")')
-
-
-def _base_url_option(name: str, value: Any) -> str | None:
-    if value is not None:
-        if not isinstance(value, str):
-            raise TypeError(f"{name} must be a string, got {type(value).__name__}")
-        check_base_url(value)
-    return value
-
-
-def _judges_option(name: str, value: Any) -> tuple[dict[str, Any], ...] | None:
-    """``judges``: ``None`` (one judge) or a non-empty list of dicts of judge options (each
-    checked when the panel's configs are made, :func:`judge_configs`)."""
-    if value is None:
-        return None
-    if isinstance(value, (str, bytes, Mapping)) or not isinstance(value, Iterable):
-        raise TypeError(f"{name} must be a list of dicts of judge options, got "
-                        f"{type(value).__name__}")
-    entries = list(value)
-    if not entries:
-        raise ValueError(f"{name} must list at least one judge (a dict of judge options)")
-    for index, entry in enumerate(entries):
-        if not isinstance(entry, Mapping):
-            raise TypeError(f"{name}[{index}] must be a dict of judge options, got "
-                            f"{type(entry).__name__}")
-        panel_wide = sorted(PANEL_OPTION_NAMES & set(entry))
-        if panel_wide:
-            raise ValueError(f"{name}[{index}]: {', '.join(panel_wide)} is an option of the "
-                             "whole panel, not of one judge")
-    return tuple(dict(entry) for entry in entries)
-
-
-def _positive_seconds(name: str, value: Any) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise TypeError(f"{name} must be a number, got {type(value).__name__}")
-    if not (value > 0 and math.isfinite(value)):
-        raise ValueError(f"{name} must be a positive number of seconds, got {value}")
-    return float(value)
-
-
-JUDGE_OPTIONS: tuple[Option, ...] = (
-    Option("provider", str, LOCAL, choices=tuple(PROVIDERS), cli="--provider",
-           doc=_provider_doc()),
-    Option("model", str, None, nullable=True, cli="--model", doc=_model_doc()),
-    Option("api_key", str, None, nullable=True, cli="--api-key", doc=_api_key_doc()),
-    Option("base_url", str, None, nullable=True, check=_base_url_option, cli="--base-url",
-           doc=_base_url_doc()),
-    Option("max_concurrency", int, 16, range=(1, None), cli="--max-concurrency", metavar="N",
-           doc="judge requests in flight at once"),
-    Option("use_cache", bool, True, cli="--no-cache",
-           doc="read and write the on-disk call cache (without it a killed run cannot resume)"),
-    Option("cache_dir", str, None, nullable=True, cli="--cache-dir",
-           doc="call cache folder; default: $JUDGE_METRICS_CACHE_DIR or ~/.cache/judge-metrics"),
-    Option("show_progress", bool, True, doc="show progress bars"),
-    Option("timeout", float, 60.0, check=_positive_seconds, type_doc="float > 0", cli="--timeout",
-           metavar="SECONDS", doc="seconds per judge request"),
-    Option("max_retries", int, 3, range=(0, None),
-           doc="retries on 5xx/timeouts; 429s: docs/RELIABILITY.md, under load"),
-    Option("max_requests_per_minute", float, None, nullable=True, range=(0.001, None),
-           type_doc="float > 0 or None", cli="--max-requests-per-minute", metavar="N",
-           doc="cap the judge's requests per minute up front; default: its announced limit"),
-    Option("max_tokens_per_minute", float, None, nullable=True, range=(1, None), metavar="N",
-           cli="--max-tokens-per-minute", doc="cap the judge's (estimated) tokens per minute up "
-           "front; default: as announced"),
-    Option("response_format", str, None, nullable=True, choices=RESPONSE_FORMATS,
-           cli="--response-format", metavar="STYLE",
-           doc="override how the server takes a JSON schema: json_schema (OpenAI, vLLM, xAI), "
-           "json_object (llama-cpp-python's server), json_object_plain or none; default: the "
-           "provider's"),
-    Option("device", str, None, nullable=True, doc='local judge: the torch device ("cpu", '
-           '"cuda", ...); default: the best available'),
-    Option("batch_size", int, 32, range=(1, None), doc="local judge: prompts decoded together"),
-    Option("dry_run", bool, False, cli="--dry-run",
-           doc="send nothing; report the planned judge requests and their estimated cost (under "
-           "dry_run)"),
-    Option("batch", bool, False, cli="--batch",
-           doc="send the judge requests through the provider's batch API (half the price, "
-           "answers within hours): one batch per step round; an interrupted run re-attaches to "
-           "its pending batch"),
-    Option("retry_unmeasured", bool, False, cli="--retry-unmeasured",
-           doc="ask again the requests whose cached answer the checks refused (by default a "
-           "refused answer is cached like any other and a rerun sends nothing)"),
-    Option("judges", list, None, nullable=True, check=_judges_option,
-           type_doc="list of dict or None", cli="--judge", metavar="SPEC",
-           doc="a panel of judges: one dict of judge options per judge (provider, model, "
-           "base_url, api_key, ...), each judging every sample; an option a judge leaves out "
-           "comes from the top level (model, api_key and base_url only when it names "
-           "the top level's provider or none); adds details[i]['judge_scores'], "
-           "judges (each judge's results, usage and Cost) and judge_agreement (Krippendorff's "
-           "alpha among the judges); None: one judge (docs/PANEL.md)"),
-    Option("panel_aggregate", str, "mean", choices=PANEL_AGGREGATES, cli="--panel-aggregate",
-           metavar="HOW",
-           doc="a panel's per-sample score from its judges' scores: mean, median, or majority "
-           "(0/1 scores only; a tie scores 0.5)"),
+from ..base.options import refuse_unknown
+from ..base.redaction import redact
+from .backends.registry import KEY_ONLY_DEFAULT, LOCAL, Capabilities, require
+from .endpoints import BASE_URL_EXAMPLE, check_base_url, endpoint_of
+from .judge_options import (
+    DEFAULTS,
+    JUDGE_OPTION_NAMES,
+    JUDGE_OPTIONS,
+    PANEL_AGGREGATES,
+    PANEL_OPTION_NAMES,
+    PROVIDER_BOUND_OPTION_NAMES,
+    PROVIDERS,
+    RESPONSE_FORMATS,
+    RUN_OPTION_NAMES,
 )
-JUDGE_OPTION_NAMES = tuple(option.name for option in JUDGE_OPTIONS)
-#: The options the runner reads (caching, progress, dry run); every other one shapes the
-#: backend, and the backend pool keys on them (:meth:`JudgeConfig.backend_settings`).
-RUN_OPTION_NAMES = frozenset({"use_cache", "cache_dir", "show_progress", "dry_run",
-                              "retry_unmeasured"})
-_DEFAULT = {option.name: option.default for option in JUDGE_OPTIONS}
+
+# the names imported from here before the declarations had a module of their own
+__all__ = ["JUDGE_OPTIONS", "JUDGE_OPTION_NAMES", "PANEL_AGGREGATES", "PANEL_OPTION_NAMES",
+           "PROVIDERS", "PROVIDER_BOUND_OPTION_NAMES", "RESPONSE_FORMATS", "RUN_OPTION_NAMES",
+           "JudgeConfig", "check_base_url", "check_sdk", "endpoint_of", "judge_config",
+           "judge_configs", "judge_options_of", "provider_of"]
 
 
 @dataclass
@@ -169,26 +42,26 @@ class JudgeConfig:
     """Where and how to call the judge (the fields and defaults of ``JUDGE_OPTIONS``).
     ``api_key`` never enters a repr, a log or a cache key."""
 
-    provider: str = _DEFAULT["provider"]
-    model: str | None = _DEFAULT["model"]
-    api_key: str | None = field(default=_DEFAULT["api_key"], repr=False)
-    base_url: str | None = _DEFAULT["base_url"]
-    max_concurrency: int = _DEFAULT["max_concurrency"]
-    use_cache: bool = _DEFAULT["use_cache"]
-    cache_dir: str | None = _DEFAULT["cache_dir"]
-    show_progress: bool = _DEFAULT["show_progress"]
-    timeout: float = _DEFAULT["timeout"]
-    max_retries: int = _DEFAULT["max_retries"]
-    max_requests_per_minute: float | None = _DEFAULT["max_requests_per_minute"]
-    max_tokens_per_minute: float | None = _DEFAULT["max_tokens_per_minute"]
-    response_format: str | None = _DEFAULT["response_format"]
-    device: str | None = _DEFAULT["device"]
-    batch_size: int = _DEFAULT["batch_size"]
-    dry_run: bool = _DEFAULT["dry_run"]
-    batch: bool = _DEFAULT["batch"]
-    retry_unmeasured: bool = _DEFAULT["retry_unmeasured"]
-    judges: tuple[dict[str, Any], ...] | None = field(default=_DEFAULT["judges"], repr=False)
-    panel_aggregate: str = _DEFAULT["panel_aggregate"]
+    provider: str = DEFAULTS["provider"]
+    model: str | None = DEFAULTS["model"]
+    api_key: str | None = field(default=DEFAULTS["api_key"], repr=False)
+    base_url: str | None = DEFAULTS["base_url"]
+    max_concurrency: int = DEFAULTS["max_concurrency"]
+    use_cache: bool = DEFAULTS["use_cache"]
+    cache_dir: str | None = DEFAULTS["cache_dir"]
+    show_progress: bool = DEFAULTS["show_progress"]
+    timeout: float = DEFAULTS["timeout"]
+    max_retries: int = DEFAULTS["max_retries"]
+    max_requests_per_minute: float | None = DEFAULTS["max_requests_per_minute"]
+    max_tokens_per_minute: float | None = DEFAULTS["max_tokens_per_minute"]
+    response_format: str | None = DEFAULTS["response_format"]
+    device: str | None = DEFAULTS["device"]
+    batch_size: int = DEFAULTS["batch_size"]
+    dry_run: bool = DEFAULTS["dry_run"]
+    batch: bool = DEFAULTS["batch"]
+    retry_unmeasured: bool = DEFAULTS["retry_unmeasured"]
+    judges: tuple[dict[str, Any], ...] | None = field(default=DEFAULTS["judges"], repr=False)
+    panel_aggregate: str = DEFAULTS["panel_aggregate"]
 
     def __post_init__(self) -> None:
         for option in JUDGE_OPTIONS:
@@ -237,6 +110,25 @@ class JudgeConfig:
         return {f.name: resolved.get(f.name, getattr(self, f.name)) for f in fields(self)
                 if f.name not in RUN_OPTION_NAMES | PANEL_OPTION_NAMES and f.name != "api_key"}
 
+    @property
+    def is_embedded(self) -> bool:
+        """The embedded default judge (the local provider, no model named), one judge, not a
+        panel: the one predicate of the notes, reports and demo that speak of it."""
+        return self.provider == LOCAL and not self.model and not self.judges
+
+    def options(self) -> dict[str, Any]:
+        """The judge options that make this config again through :func:`judge_config`: every
+        option off its default (the provider too, unless :func:`provider_of` would choose it
+        from the rest): what a run hands each metric's ``compute``, which converts them back;
+        a metric's own judge options (``--option l3score.model=...``) go on top of them."""
+        given = {f.name: getattr(self, f.name) for f in fields(self)
+                 if f.name != "provider" and getattr(self, f.name) != DEFAULTS[f.name]}
+        if given.get("judges") is not None:
+            given["judges"] = [dict(entry) for entry in given["judges"]]
+        if self.provider != provider_of(None, given.get("api_key")):
+            given["provider"] = self.provider
+        return given
+
 
 def provider_of(provider: str | None, api_key: str | None = None) -> str:
     """The provider a judge's options select, decided here once: ``provider``; without one, as
@@ -244,19 +136,27 @@ def provider_of(provider: str | None, api_key: str | None = None) -> str:
     return provider or (KEY_ONLY_DEFAULT if api_key else LOCAL)
 
 
-def judge_config(**options: Any) -> JudgeConfig:
-    """Build a :class:`JudgeConfig` (checked as it is made) from a metric's keyword arguments.
+def judge_config(options: Mapping[str, Any] | None = None, /, **more: Any) -> JudgeConfig:
+    """The one converter of judge options to a :class:`JudgeConfig` (checked as it is made):
+    every front end's judge (the CLI's arguments, the demo's fields, the integrations' keyword
+    arguments, ``compute(**kwargs)``, ``score_dataset(**options)``) is made here, from a dict
+    (``options``), keyword arguments (``more``) or both.
 
     ``None`` means the default. ``provider`` defaults to ``"local"``; as in the L3Score card, an
-    ``api_key`` with no provider means ``"openai"``. Raises ``ValueError``/``TypeError`` naming
-    the bad option.
-    """
-    unknown = set(options) - set(JUDGE_OPTION_NAMES)
-    if unknown:
-        raise TypeError(f"unknown judge option(s): {', '.join(sorted(unknown))}")
-    options = {k: v for k, v in options.items() if v is not None}
-    options["provider"] = provider_of(options.get("provider"), options.get("api_key"))
-    return JudgeConfig(**options)
+    ``api_key`` with no provider means ``"openai"``. An option that is no judge option is an
+    :class:`~shared.base.errors.UnknownOptionError` naming the nearest one; a bad value a
+    ``ValueError``/``TypeError`` naming the option."""
+    given = {**(options or {}), **more}
+    refuse_unknown("the judge", given, JUDGE_OPTION_NAMES)
+    given = {k: v for k, v in given.items() if v is not None}
+    given["provider"] = provider_of(given.get("provider"), given.get("api_key"))
+    return JudgeConfig(**given)
+
+
+def judge_options_of(options: Mapping[str, Any]) -> dict[str, Any]:
+    """The judge options among ``options`` (a metric's, the embedding's and the judge's mixed,
+    as ``compute`` and a run take them): the one filter by the judge options' names."""
+    return {name: value for name, value in options.items() if name in JUDGE_OPTION_NAMES}
 
 
 def judge_configs(config: JudgeConfig) -> list[JudgeConfig]:
@@ -299,7 +199,7 @@ def _validate(config: JudgeConfig) -> None:
     check_sdk(name)
     if provider.needs_base_url and not config.resolved_base_url():
         also = f" or set {provider.base_url_env}" if provider.base_url_env else ""
-        raise ValueError(f"provider={name!r} needs base_url (e.g. {_BASE_URL_EXAMPLE}){also}")
+        raise ValueError(f"provider={name!r} needs base_url (e.g. {BASE_URL_EXAMPLE}){also}")
     if not config.base_url and config.resolved_base_url():  # from the environment or registry
         try:
             check_base_url(config.resolved_base_url() or "")
@@ -349,52 +249,3 @@ def _check_local_model(model: str | None) -> None:
                        or model.startswith((".", "~")))
     if looks_like_path and not path.exists():
         raise ValueError(f"model={model!r}: no such model file or folder")
-
-
-def check_base_url(url: str) -> None:
-    """Refuse a ``base_url`` that is not ``http(s)://host[:port][/path]``: a bad scheme, no host,
-    a port that is not a number in 1-65535, or credentials (``user:password@``). Credentials in
-    the URL are never sent (httpx would send them as Basic auth instead of the API key); the
-    error shows the URL with them masked."""
-    shown = redact(url)
-    example = "(e.g. 'http://127.0.0.1:8000/v1')"
-    try:
-        parsed = urlsplit(url)
-    except ValueError as error:
-        raise ValueError(f"base_url={shown!r} is not a valid URL ({redact(str(error))}) "
-                         f"{example}") from None
-    if parsed.scheme not in ("http", "https") or not parsed.netloc:
-        raise ValueError(f"base_url={shown!r} is not an http(s) URL {example}")
-    if has_userinfo(url):
-        raise ValueError(
-            f"base_url={shown!r} holds credentials (a user name or password before the host); "
-            "they are not sent. Remove them and pass the key with api_key=... (--api-key) or the "
-            "provider's environment variable"
-        )
-    if not parsed.hostname or any(c.isspace() for c in url):
-        raise ValueError(f"base_url={shown!r} has no valid host {example}")
-    try:
-        port = parsed.port
-    except ValueError:
-        port = -1
-    if port is not None and not 1 <= port <= 65535:
-        raise ValueError(f"base_url={shown!r}: the port must be a number from 1 to 65535 "
-                         f"{example}")
-
-
-def endpoint_of(url: str | None) -> str:
-    """The URL without credentials or fragment, normalised (lower-case scheme and host, no
-    default port, no trailing slash), its query kept (a query such as Azure's ``api-version``
-    selects what answers): what the call cache keys on."""
-    if not url:
-        return ""
-    parsed = urlparse(url)
-    scheme = parsed.scheme.lower()
-    host = (parsed.hostname or "").lower()
-    if ":" in host:
-        host = f"[{host}]"
-    port = parsed.port
-    if port is not None and port != {"http": 80, "https": 443}.get(scheme):
-        host = f"{host}:{port}"
-    query = f"?{parsed.query}" if parsed.query else ""
-    return f"{scheme}://{host}{parsed.path.rstrip('/')}{query}"

@@ -20,13 +20,11 @@ from typing import Any
 
 from ..base.defaults import require_local
 from ..base.errors import UserInputError
-from ..base.options import EMBEDDING_OPTIONS
-from ..engine.config import JUDGE_OPTION_NAMES, judge_config
+from ..engine.config import JudgeConfig
 from ..kit.registry import METRICS, MetricSpec, available
 from .engines import Engine, choose_engine
+from .options import check_run_options
 from .summary import BatchSummary
-
-EMBEDDING_OPTION_NAMES = tuple(option.name for option in EMBEDDING_OPTIONS)
 
 
 def check_metric_names(names: Iterable[str]) -> None:
@@ -110,6 +108,7 @@ def score_dataset(
     metric_options: Mapping[str, Mapping[str, Any]] | None = None,
     engine: str | Engine | None = None,
     workers: int | None = None,
+    judge: JudgeConfig | None = None,
     **options: Any,
 ) -> tuple[Any, BatchSummary]:
     """Score every row of ``dataset`` with ``metrics``; return the dataset with the added
@@ -117,9 +116,11 @@ def score_dataset(
 
     ``dataset``: a ``datasets.Dataset`` with the singular columns (question, prediction,
     reference, contexts, source, expected). ``metrics``: a name, a list of names, or ``"all"``.
-    ``options``: judge options (provider, model, api_key, base_url, max_concurrency, use_cache,
-    cache_dir, timeout, max_retries, response_format, device, batch_size, dry_run), passed to
-    the judge metrics, and ``embedding_model``, passed to the embedding metrics.
+    ``judge``: the judge, a :class:`~shared.engine.config.JudgeConfig` already built (the CLI's);
+    or judge options among ``options`` (provider, model, api_key, base_url, max_concurrency,
+    use_cache, cache_dir, timeout, max_retries, response_format, device, batch_size, dry_run
+    ...), converted once by ``judge_config``; ``embedding_model`` among ``options`` goes to the
+    embedding metrics. Both are checked by :func:`.options.check_run_options`.
     ``chunk_size``: rows per ``compute`` call (default 1,000; for judge metrics 32, which is
     also the local judge's decoding batch).
     ``metric_options``: extra ``compute`` keyword arguments per metric, e.g.
@@ -132,7 +133,9 @@ def score_dataset(
     materialized ``ray.data.Dataset``.
     """
     chosen = choose_engine(engine, dataset, workers)
-    config, judge_options, embed_options = _checked_options(dataset, chunk_size, options)
+    _check_arguments(dataset, chunk_size)
+    checked = check_run_options(options, judge=judge)
+    config = checked.judge
     metric_options = dict(metric_options or {})
 
     names, skipped = select_metrics(metrics, chosen.columns(dataset), metric_options)
@@ -145,7 +148,7 @@ def score_dataset(
             skipped[name] = "calls no judge (dry run)"
         names = [n for n in names if METRICS[n].judge]
     return chosen.score(dataset, names, skipped, config, chunk_size, show_progress,
-                        {n: _call_options(n, metric_options, judge_options, embed_options)
+                        {n: checked.call_options(METRICS[n], metric_options.get(n, {}))
                          for n in names})
 
 
@@ -161,11 +164,8 @@ def check_installed(names: Iterable[str], config: Any) -> None:
         require_local("the embedding model")
 
 
-def _checked_options(
-    dataset: Any, chunk_size: int | None, options: Mapping[str, Any],
-) -> tuple[Any, dict[str, Any], dict[str, Any]]:
-    """``score_dataset``'s arguments checked before any work: the judge config, the judge
-    options and the embedding options."""
+def _check_arguments(dataset: Any, chunk_size: int | None) -> None:
+    """``score_dataset``'s dataset and chunk size checked before any work."""
     import datasets
 
     ray_input = type(dataset).__module__.startswith("ray.data")
@@ -180,29 +180,3 @@ def _checked_options(
         isinstance(chunk_size, bool) or not isinstance(chunk_size, int) or chunk_size < 1
     ):
         raise UserInputError(f"chunk_size must be a positive int, got {chunk_size!r}")
-    unknown = set(options) - set(JUDGE_OPTION_NAMES) - set(EMBEDDING_OPTION_NAMES)
-    if unknown:
-        raise UserInputError(f"unknown option(s): {', '.join(sorted(unknown))}")
-    judge_options = {k: v for k, v in options.items() if k in JUDGE_OPTION_NAMES}
-    judge_options.pop("show_progress", None)
-    embed_options = {k: v for k, v in options.items() if k in EMBEDDING_OPTION_NAMES}
-    try:
-        config = judge_config(**judge_options)
-    except (TypeError, ValueError) as error:
-        raise UserInputError(str(error)) from None
-    return config, judge_options, embed_options
-
-
-def _call_options(
-    name: str, metric_options: Mapping[str, Mapping[str, Any]], judge_options: dict[str, Any],
-    embed_options: dict[str, Any],
-) -> dict[str, Any]:
-    """The keyword arguments of ``name``'s ``compute`` calls besides its input columns."""
-    spec = METRICS[name]
-    call_options: dict[str, Any] = dict(metric_options.get(name, {}))
-    if spec.judge:
-        call_options.update(judge_options)
-        call_options["show_progress"] = False
-    if spec.embeds:
-        call_options.update(embed_options)
-    return call_options

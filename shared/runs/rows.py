@@ -12,10 +12,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..base.errors import UserInputError
-from ..engine.config import JUDGE_OPTION_NAMES, judge_config
 from ..kit.registry import METRICS, MetricSpec
-from .batch import EMBEDDING_OPTION_NAMES, check_metric_names
+from .batch import check_metric_names
 from .chunks import chunk_size_for, load_metric, score_column_names, score_rows
+from .options import check_run_options
 from .summary import MetricSummary
 
 
@@ -39,36 +39,11 @@ def score_key_of(spec: MetricSpec, score_key: str | None) -> str:
     return score_key
 
 
-def metric_call_options(spec: MetricSpec, options: Mapping[str, Any]) -> dict[str, Any]:
-    """A flat mix of the metric's own options and the judge/embedding options -> ``compute``'s
-    keyword arguments; an option the metric does not take is a one-line ``UserInputError``."""
-    own = {option.name for option in spec.options}
-    judge_names = set(JUDGE_OPTION_NAMES) if spec.judge else set()
-    embed_names = set(EMBEDDING_OPTION_NAMES) if spec.embeds else set()
-    unknown = sorted(set(options) - own - judge_names - embed_names)
-    if unknown:
-        takes = sorted(own | judge_names | embed_names) or ["no options"]
-        raise UserInputError(f"{spec.name} has no option(s) {', '.join(unknown)}; it takes: "
-                             f"{', '.join(takes)}")
-    missing = [o.name for o in spec.options if o.required and o.name not in options]
-    if missing:
-        raise UserInputError(f"{spec.name} needs the option(s) {', '.join(missing)}")
-    judge_options = {k: v for k, v in options.items() if k in judge_names and k not in own}
-    judge_options.pop("show_progress", None)
-    if spec.judge:
-        try:
-            judge_config(**judge_options)
-        except (TypeError, ValueError) as error:
-            raise UserInputError(str(error)) from None
-    call = dict(options)
-    if spec.judge:
-        call["show_progress"] = False
-    return call
-
-
 class MetricRows:
-    """Metric ``name`` with its options checked once; :meth:`score` scores rows (column ->
-    values) with it. The metric is loaded at the first :meth:`score`."""
+    """Metric ``name`` with its options checked once (its own, the judge's, the embedding's:
+    :func:`.options.check_run_options`; ``judge``: the judge's config, ``None`` for a metric
+    without one); :meth:`score` scores rows (column -> values) with it. The metric is loaded
+    at the first :meth:`score`."""
 
     def __init__(self, name: str, *, score_key: str | None = None, **options: Any) -> None:
         if not isinstance(name, str):
@@ -80,7 +55,9 @@ class MetricRows:
         self.spec = METRICS[name]
         self.key = score_key_of(self.spec, score_key)
         self.options = dict(options)
-        self.call_options = metric_call_options(self.spec, options)
+        checked = check_run_options(options, metric=self.spec)  # the judge, converted once
+        self.judge = checked.judge if self.spec.judge else None
+        self.call_options = checked.call_options(self.spec)
         self._metric: Any = None
 
     def columns(self) -> dict[str, str]:

@@ -23,9 +23,11 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ..base.errors import UserInputError
+from ..engine.config import JudgeConfig
 from ..kit.registry import METRICS
 from ..runs.batch import score_dataset, select_metrics
 from ..runs.chunks import load_metric, score_column_names
+from ..runs.options import check_run_options
 from ..runs.summary import BatchSummary, MetricSummary, add_cost, is_number
 
 NOT_CAPTURED = ("the span's content was not captured (its instrumentation records no message "
@@ -90,13 +92,16 @@ def _invalid(spec: Any, value: Any) -> str | None:
 def score_traces(
     rows: Sequence[Mapping[str, Any]], metrics: str | Sequence[str], *,
     metric_options: Mapping[str, Mapping[str, Any]] | None = None,
-    chunk_size: int | None = None, show_progress: bool = True, **options: Any,
+    chunk_size: int | None = None, show_progress: bool = True,
+    judge: JudgeConfig | None = None, **options: Any,
 ) -> tuple[Any, BatchSummary]:
     """Score ``rows`` (:func:`judge_metrics.traces.read`'s) with ``metrics``; return the
     dataset with the score columns (``<metric>`` ``None`` and ``<metric>_details``
     ``{"unmeasured": reason}`` on a row the metric cannot measure) and the run's summary (each
     metric over every row, the rows it could not measure counted as unmeasured). Options as
-    for :func:`~judge_metrics.runs.batch.score_dataset`."""
+    for :func:`~judge_metrics.runs.batch.score_dataset` (``judge``: a config already built, or
+    judge options among ``options``), checked once here."""
+    checked = check_run_options(options, judge=judge)
     dataset = trace_dataset(rows)
     metric_options = dict(metric_options or {})
     names, skipped = select_metrics(metrics, dataset.column_names, metric_options)
@@ -107,13 +112,13 @@ def score_traces(
     groups = _groups(names, rows, reasons, set(dataset.column_names))
     added: dict[str, list[Any]] = {}
     parts: dict[str, list[MetricSummary]] = {}
-    dry_run = bool(options.get("dry_run"))
+    dry_run = checked.judge.dry_run
     for (indices, absent), group in groups.items():
         subset = dataset.select(list(indices)).remove_columns(list(absent))
         scored, summary = score_dataset(
             subset, group, chunk_size=chunk_size, show_progress=show_progress,
             metric_options={n: metric_options[n] for n in group if n in metric_options},
-            **options)
+            judge=checked.judge, **checked.embedding)
         skipped.update(summary.skipped)
         for column in scored.column_names if not dry_run else ():
             if column in dataset.column_names:
