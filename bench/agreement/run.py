@@ -84,14 +84,14 @@ def main(argv: list[str] | None = None) -> int:
         parser.error("--dry-run is not supported here; plan one metric with "
                      "`judge-metrics agree ... --dry-run`")
     options = judge_options(args)
-    embedded = agreement.is_embedded_judge(args.provider, args.model, args.api_key)
     rows = {k: (args.judge_rows or v) for k, v in JUDGE_ROWS.items()}
     selected = [j for j in jobs() if (not args.only or j.name in args.only)
                 and (j.baseline is not None or j.name in available())]
     from shared.engine.config import judge_config
 
-    judge_name = agreement.judge_model_name(judge_config(**options))
-    provider = judge_config(**options).provider
+    judge = judge_config(options)
+    embedded, judge_name, provider = judge.is_embedded, agreement.judge_model_name(judge), \
+        judge.provider
     load_start = os.getloadavg()[0]
     started = time.perf_counter()
     results = []

@@ -38,7 +38,6 @@ from .embedded_judge import (
     FIGURES_FILE,
     embedded_judge_figures,
     embedded_judge_note,
-    is_embedded_judge,
     judge_model_name,
 )
 from .labelled_runs import corrected_line, corrected_mean, map_columns, score_labelled
@@ -57,8 +56,8 @@ __all__ = [
     "BOOLEAN", "FIGURES_FILE", "NUMERIC", "AgreementReport", "ConstantLabelError", "LabelError",
     "MissingLabelError", "MixedLabelError", "Statistic", "agree", "auroc", "balanced_accuracy",
     "best_balanced_accuracy", "best_threshold", "cohen_kappa", "compare",
-    "embedded_judge_figures", "embedded_judge_note", "f1", "is_embedded_judge",
-    "judge_model_name", "kendall", "map_columns", "parse_labels", "pearson", "per_group_mean",
+    "embedded_judge_figures", "embedded_judge_note", "f1", "judge_model_name", "kendall",
+    "map_columns", "parse_labels", "pearson", "per_group_mean",
     "spearman",
 ]
 

@@ -23,8 +23,7 @@ from typing import Any
 import numpy as np
 
 from ..base.errors import UserInputError
-from ..engine.backends.registry import LOCAL
-from ..engine.config import provider_of
+from ..engine.config import JudgeConfig, judge_config, judge_options_of
 from ..kit import stats
 from ..kit.registry import LOWER_IS_BETTER
 from ..runs.summary import format_table
@@ -301,12 +300,12 @@ def _score_runs(
     return scored, runs, names
 
 
-def judge_description(options: Mapping[str, Any]) -> dict[str, Any]:
-    """Provider and model of a run's judge, and whether it is the embedded default."""
-    provider = provider_of(options.get("provider"), options.get("api_key"))
-    model = options.get("model")
-    return {"provider": provider, "model": model,
-            "embedded_default": provider == LOCAL and not model}
+def judge_description(judge: JudgeConfig | Mapping[str, Any]) -> dict[str, Any]:
+    """Provider and model of a run's judge (its config, or a run's options: their judge options
+    through the one converter), and whether it is the embedded default."""
+    config = judge if isinstance(judge, JudgeConfig) else judge_config(judge_options_of(judge))
+    return {"provider": config.provider, "model": config.model,
+            "embedded_default": config.is_embedded}
 
 
 def _label(source: Any, default: str) -> str:

@@ -1,6 +1,6 @@
-"""The embedded default judge: whether judge options select it, the model name a report
-shows, and its measured agreement with people (``make agreement`` writes the figures next to
-this module): one row per judge metric for the reports' and the CLI's table
+"""The embedded default judge (``JudgeConfig.is_embedded`` says whether a judge is it): the
+model name a report shows, and its measured agreement with people (``make agreement`` writes
+the figures next to this module): one row per judge metric for the reports' and the CLI's table
 (:func:`agreement_rows`, under :data:`EMBEDDED_JUDGE_CAVEAT` said once), or one line for a
 single metric (:func:`embedded_judge_note`, the demo's)."""
 
@@ -11,21 +11,15 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-from ..engine.backends.registry import LOCAL
-from ..engine.config import provider_of
-
 
 def judge_model_name(config: Any) -> str | None:
+    """The model a report names for ``config`` (a ``JudgeConfig``): the embedded judge's name,
+    else the resolved model."""
     from ..base.defaults import DEFAULT_JUDGE_MODEL
 
-    if config.provider == LOCAL and not config.model:
+    if config.is_embedded:
         return DEFAULT_JUDGE_MODEL
     return config.resolved_model()
-
-
-def is_embedded_judge(provider: str | None, model: str | None, api_key: str | None = None) -> bool:
-    """True when these judge options select the embedded default judge."""
-    return provider_of(provider, api_key) == LOCAL and not model
 
 
 FIGURES_FILE = "agreement_figures.json"  # next to this module; written by `make agreement`

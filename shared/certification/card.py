@@ -136,19 +136,19 @@ def check_card(path: str | os.PathLike[str], metrics: Sequence[str],
     ``metric_options``): a card for another judge, metric, options or prompt is refused in one
     line."""
     from ..analysis.comparison import json_ready
-    from ..engine.config import JUDGE_OPTION_NAMES, judge_config
+    from ..base.options import EMBEDDING_OPTION_NAMES
+    from ..engine.config import JUDGE_OPTION_NAMES, judge_config, judge_options_of
     from ..kit.sent_prompts import prompt_records
-    from ..runs.batch import EMBEDDING_OPTION_NAMES
 
     card = read_card(path)
     metric = card["metric"]["name"]
     where = f"--card {path}"
     if metric not in metrics and "all" not in metrics:
         raise UserInputError(f"{where} is a card for {metric}, not {', '.join(metrics)}")
-    judge_options = {k: v for k, v in options.items() if k in JUDGE_OPTION_NAMES
-                     and k not in ("dry_run", "show_progress")}
+    judge_options = {k: v for k, v in judge_options_of(options).items()
+                     if k not in ("dry_run", "show_progress")}
     try:
-        judge = describe_judge(judge_config(**judge_options))
+        judge = describe_judge(judge_config(judge_options))
     except (TypeError, ValueError) as error:
         raise UserInputError(str(error)) from None
     if _judge_key(judge) != _judge_key(card["judge"]):

@@ -122,19 +122,15 @@ class _Scorer:
 
     def __init__(self, metric: str, spec: Any, metric_options: Mapping[str, Any] | None,
                  chunk_size: int | None, show_progress: bool, options: Mapping[str, Any]):
-        from ..engine.config import judge_config, judge_configs
-        from ..runs.batch import EMBEDDING_OPTION_NAMES
+        from ..engine.config import judge_configs
         from ..runs.chunks import score_column_names
+        from ..runs.options import check_run_options
 
         self.metric, self.spec = metric, spec
         self.metric_options = dict(metric_options or {})
         self.chunk_size, self.show_progress = chunk_size, show_progress
         self.options = dict(options)
-        try:
-            self.config = judge_config(**{k: v for k, v in options.items()
-                                          if k not in EMBEDDING_OPTION_NAMES})
-        except (TypeError, ValueError) as error:
-            raise UserInputError(str(error)) from None
+        self.config = check_run_options(options).judge  # the one checker, the one converter
         self.judges = len(judge_configs(self.config)) if self.config.judges else 0
         self.column = score_column_names(metric, spec)[spec.headline[0]]
         self.usage = {"calls": 0, "cache_hits": 0, "cost": 0.0}

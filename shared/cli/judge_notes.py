@@ -18,11 +18,10 @@ __all__ = ["note_embedded_judge", "print_embedded_judge_notes", "print_run_summa
 def note_embedded_judge(judge: JudgeConfig, metrics: Iterable[str], dry_run: bool) -> None:
     """Say so on stderr when the command's judge (or one of its panel's) is the embedded
     default and one of ``metrics`` asks a judge."""
-    from ..engine.backends.registry import LOCAL
     from ..engine.config import judge_configs
     from ..kit.registry import METRICS
 
-    embedded = any(c.provider == LOCAL and not c.model for c in judge_configs(judge))
+    embedded = any(c.is_embedded for c in judge_configs(judge))
     if embedded and not dry_run and any(METRICS[n].judge for n in metrics):
         print("judge: the embedded SmolLM2-135M-Instruct on this CPU (tiny and slow: a demo, "
               "not a real evaluation; point --provider/--model/--base-url at a strong judge)",
@@ -35,10 +34,9 @@ def print_embedded_judge_notes(summary: Any, judge: JudgeConfig) -> None:
     agreement with people (``shared/analysis/agreement_figures.json``), so its numbers are not
     read bare."""
     from ..analysis.embedded_judge import AGREEMENT_HEADER, EMBEDDED_JUDGE_CAVEAT, agreement_rows
-    from ..engine.backends.registry import LOCAL
     from ..runs.summary import format_table
 
-    if summary.dry_run or judge.judges or judge.provider != LOCAL or judge.model:
+    if summary.dry_run or not judge.is_embedded:
         return
     rows = agreement_rows([m.metric for m in summary.metrics if m.judge])
     if rows:

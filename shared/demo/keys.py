@@ -10,7 +10,6 @@ from collections.abc import Iterator, Mapping
 from typing import Any
 
 from ..base.redaction import redact, redact_all
-from ..engine.config import JUDGE_OPTION_NAMES
 
 
 class Scrubber:
@@ -41,10 +40,10 @@ def page_key_backend(kwargs: Mapping[str, Any]) -> Iterator[None]:
         yield
         return
     from ..engine.backends.pool import backend_key, release_backend
-    from ..engine.config import judge_config, judge_configs
+    from ..engine.config import judge_config, judge_configs, judge_options_of
 
     try:
-        config = judge_config(**{k: v for k, v in kwargs.items() if k in JUDGE_OPTION_NAMES})
+        config = judge_config(judge_options_of(kwargs))
     except (TypeError, ValueError):  # compute reports it
         yield
         return

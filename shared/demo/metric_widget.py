@@ -13,11 +13,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..analysis.embedded_judge import embedded_judge_note, is_embedded_judge
+from ..analysis.embedded_judge import embedded_judge_note
 from ..base.options import Option
 from ..engine.backends.registry import LOCAL
 from ..engine.config import PROVIDERS
 from ..kit.registry import MetricSpec, metric_path, spec_of
+from ..runs.options import check_run_options
 from .inputs import (
     DemoInputError,
     compute_inputs,
@@ -140,9 +141,11 @@ class MetricWidget:
             if self.spec.judge:
                 kwargs.update(judge_options(judge_values))
                 kwargs.update(panel_options(judge_values, kwargs))
-            self.embedded_judge = self.spec.judge and not kwargs.get("judges") and \
-                is_embedded_judge(kwargs.get("provider"), kwargs.get("model"),
-                                  kwargs.get("api_key"))
+            # the one checker of a run's options, as score's and the integrations' (the judge
+            # converted as compute will convert it)
+            run = check_run_options({k: v for k, v in kwargs.items() if k not in inputs},
+                                    metric=self.spec)
+            self.embedded_judge = self.spec.judge and run.judge.is_embedded
             if progress is not None:
                 progress(0, desc=f"{self.name}: scoring {len(rows)} rows")
             started = time.monotonic()

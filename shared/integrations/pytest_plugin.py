@@ -50,7 +50,7 @@ def pytest_configure(config: Any) -> None:
         from ..engine.config import judge_config
 
         try:  # the provider, model and URL; the key is each assertion's (or its variable's)
-            judge_config(**session.JUDGE, api_key="placeholder-for-the-start-up-check")
+            judge_config(session.JUDGE, api_key="placeholder-for-the-start-up-check")
         except (TypeError, ValueError) as error:
             raise pytest.UsageError(f"--judge-*: {error}") from None
 

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 from ..base.defaults import require_local
 from ..base.validation import same_length
 from ..engine.backends.registry import KEY_ONLY_DEFAULT, LOCAL, PROVIDERS
-from ..engine.config import JUDGE_OPTION_NAMES, JudgeConfig, judge_config, judge_configs
+from ..engine.config import JudgeConfig, judge_config, judge_configs, judge_options_of
 from ..engine.runner import get_judge
 from .few_shot import examples_option, show_examples
 from .metric_base import ValidatedMetric
@@ -38,11 +38,11 @@ __all__ = ["JudgeMetric", "first_failure", "judge_fault", "mean_measured", "requ
 
 def split_judge_options(options: dict[str, Any]) -> tuple[JudgeConfig, dict[str, Any]]:
     """Take the judge options (``JUDGE_OPTION_NAMES``) out of a metric's ``compute`` keyword
-    arguments: returns the validated :class:`JudgeConfig` and the remaining options.
-    ``options`` itself is not modified. Raises ``ValueError``/``TypeError`` naming a bad option."""
-    rest = dict(options)
-    judge_options = {name: rest.pop(name) for name in JUDGE_OPTION_NAMES if name in rest}
-    return judge_config(**judge_options), rest
+    arguments: returns the :class:`JudgeConfig` the one converter makes of them
+    (:func:`shared.engine.config.judge_config`) and the remaining options. ``options`` itself is
+    not modified. Raises ``ValueError``/``TypeError`` naming a bad option."""
+    judged = judge_options_of(options)
+    return judge_config(judged), {k: v for k, v in options.items() if k not in judged}
 
 
 def require_runnable(config: JudgeConfig) -> None:

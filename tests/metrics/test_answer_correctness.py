@@ -47,7 +47,7 @@ def test_bad_inputs_name_argument_and_index(metric) -> None:
         metric.compute(predictions=[["a list"]], references=R, **DRY_RUN)
     with pytest.raises(ValueError, match="lengths"):
         metric.compute(predictions=P, references=R, questions=["q1", "q2"], **DRY_RUN)
-    with pytest.raises(TypeError, match="unknown option"):
+    with pytest.raises(TypeError, match="has no option 'weight' \\(did you mean 'weights'\\?\\)"):
         metric.compute(predictions=P, references=R, weight=[1, 0], **DRY_RUN)
     with pytest.raises(TypeError, match="embedding_model"):
         metric.compute(predictions=P, references=R, embedding_model=3, **DRY_RUN)

@@ -118,7 +118,7 @@ def test_select_all_skips_metrics_whose_columns_are_missing() -> None:
 
 
 def test_options_are_checked_before_any_work() -> None:
-    with pytest.raises(UserInputError, match="unknown option"):
+    with pytest.raises(UserInputError, match="the run has no option 'temprature'"):
         score_dataset(_dataset(), "rouge", temprature=0, show_progress=False)
     with pytest.raises(UserInputError, match="base_url"):
         score_dataset(_dataset(), "rouge", provider="openai-compatible", show_progress=False)

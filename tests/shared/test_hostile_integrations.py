@@ -130,7 +130,7 @@ def test_an_option_typo_is_our_one_line_error(eval_log: Path, tmp_path: Path) ->
                     str(tmp_path / "x.eval"), cwd=tmp_path)
     assert done.returncode != 0
     said = " ".join((done.stdout + done.stderr).split())  # inspect prints it wrapped
-    assert "judge-metrics: accuracy has no option(s) fuzzy; it takes:" in said
+    assert "judge-metrics: accuracy has no option 'fuzzy' (did you mean 'fuzzy_match'?)" in said
     assert "couldn't be loaded" not in said and "Traceback" not in said
 
 

@@ -119,9 +119,9 @@ def test_judge_metric_builds_the_output_from_the_results() -> None:
 
 
 def test_judge_metric_rejects_options_it_does_not_declare() -> None:
-    with pytest.raises(TypeError, match="got unknown option\\(s\\): colour"):
+    with pytest.raises(TypeError, match="test_judge_metric has no option 'colour'"):
         _Echo().compute(predictions=["a"], colour="red")
-    with pytest.raises(TypeError, match="got unknown option\\(s\\): judge"):
+    with pytest.raises(TypeError, match="has no option 'judge' \\(did you mean 'judges'\\?\\)"):
         _Echo().compute(predictions=["a"], judge="mine")
 
 

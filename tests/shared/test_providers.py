@@ -175,12 +175,12 @@ def test_the_provider_of_a_key_without_a_provider_is_decided_once() -> None:
     """``provider_of`` decides it; the configuration, the embedded-judge notes and the compare
     report's judge all ask it (an API key alone means the key-only default)."""
     from shared.analysis.comparison import judge_description
-    from shared.analysis.embedded_judge import is_embedded_judge
 
     assert config.provider_of(None) == registry.LOCAL
     assert config.provider_of(None, "k") == registry.KEY_ONLY_DEFAULT
     assert config.provider_of("vllm", "k") == "vllm"
     assert judge_config(api_key="k").provider == registry.KEY_ONLY_DEFAULT
-    assert is_embedded_judge(None, None) and not is_embedded_judge(None, None, "k")
+    assert judge_config().is_embedded and not judge_config(api_key="k").is_embedded
+    assert not judge_config(judges=[{}, {}]).is_embedded  # a panel is no embedded judge
     assert judge_description({"api_key": "k"})["provider"] == registry.KEY_ONLY_DEFAULT
     assert judge_description({})["embedded_default"]
