@@ -23,9 +23,10 @@ from typing import Any
 import numpy as np
 
 from ..base.errors import UserInputError
-from ..engine.config import JudgeConfig, judge_config, judge_options_of
+from ..engine.config import JudgeConfig, judge_options_of
 from ..kit import stats
 from ..kit.registry import LOWER_IS_BETTER
+from ..runs.options import check_run_options
 from ..runs.summary import format_table
 from .paired_stats import DEFAULT_RESAMPLES, MCNEMAR, WILCOXON, compare_scores, holm
 from .pairing import (
@@ -303,7 +304,8 @@ def _score_runs(
 def judge_description(judge: JudgeConfig | Mapping[str, Any]) -> dict[str, Any]:
     """Provider and model of a run's judge (its config, or a run's options: their judge options
     through the one converter), and whether it is the embedded default."""
-    config = judge if isinstance(judge, JudgeConfig) else judge_config(judge_options_of(judge))
+    config = judge if isinstance(judge, JudgeConfig) else \
+        check_run_options(judge_options_of(judge)).judge
     return {"provider": config.provider, "model": config.model,
             "embedded_default": config.is_embedded}
 

@@ -80,12 +80,13 @@ def judge_of(metric: str, options: Mapping[str, Any]) -> dict[str, str | None] |
     """The judge that scores ``metric`` under these options, as a profile records it:
     ``{"provider", "model"}`` (a panel: provider ``panel``, its judges as the model);
     ``None`` for a metric with no judge."""
-    from ..engine.config import judge_config, judge_options_of
+    from ..engine.config import judge_options_of
     from ..kit.registry import METRICS
+    from ..runs.options import check_run_options
 
     if not METRICS[metric].judge:
         return None
-    config = judge_config(judge_options_of(options))
+    config = check_run_options(judge_options_of(options)).judge
     return ({"provider": "panel", "model": panel_name(config)} if config.judges
             else {"provider": config.provider, "model": judge_model_name(config)})
 

@@ -137,8 +137,9 @@ def check_card(path: str | os.PathLike[str], metrics: Sequence[str],
     line."""
     from ..analysis.comparison import json_ready
     from ..base.options import EMBEDDING_OPTION_NAMES
-    from ..engine.config import JUDGE_OPTION_NAMES, judge_config, judge_options_of
+    from ..engine.config import JUDGE_OPTION_NAMES, judge_options_of
     from ..kit.sent_prompts import prompt_records
+    from ..runs.options import check_run_options
 
     card = read_card(path)
     metric = card["metric"]["name"]
@@ -147,10 +148,7 @@ def check_card(path: str | os.PathLike[str], metrics: Sequence[str],
         raise UserInputError(f"{where} is a card for {metric}, not {', '.join(metrics)}")
     judge_options = {k: v for k, v in judge_options_of(options).items()
                      if k not in ("dry_run", "show_progress")}
-    try:
-        judge = describe_judge(judge_config(judge_options))
-    except (TypeError, ValueError) as error:
-        raise UserInputError(str(error)) from None
+    judge = describe_judge(check_run_options(judge_options).judge)
     if _judge_key(judge) != _judge_key(card["judge"]):
         raise UserInputError(f"{where} is a card for judge {judge_name(card['judge'])}, not "
                              f"{judge_name(judge)}")

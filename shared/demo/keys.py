@@ -6,10 +6,13 @@ from __future__ import annotations
 
 import contextlib
 import threading
-from collections.abc import Iterator, Mapping
-from typing import Any
+from collections.abc import Iterator
+from typing import TYPE_CHECKING, Any
 
 from ..base.redaction import redact, redact_all
+
+if TYPE_CHECKING:
+    from ..engine.config import JudgeConfig
 
 
 class Scrubber:
@@ -32,22 +35,18 @@ _KEYED_LOCK = threading.Lock()
 
 
 @contextlib.contextmanager
-def page_key_backend(kwargs: Mapping[str, Any]) -> Iterator[None]:
-    """Around a run with an API key typed into the page: when the last such run with that key
-    ends, drop the judge backend made for it, so the process keeps no client holding the key."""
-    if not kwargs.get("api_key") and not any(j.get("api_key") for j in kwargs.get("judges")
-                                             or ()):
+def page_key_backend(config: JudgeConfig) -> Iterator[None]:
+    """Around a run of the judge ``config`` (the run's, checked once): when the last run with
+    an API key typed into the page ends, drop the judge backend made for that key, so the
+    process keeps no client holding it."""
+    from ..engine.config import judge_configs
+
+    keyed = [judge for judge in judge_configs(config) if judge.api_key]  # each judge of a panel
+    if not keyed:
         yield
         return
     from ..engine.backends.pool import backend_key, release_backend
-    from ..engine.config import judge_config, judge_configs, judge_options_of
 
-    try:
-        config = judge_config(judge_options_of(kwargs))
-    except (TypeError, ValueError):  # compute reports it
-        yield
-        return
-    keyed = [judge for judge in judge_configs(config) if judge.api_key]  # each judge of a panel
     keys = [backend_key(judge) for judge in keyed]
     with _KEYED_LOCK:
         for key in keys:

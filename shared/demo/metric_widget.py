@@ -149,7 +149,7 @@ class MetricWidget:
             if progress is not None:
                 progress(0, desc=f"{self.name}: scoring {len(rows)} rows")
             started = time.monotonic()
-            with self._lock, page_key_backend(kwargs):
+            with self._lock, page_key_backend(run.judge):
                 result = self.metric.compute(**kwargs)
             seconds = time.monotonic() - started
         except Exception as error:  # every fault is a message in the page

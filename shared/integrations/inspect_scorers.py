@@ -18,7 +18,6 @@ scoring events, ``results.scores[].params``): every credential among them is sto
 from __future__ import annotations
 
 import asyncio
-import threading
 from collections.abc import Mapping
 from typing import Any
 
@@ -26,53 +25,33 @@ from ..base.errors import UserInputError
 from ..base.redaction import mask_secret_options
 from ..base.validation import InputError
 from ..kit.conversations import from_inspect
-from ..runs.rows import MetricRows, RowScore
+from ..runs.rows import RowScore
+from .hosts import FieldMap, HostScorer
 
 NAMESPACE = "judge_metrics"  # the scorers' namespace in inspect's registry: judge_metrics/<metric>
 
-# compute argument -> where an inspect sample holds it (the rest come from the metadata)
-FROM_STATE = {"predictions": "completion", "references": "target", "questions": "input",
-              "messages": "messages"}
+#: inspect's field map: compute argument -> the sample's field that holds it (``completion``:
+#: ``state.output.completion``; ``target``: the target, one text or, for several, their list;
+#: ``input``: ``state.input_text``; ``messages``: ``state.messages`` as OpenAI chat dicts);
+#: every other input from the sample's metadata, by CLI column name or the key ``columns`` says.
+FIELDS = FieldMap("inspect", {"predictions": "completion", "references": "target",
+                              "questions": "input", "messages": "messages"}, ("metadata",))
 
 
-def checked_columns(rows: MetricRows, columns: Mapping[str, str] | None) -> dict[str, str]:
-    """``columns`` (a compute argument or its CLI column -> a metadata key) keyed by CLI
-    column; an input the metric does not take is a one-line error."""
-    known = rows.columns()
-    found = {}
-    for name, key in (columns or {}).items():
-        column = known.get(name, name)
-        if column not in known.values():
-            raise UserInputError(f"columns: {rows.name} has no input {name!r} (its inputs: "
-                                 f"{', '.join(known)})")
-        found[column] = key
-    return found
+def sample_record(state: Any, target: Any, scorer: HostScorer) -> dict[str, Any]:
+    """An inspect sample as the record :data:`FIELDS` reads."""
 
+    def target_texts() -> Any:
+        texts = list(target.target) if target is not None else []
+        if not texts or not any(str(t).strip() for t in texts):
+            column = scorer.rows.columns().get("references", "reference")
+            raise UserInputError(f"sample {state.sample_id} has no target ({scorer.rows.name} "
+                                 f"reads its {column} from it)")
+        return texts[0] if len(texts) == 1 else texts
 
-async def sample_row(state: Any, target: Any, rows: MetricRows,
-                     columns: Mapping[str, str]) -> dict[str, list[Any]]:
-    """One inspect sample as a one-row batch (CLI column -> [value])."""
-    metadata = state.metadata or {}
-    row = rows.mapped(columns, metadata, f"sample {state.sample_id}'s metadata")
-    for argument, column in rows.columns().items():
-        source = FROM_STATE.get(argument)
-        if column in row:
-            continue
-        if source == "completion":
-            row[column] = [state.output.completion]
-        elif source == "target":
-            texts = list(target.target) if target is not None else []
-            if not texts or not any(str(t).strip() for t in texts):
-                raise UserInputError(f"sample {state.sample_id} has no target ({rows.name} "
-                                     f"reads its {column} from it)")
-            row[column] = [texts[0] if len(texts) == 1 else texts]
-        elif source == "input":
-            row[column] = [state.input_text]
-        elif source == "messages":
-            row[column] = [from_inspect(state.messages)]
-        elif column in metadata:
-            row[column] = [metadata[column]]
-    return row
+    return {"completion": lambda: state.output.completion, "target": target_texts,
+            "input": lambda: state.input_text, "messages": lambda: from_inspect(state.messages),
+            "metadata": state.metadata or {}}
 
 
 def as_inspect_score(result: RowScore, key: str) -> Any:
@@ -89,23 +68,18 @@ def as_inspect_score(result: RowScore, key: str) -> Any:
 def score_function(metric: str, columns: Mapping[str, str] | None = None,
                    score_key: str | None = None, **options: Any) -> Any:
     """The async ``score(state, target)`` of ``metric`` (its options checked now)."""
-    rows = MetricRows(metric, score_key=score_key, **options)
-    mapped = checked_columns(rows, columns)
-    lock = threading.Lock()  # one compute at a time: a metric object is not thread-safe
-
-    def score_one(row: dict[str, list[Any]]) -> RowScore:
-        with lock:
-            return rows.score(row)[0]
+    scorer = HostScorer(metric, FIELDS, columns, score_key, options)
 
     async def score(state: Any, target: Any) -> Any:
         try:
-            row = await sample_row(state, target, rows, mapped)
-            result = await asyncio.to_thread(score_one, row)
+            row = scorer.row(sample_record(state, target, scorer),
+                             f"sample {state.sample_id}'s metadata")
+            result = await asyncio.to_thread(scorer.score, row)
         except (UserInputError, InputError) as error:  # this sample's input: it alone unscored
             said = str(error)
             reason = said if said.startswith("sample ") else f"sample {state.sample_id}: {said}"
             result = RowScore(None, {"unmeasured": reason}, reason)
-        return as_inspect_score(result, rows.key)
+        return as_inspect_score(result, scorer.key)
 
     return InspectScore(score)
 
@@ -128,29 +102,68 @@ class InspectScore:
 
 
 _FACTORIES: dict[str, Any] = {}
+_NAMESPACED: list[bool] = []  # whether inspect namespaces our scorers itself (asked once)
+
+
+def scorer_name(metric: str) -> str:
+    """The name to give inspect's ``scorer`` decorator so that the scorer is registered as
+    ``judge_metrics/<metric>``: inspect prefixes a scorer's name with the installed package
+    of its code, which it finds for a wheel and not for an editable install (pip install -e
+    .). Asked once, of a probe, through inspect's public ``registry_info``."""
+    if not _NAMESPACED:
+        from inspect_ai.scorer import scorer
+        from inspect_ai.util import registry_info
+
+        def namespace_probe() -> Any:  # never made: only its registered name is read
+            raise NotImplementedError
+
+        probe = scorer(metrics=[], name=f"{NAMESPACE}_namespace_probe")(namespace_probe)
+        _NAMESPACED.append("/" in registry_info(probe).name)
+    return metric if _NAMESPACED[0] else f"{NAMESPACE}/{metric}"
+
+
+class ScorerOptionError(Exception):
+    """A bad option of a scorer inspect makes from its registry (``inspect score --scorer
+    judge_metrics/accuracy -S fuzzy=true``). Not a ``ValueError``: inspect's loader reads one
+    as "the scorer couldn't be loaded". On inspect's command line (click) it is one line,
+    without a traceback; :func:`inspect_scorer` gives Python callers our ``UserInputError``."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message
+
+
+def _option_error(error: UserInputError) -> Exception:
+    """``error`` as inspect's command line shows it: one line (click's error, inspect's CLI
+    being a click command), else :class:`ScorerOptionError`."""
+    message = f"judge-metrics: {error}"
+    try:
+        import click
+    except ImportError:  # inspect without its command line
+        return ScorerOptionError(message)
+
+    class ClickScorerOptionError(ScorerOptionError, click.ClickException):
+        pass
+
+    return ClickScorerOptionError(message)
 
 
 def registered(metric: str) -> Any:
     """The scorer factory of ``metric`` in inspect's registry, registered at first use as
     ``judge_metrics/<metric>`` (the name ``inspect score --scorer`` takes)."""
     if metric not in _FACTORIES:
-        from inspect_ai._util.registry import registry_name
         from inspect_ai.scorer import mean, scorer, stderr
 
         def factory(columns: dict[str, str] | None = None, score_key: str | None = None,
                     **options: Any) -> Any:
-            from inspect_ai._util.error import PrerequisiteError
-
             try:
                 return score_function(metric, columns, score_key, **options)
-            except UserInputError as error:  # inspect's own one-line error, not "couldn't
-                raise PrerequisiteError(f"judge-metrics: {error}") from None  # be loaded"
+            except UserInputError as error:  # one line, not inspect's "couldn't be loaded"
+                raise _option_error(error) from None
 
         factory.__name__ = factory.__qualname__ = metric
-        # inspect namespaces a scorer by the installed package of its code; an editable
-        # install (pip install -e .) is not found by the package's name: say it here
-        name = metric if "/" in registry_name(factory, metric) else f"{NAMESPACE}/{metric}"
-        _FACTORIES[metric] = scorer(metrics=[mean(), stderr()], name=name)(factory)
+        _FACTORIES[metric] = scorer(metrics=[mean(), stderr()], name=scorer_name(metric))(
+            factory)
     return _FACTORIES[metric]
 
 
@@ -159,9 +172,7 @@ def inspect_scorer(metric: str, *, columns: Mapping[str, str] | None = None,
     """An inspect ``Scorer`` of ``metric`` (metrics ``mean()`` and ``stderr()``), named
     ``judge_metrics/<metric>`` in logs; ``options``: the metric's and the judge's (provider, model,
     judges, use_cache ...), checked now (a ``UserInputError``)."""
-    from inspect_ai._util.error import PrerequisiteError
-
     try:
         return registered(metric)(columns=columns, score_key=score_key, **options)
-    except PrerequisiteError as error:
-        raise UserInputError(str(error.message).removeprefix("judge-metrics: ")) from None
+    except ScorerOptionError as error:
+        raise UserInputError(error.message.removeprefix("judge-metrics: ")) from None

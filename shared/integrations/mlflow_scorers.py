@@ -10,32 +10,31 @@ row is a ``Feedback`` with an error, never 0. mlflow is imported only when a sco
 from __future__ import annotations
 
 import json
-import threading
 from collections.abc import Mapping
 from typing import Any
 
-from ..runs.rows import MetricRows, RowScore
-from .inspect_scorers import checked_columns
+from ..runs.rows import RowScore
+from .hosts import ABSENT, FieldMap, HostScorer
+
+#: MLflow's field map: compute argument -> the row's field that holds it (``outputs``: the
+#: text, or a dict's CLI column ``prediction``; ``expected_response``: the expectations'
+#: ``expected_response``); every other input from ``inputs`` (a text alone is the question),
+#: then ``expectations``, by CLI column name or the key ``columns`` maps it to in ``inputs``.
+FIELDS = FieldMap("mlflow", {"predictions": "outputs", "references": "expected_response"},
+                  ("inputs", "expectations"))
 
 
-def mlflow_row(rows: MetricRows, columns: Mapping[str, str], inputs: Any, outputs: Any,
-               expectations: Any) -> dict[str, list[Any]]:
-    """One MLflow evaluation row as a one-row batch (CLI column -> [value])."""
-    inputs = inputs if isinstance(inputs, Mapping) else {"question": inputs}
+def mlflow_record(inputs: Any, outputs: Any, expectations: Any,
+                  prediction_column: str) -> dict[str, Any]:
+    """One MLflow evaluation row as the record :data:`FIELDS` reads."""
     expectations = expectations if isinstance(expectations, Mapping) else {}
-    row = rows.mapped(columns, inputs, "inputs")
-    for argument, column in rows.columns().items():
-        if column in row:
-            continue
-        if argument == "predictions":
-            row[column] = [outputs.get(column) if isinstance(outputs, Mapping) else outputs]
-        elif argument == "references" and "expected_response" in expectations:
-            row[column] = [expectations["expected_response"]]
-        elif column in inputs:
-            row[column] = [inputs[column]]
-        elif column in expectations:
-            row[column] = [expectations[column]]
-    return row
+    return {
+        "outputs": lambda: (outputs.get(prediction_column) if isinstance(outputs, Mapping)
+                            else outputs),
+        "expected_response": lambda: expectations.get("expected_response", ABSENT),
+        "inputs": inputs if isinstance(inputs, Mapping) else {"question": inputs},
+        "expectations": expectations,
+    }
 
 
 def as_feedback(result: RowScore, name: str, key: str) -> Any:
@@ -58,14 +57,11 @@ def mlflow_scorer(metric: str, *, columns: Mapping[str, str] | None = None,
     scorers=[...])``; ``options``: the metric's and the judge's, checked now."""
     from mlflow.genai.scorers import scorer
 
-    rows = MetricRows(metric, score_key=score_key, **options)
-    mapped = checked_columns(rows, columns)
-    lock = threading.Lock()  # MLflow scores rows in threads; a metric object is not thread-safe
+    host = HostScorer(metric, FIELDS, columns, score_key, options)
+    prediction = host.rows.columns().get("predictions", "prediction")
 
     def score(inputs: Any = None, outputs: Any = None, expectations: Any = None) -> Any:
-        row = mlflow_row(rows, mapped, inputs, outputs, expectations)
-        with lock:
-            result = rows.score(row)[0]
-        return as_feedback(result, metric, rows.key)
+        row = host.row(mlflow_record(inputs, outputs, expectations, prediction), "inputs")
+        return as_feedback(host.score(row), metric, host.key)
 
     return scorer(score, name=metric)

@@ -47,10 +47,10 @@ def pytest_configure(config: Any) -> None:
         raise pytest.UsageError(f"--max-unmeasured must be a fraction in [0, 1], got {limit}")
     session.LIMITS["max_unmeasured"] = limit
     if session.JUDGE:  # checked now, in one line, not in every test (imports the judge code)
-        from ..engine.config import judge_config
+        from ..runs.options import check_run_options
 
         try:  # the provider, model and URL; the key is each assertion's (or its variable's)
-            judge_config(session.JUDGE, api_key="placeholder-for-the-start-up-check")
+            check_run_options({**session.JUDGE, "api_key": "placeholder-for-the-start-up-check"})
         except (TypeError, ValueError) as error:
             raise pytest.UsageError(f"--judge-*: {error}") from None
 
