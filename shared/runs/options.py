@@ -60,9 +60,7 @@ def check_run_options(options: Mapping[str, Any], *, judge: JudgeConfig | None =
     refuse_unknown(metric.name if metric is not None else "the run", options,
                    own | judge_names | embed_names)
     if metric is not None:
-        missing = [o.name for o in metric.options if o.required and o.name not in options]
-        if missing:
-            raise UserInputError(f"{metric.name} needs the option(s) {', '.join(missing)}")
+        _check_required(metric, options)
     given = {k: v for k, v in options.items()
              if k in judge_names and k not in own and k != "show_progress"}
     if judge is not None and given:
@@ -78,3 +76,15 @@ def check_run_options(options: Mapping[str, Any], *, judge: JudgeConfig | None =
     return RunOptions(judge,
                       {k: v for k, v in options.items() if k in embed_names and k not in own},
                       {k: v for k, v in options.items() if k in own})
+
+
+def _check_required(metric: MetricSpec, options: Mapping[str, Any]) -> None:
+    """A required option (g_eval's ``criteria``) not given: the option's own refusal, the line
+    ``compute`` would say (``criteria is required``)."""
+    for option in metric.options:
+        if option.required and option.name not in options:
+            try:
+                option.validate(option.default)
+            except (TypeError, ValueError) as error:
+                raise UserInputError(str(error)) from None
+            raise UserInputError(f"{metric.name} needs the option {option.name}")

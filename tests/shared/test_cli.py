@@ -128,8 +128,10 @@ def test_option_reaches_the_named_metric_only(tmp_path: Path, capsys) -> None:
 
 @pytest.mark.parametrize("options, message", [
     (["--option", "accuracy.bogus=1"], "--option 'accuracy.bogus=1': accuracy has no option "
-     "'bogus' (its options: case_sensitive, normalize_text, fuzzy_match, fuzzy_threshold, mode, "
-     "threshold, reference_separator, return_confidence, seed)"),
+     "'bogus' (it takes: case_sensitive, fuzzy_match, fuzzy_threshold, mode, normalize_text, "
+     "reference_separator, return_confidence, seed, threshold)"),
+    (["--option", "accuracy.fuzzy=true"], "--option 'accuracy.fuzzy=true': accuracy has no "
+     "option 'fuzzy' (did you mean 'fuzzy_match'?)"),
     (["--option", "mode=contains"], "--option 'mode=contains': rouge has no option 'mode'"),
     (["--option", "accuracy.mode=fuzzy"],
      "--option 'accuracy.mode=fuzzy': accuracy: mode must be one of exact, contains, recall, "
