@@ -58,7 +58,7 @@ $(RUNTIME_STAMP): requirements.txt requirements-lock.txt requirements-models.txt
 LLAMA_CPP_CMAKE_ARGS := -DLLAVA_BUILD=OFF -DCMAKE_PROJECT_llama.cpp_INCLUDE=$(CURDIR)/tests/llama_cpp_without_common.cmake
 
 $(TEST_STAMP): $(RUNTIME_STAMP) requirements-test.txt tests/llama_cpp_without_common.cmake
-	CMAKE_ARGS="$(LLAMA_CPP_CMAKE_ARGS)" $(PIP) install -r requirements-test.txt
+	CMAKE_ARGS="$(LLAMA_CPP_CMAKE_ARGS)" $(PIP) install --no-compile -r requirements-test.txt
 	command -v chromium >/dev/null 2>&1 || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium; }
 	touch $@
 
@@ -68,8 +68,17 @@ $(BFCL_STAMP): | $(PY)
 
 setup: $(RUNTIME_STAMP)
 # the tests also use the agreement peers' venv: the conversation converters on RAGAS's and
-# DeepEval's own objects (tests/shared/test_conversation_packages.py)
-setup-test: $(TEST_STAMP) $(BFCL_STAMP) $(INTEGRATIONS_STAMP) $(AGREEMENT_STAMP) $(PHOENIX_STAMP)
+# DeepEval's own objects (tests/shared/test_conversation_packages.py).
+# The venvs build side by side, in two waves: first .venv (runtime, then the test components)
+# beside BFCL's folder and Phoenix's venv, which do not read .venv; then the two venvs that see
+# .venv's packages (pip resolves their requirements against them, so .venv must be complete),
+# beside each other. --output-sync keeps each step's output in one piece.
+SETUP_JOBS ?= 3
+setup-test:
+	$(MAKE) --no-print-directory --jobs=$(SETUP_JOBS) --output-sync=target \
+	    $(TEST_STAMP) $(BFCL_STAMP) $(PHOENIX_STAMP)
+	$(MAKE) --no-print-directory --jobs=$(SETUP_JOBS) --output-sync=target \
+	    $(INTEGRATIONS_STAMP) $(AGREEMENT_STAMP)
 
 run: $(RUNTIME_STAMP)
 	$(PY) -m judge_metrics score examples/rag_sample.jsonl --metric all \
@@ -89,24 +98,26 @@ $(INTEGRATIONS_STAMP): $(TEST_STAMP) requirements-integrations.txt pyproject.tom
 	$(PYTHON) -m venv $(INTEGRATIONS_VENV)
 	$(PY) -c "import site; print(site.getsitepackages()[0])" \
 	    > "$$($(INTEGRATIONS_VENV)/bin/python -c 'import site; print(site.getsitepackages()[0])')/judge-metrics-venv.pth"
-	$(INTEGRATIONS_VENV)/bin/python -m pip install --quiet -r requirements-integrations.txt
+	$(INTEGRATIONS_VENV)/bin/python -m pip install --quiet --no-compile -r requirements-integrations.txt
 	touch $@
 
 # Phoenix's server pins packages of its own: a venv apart (requirements-phoenix.txt says why),
 # which the trace tests run `phoenix serve` from (tests/shared/test_traces_phoenix.py)
 $(PHOENIX_STAMP): requirements-phoenix.txt
 	$(PYTHON) -m venv $(PHOENIX_VENV)
-	$(PHOENIX_VENV)/bin/python -m pip install --quiet -r requirements-phoenix.txt
+	$(PHOENIX_VENV)/bin/python -m pip install --quiet --no-compile -r requirements-phoenix.txt
 	touch $@
 
 # The suite runs on TEST_WORKERS processes (pytest-xdist), each test file whole on one of them
 # (its module fixtures, such as the Ray cluster, start once): most tests wait on a subprocess,
 # a server or one core, so two workers on this project's 2-core machine take about half the
-# time of one (the README says how long it takes).
+# time of one (the README says how long it takes). xdist hands the files out longest first, as
+# tests/conftest.py orders them (--no-loadscope-reorder: else by their number of tests), so no
+# long file starts last and keeps one worker busy alone at the end.
 TEST_WORKERS ?= 2
-test: $(TEST_STAMP) $(BFCL_STAMP) $(INTEGRATIONS_STAMP) $(AGREEMENT_STAMP) $(PHOENIX_STAMP)
+test: setup-test
 	$(PY) -m ruff check shared metrics tests app.py bench setup.py
-	$(PY) -m pytest tests --numprocesses $(TEST_WORKERS) --dist loadfile
+	$(PY) -m pytest tests --numprocesses $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder
 	$(call install_wheel,$(INTEGRATIONS_VENV))
 	$(INTEGRATIONS_VENV)/bin/python -m pytest $(INTEGRATION_TESTS)
 
@@ -123,7 +134,7 @@ define peer_venv
 	$(PYTHON) -m venv $(1)
 	$(PY) -c "import site; print(site.getsitepackages()[0])" \
 	    > "$$($(1)/bin/python -c 'import site; print(site.getsitepackages()[0])')/judge-metrics-venv.pth"
-	$(1)/bin/python -m pip install --quiet -r $(2) \
+	$(1)/bin/python -m pip install --quiet --no-compile -r $(2) \
 	    && touch $@ || echo "$(3): $(1) peers failed to install; their rows will say so"
 endef
 

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import json
 import os
+from collections import Counter, defaultdict
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
@@ -28,6 +30,48 @@ def pytest_collection_finish(session: pytest.Session) -> None:
 
     gc.collect()
     gc.freeze()
+
+
+# The suite's test files, longest first: `make test` runs each file whole on one of two workers
+# (--dist loadfile), and xdist hands out files in collection order (--no-loadscope-reorder, else
+# it sorts them by their number of tests). A long file handed out last kept one worker busy
+# minutes after the other ran out of files; started first, it runs while the short files share
+# the other worker. FILE_SECONDS holds each file's seconds from a recorded run (files it does not
+# name count 0 and follow, the files of most tests first): `JUDGE_METRICS_RECORD_FILE_SECONDS=
+# tests/file_seconds.json make test` writes it again. The order changes no test's outcome.
+FILE_SECONDS = REPO / "tests" / "file_seconds.json"
+RECORD_ENV = "JUDGE_METRICS_RECORD_FILE_SECONDS"
+_recorded: dict[str, float] = defaultdict(float)
+
+
+def _test_file(nodeid: str) -> str:
+    return nodeid.split("::", 1)[0]
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Order the test files longest first (above); a file's tests keep their order."""
+    seconds = json.loads(FILE_SECONDS.read_text()) if FILE_SECONDS.is_file() else {}
+    counts = Counter(_test_file(item.nodeid) for item in items)
+    items.sort(key=lambda item: (-seconds.get(_test_file(item.nodeid), 0.0),
+                                 -counts[_test_file(item.nodeid)], _test_file(item.nodeid)))
+
+
+def pytest_runtest_logreport(report: pytest.TestReport) -> None:
+    if os.environ.get(RECORD_ENV):
+        _recorded[_test_file(report.nodeid)] += report.duration
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    """With $JUDGE_METRICS_RECORD_FILE_SECONDS, write each file's seconds there (the xdist
+    controller, which sees every worker's reports; a run of some files keeps the others')."""
+    target = os.environ.get(RECORD_ENV)
+    if not target or hasattr(session.config, "workerinput") or not _recorded:
+        return
+    path = Path(target)
+    seconds = json.loads(path.read_text()) if path.is_file() else {}
+    seconds.update({name: round(value, 1) for name, value in _recorded.items()})
+    ordered = dict(sorted(seconds.items(), key=lambda pair: (-pair[1], pair[0])))
+    path.write_text(json.dumps(ordered, indent=1) + "\n")
 
 
 @pytest.fixture(scope="session")
