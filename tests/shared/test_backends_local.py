@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import threading
+from pathlib import Path
 
 import jsonschema
 import numpy as np
@@ -402,6 +404,21 @@ def test_model_is_loaded_once_and_its_dequantized_copy_cached(local: LocalBacken
     assert load_model(None, local.device) is local.loaded
     assert local.model == DEFAULT_JUDGE_MODEL and local.kind == "local" and local.host == ""
     assert (dequantized_dir(judge_gguf_path()) / "config.json").is_file()
+
+
+def test_the_dequantized_copy_is_keyed_by_content_not_time(tmp_path: Path,
+                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    """A fresh venv unpacks the embedded GGUF with a new modification time: the same bytes find
+    the same copy; other bytes of the same size do not."""
+    monkeypatch.setenv("JUDGE_METRICS_MODEL_CACHE", str(tmp_path / "models"))
+    first, second, other = (tmp_path / name / "m.gguf" for name in ("a", "b", "c"))
+    for path, content in ((first, b"GGUF one"), (second, b"GGUF one"), (other, b"GGUF two")):
+        path.parent.mkdir()
+        path.write_bytes(content)
+    os.utime(second, ns=(10**18, 10**18))
+    assert dequantized_dir(first) == dequantized_dir(second)
+    assert dequantized_dir(first) != dequantized_dir(other)
+    assert dequantized_dir(first).parent == tmp_path / "models"
 
 
 @pytest.mark.parametrize("positions", [1, 2, 5])

@@ -4,8 +4,8 @@ The model is a folder, a hub id already in the local Hugging Face cache (nothing
 downloaded), or a ``.gguf`` file; ``model=None`` is the embedded SmolLM2-135M-Instruct GGUF
 (:func:`shared.base.defaults.judge_gguf_path`). A GGUF file is dequantized once and the float
 weights are saved under the user cache folder (:func:`.local_model.model_cache_dir`), keyed by
-the file's name, size and modification time, so later processes load them in a fraction of a
-second.
+the file's name and content, so later processes (a fresh clone's too) load them in a fraction of
+a second.
 A loaded model is kept for the life of the process and shared by every backend that names it.
 
 - ``yes_no``: each prompt run from the longest stored prefix (``decoder="generate"``: one

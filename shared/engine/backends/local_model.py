@@ -1,10 +1,11 @@
 """The local judge's model: a folder, a hub id already in the local Hugging Face cache, or a
 GGUF file (the embedded SmolLM2 by default), loaded once per process and shared by every
 backend that names it. A GGUF is dequantized once and the float weights are kept under the user
-cache folder (:func:`model_cache_dir`), keyed by the file's name, size and modification time."""
+cache folder (:func:`model_cache_dir`), keyed by the file's name and content (its SHA-256)."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import shutil
@@ -36,12 +37,28 @@ def model_cache_dir() -> Path:
 
 
 def dequantized_dir(gguf: Path) -> Path:
-    """The cache folder of ``gguf``'s dequantized weights (changes when the file does)."""
+    """The cache folder of ``gguf``'s dequantized weights (changes when the file's content
+    does). Keyed by content, not by modification time: every fresh venv unpacks the embedded
+    GGUF with a new one, so a fresh clone dequantized it again (about 5 s more of CPU than
+    loading the copy) and left another 540 MB copy behind. Hashing the 98 MB file takes
+    under 0.1 s, once per process and file."""
     import transformers
 
     stat = gguf.stat()
-    name = f"{gguf.stem}-{stat.st_size}-{stat.st_mtime_ns}-transformers{transformers.__version__}"
-    return model_cache_dir() / name
+    digest = _content_digest(str(gguf.resolve()), stat.st_size, stat.st_mtime_ns)
+    return model_cache_dir() / f"{gguf.stem}-{digest[:16]}-transformers{transformers.__version__}"
+
+
+_DIGESTS: dict[tuple[str, int, int], str] = {}
+
+
+def _content_digest(path: str, size: int, mtime_ns: int) -> str:
+    """The file's SHA-256, computed once per process while its size and time stay the same."""
+    key = (path, size, mtime_ns)
+    if key not in _DIGESTS:
+        with open(path, "rb") as handle:
+            _DIGESTS[key] = hashlib.file_digest(handle, "sha256").hexdigest()
+    return _DIGESTS[key]
 
 
 def weights_identity(spec: str | None) -> str:
