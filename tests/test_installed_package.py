@@ -208,19 +208,24 @@ def test_traces_are_read_and_scored_by_the_installed_package(user: dict[str, Pat
 
 
 def test_load_equals_the_checkouts_evaluate_load(user: dict[str, Path]) -> None:
+    """The three metrics loaded in one process of the user's venv (each import of the package
+    there costs seconds), a JSON line each, compared with the checkout's."""
     arguments = {"predictions": [r["prediction"] for r in ROWS],
                  "references": [r["reference"] for r in ROWS]}
-    for metric, options in (("accuracy", {"mode": "f1"}), ("rouge", {}), ("bleu", {})):
-        shown = in_venv(user, f"""
-            import json, judge_metrics
-            module = judge_metrics.load({metric!r})
-            result = module.compute(**{arguments!r}, **{options!r})
+    cases = (("accuracy", {"mode": "f1"}), ("rouge", {}), ("bleu", {}))
+    shown = in_venv(user, f"""
+        import json, judge_metrics
+        for metric, options in {cases!r}:
+            module = judge_metrics.load(metric)
+            result = module.compute(**{arguments!r}, **options)
             print(json.dumps({{"class": type(module).__name__, "name": module.name,
                               "description": module.description, "result": result}},
                              default=str))
-        """)
-        assert shown.returncode == 0, shown.stderr[-3000:]
-        installed = json.loads(shown.stdout.splitlines()[-1])
+    """)
+    assert shown.returncode == 0, shown.stderr[-3000:]
+    lines = shown.stdout.splitlines()[-len(cases):]
+    for (metric, options), line in zip(cases, lines, strict=True):
+        installed = json.loads(line)
         here = evaluate.load(str(ROOT / "metrics" / metric))
         expected = json.loads(json.dumps(here.compute(**arguments, **options), default=str))
         assert installed["class"] == type(here).__name__
