@@ -167,6 +167,18 @@ def test_the_checker_splits_a_run_and_takes_a_built_judge() -> None:
     assert call == {"timeout": 5.0, "show_progress": False}  # own options: as given (none)
 
 
+def test_a_metric_s_own_judge_option_wins_over_the_run_s_judge() -> None:
+    """``--option l3score.model=B`` beside the run's ``--model A``: l3score's calls take B
+    (the more specific), the rest of the run's judge stays."""
+    spec = registry.METRICS["l3score"]
+    run = check_run_options({"provider": "openai", "model": "run-model", "api_key": "sk-test",
+                             "timeout": 5})
+    call = run.call_options(spec, {"model": "metric-model"})
+    assert call["model"] == "metric-model"
+    assert call["api_key"] == "sk-test" and call["timeout"] == 5.0
+    assert run.call_options(spec, {})["model"] == "run-model"
+
+
 def _cli_error(capsys: pytest.CaptureFixture[str], argv: list[str]) -> str:
     assert main(argv) == 2
     return capsys.readouterr().err.strip()
