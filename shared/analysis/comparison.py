@@ -303,9 +303,19 @@ def _score_runs(
 
 def judge_description(judge: JudgeConfig | Mapping[str, Any]) -> dict[str, Any]:
     """Provider and model of a run's judge (its config, or a run's options: their judge options
-    through the one converter), and whether it is the embedded default."""
-    config = judge if isinstance(judge, JudgeConfig) else \
-        check_run_options(judge_options_of(judge)).judge
+    through the one converter), and whether it is the embedded default.
+
+    A mapping the converter refuses is a judge described, not one to call (a report's
+    ``{"provider": "panel", ...}``, a hosted judge named without its key): it is shown as given,
+    and it is not the embedded default, which needs no key and always converts."""
+    if isinstance(judge, JudgeConfig):
+        config = judge
+    else:
+        try:
+            config = check_run_options(judge_options_of(judge)).judge
+        except UserInputError:
+            return {"provider": judge.get("provider"), "model": judge.get("model"),
+                    "embedded_default": False}
     return {"provider": config.provider, "model": config.model,
             "embedded_default": config.is_embedded}
 

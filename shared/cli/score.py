@@ -206,7 +206,7 @@ def run(args: argparse.Namespace) -> int:
     if args.html:
         from ..analysis.report import write_score_html
 
-        write_score_html(scored, summary, args.html, judge=options,
+        write_score_html(scored, summary, args.html, judge=judge,
                          source=args.input, gates=results.html, metric_options=metric_options,
                          pass_k=report.html() if report else None)
         print(f"wrote {args.html}", file=sys.stderr)

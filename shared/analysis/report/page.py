@@ -12,11 +12,14 @@ import math
 import os
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from ...base.text import shorten
+
+if TYPE_CHECKING:
+    from ...engine.config import JudgeConfig
 
 TEMPLATES = Path(__file__).resolve().parent / "templates"
 DEFAULT_MAX_ROWS = 2000
@@ -125,7 +128,7 @@ def prompts_of(metrics: Sequence[str],
     return prompt_ids(metrics, metric_options)
 
 
-def describe_judge(judge: Mapping[str, Any] | None,
+def describe_judge(judge: JudgeConfig | Mapping[str, Any] | None,
                    metrics: Sequence[str] = ()) -> dict[str, Any] | None:
     """The judge as the reports name it; with the embedded default, ``agreement``: its measured
     agreement with people, one row per judge metric (``embedded_judge.agreement_rows``), and
@@ -135,7 +138,8 @@ def describe_judge(judge: Mapping[str, Any] | None,
     from ..comparison import judge_description
     from ..embedded_judge import AGREEMENT_HEADER, EMBEDDED_JUDGE_CAVEAT, agreement_rows
 
-    info = judge_description(judge) if "embedded_default" not in judge else dict(judge)
+    described = isinstance(judge, Mapping) and "embedded_default" in judge
+    info = dict(judge) if described else judge_description(judge)
     if info.get("embedded_default"):
         info["caveat"] = EMBEDDED_JUDGE_CAVEAT
         info["agreement_header"] = list(AGREEMENT_HEADER)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 from collections import Counter
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -23,6 +23,9 @@ from .page import (
     short,
 )
 
+if TYPE_CHECKING:
+    from ...engine.config import JudgeConfig
+
 # columns shown in the row table (the rest are in the drill-down)
 TABLE_INPUTS = ("id", "question", "prediction", "reference", "source")
 
@@ -32,7 +35,7 @@ def write_score_html(
     summary: Any = None,
     path: str | os.PathLike[str] = "report.html",
     *,
-    judge: Mapping[str, Any] | None = None,
+    judge: JudgeConfig | Mapping[str, Any] | None = None,
     source: str | None = None,
     max_rows: int = DEFAULT_MAX_ROWS,
     seed: int = 0,
@@ -45,8 +48,9 @@ def write_score_html(
 
     ``scored``: the rows ``score`` writes (a ``datasets.Dataset``, DataFrame, list of dicts or a
     path to the output file). ``summary``: the :class:`~shared.runs.batch.BatchSummary` of the run
-    (aggregates, calls, cost, time), when known. ``judge``: the judge options of the run
-    (provider, model), to name the judge and say when it is the embedded default. ``gates``:
+    (aggregates, calls, cost, time), when known. ``judge``: the run's judge (its
+    ``JudgeConfig``, or its options: provider, model), to name the judge and say when it is the
+    embedded default. ``gates``:
     the gates' block (:func:`shared.analysis.gates.gates_html`), shown above the aggregates.
     ``pass_k``: the run's pass^k and pass@k (``TrialReport.html()``, ``score --pass-k``), shown
     below them. ``metric_options``: ``{metric: {option: value}}`` of the run, for the prompts
