@@ -27,10 +27,10 @@ import math
 import warnings
 from collections.abc import Hashable, Mapping, Sequence
 from numbers import Real
-from statistics import NormalDist
 from typing import Any
 
 from ..base.errors import UserInputError
+from ..kit import stats
 
 KINDS = ("pass^k", "pass@k")
 
@@ -69,15 +69,6 @@ def _checked(successes: Any, k: Any, alpha: Any) -> dict[Hashable, list[bool]]:
     return out
 
 
-def wilson_interval(mean: float, n: int, alpha: float) -> tuple[float, float]:
-    """Wilson's score interval at level ``1 - alpha`` for a mean in [0, 1] of ``n`` units."""
-    z = NormalDist().inv_cdf(1 - alpha / 2)
-    denominator = 1 + z * z / n
-    centre = (mean + z * z / (2 * n)) / denominator
-    half = z * math.sqrt(mean * (1 - mean) / n + z * z / (4 * n * n)) / denominator
-    return max(0.0, min(mean, centre - half)), min(1.0, max(mean, centre + half))
-
-
 def task_value(kind: str, successes: int, trials: int, k: int) -> float:
     """One task's pass^k or pass@k from its ``successes`` in ``trials`` (``trials >= k``)."""
     if kind == "pass^k":
@@ -103,7 +94,7 @@ def estimate(kind: str, successes: Any, k: Any, alpha: Any = 0.05) -> dict[str, 
                       stacklevel=3)
     values = [task_value(kind, c, n, k) for c, n in kept.values()]
     value = math.fsum(values) / len(values)
-    low, high = wilson_interval(value, len(values), float(alpha))
+    low, high = stats.wilson_interval(value, len(values), 1 - float(alpha))
     return {"value": value, "low": low, "high": high, "n_tasks": len(values), "k": k}
 
 

@@ -93,10 +93,11 @@ def add_arguments(score: argparse.ArgumentParser) -> None:
                        "written either way)")
     gates.add_argument("--gate-on", choices=(*GATE_ON, "corrected"),
                        help="the value gated: estimate (the mean, default), or the lower or "
-                       "upper bound of its 95%% bootstrap interval (lower is the conservative "
-                       "choice for a >= gate, upper for a <= gate); corrected: the conservative "
-                       "end of the prediction-powered estimate's 95%% interval, from the "
-                       "labels in --label (docs/CALIBRATION.md)")
+                       "upper bound of its 95%% interval (the t-interval or Wilson's, the "
+                       "wider; a panel's judge_agreement: its bootstrap interval; lower is the "
+                       "conservative choice for a >= gate, upper for a <= gate); corrected: "
+                       "the conservative end of the prediction-powered estimate's 95%% "
+                       "interval, from the labels in --label (docs/CALIBRATION.md)")
     gates.add_argument("--label", metavar="COLUMN",
                        help="with --gate-on corrected: the human labels, blank on the "
                        "unlabelled rows (a uniformly random sample labelled)")

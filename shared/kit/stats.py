@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
+from statistics import NormalDist
 from typing import Any
 
 import numpy as np
@@ -23,6 +24,16 @@ _CHUNK_ELEMENTS = 4_000_000
 # resample by value counts when the data hold at most n / _FEW_VALUES_RATIO distinct values
 # (one multinomial draw per value costs about as much as this many gathered elements)
 _FEW_VALUES_RATIO = 8
+
+
+def wilson_interval(mean: float, n: int, confidence: float = 0.95) -> tuple[float, float]:
+    """Wilson's score interval at ``confidence`` for a mean in [0, 1] of ``n`` units (rows, or
+    pass^k's tasks); it holds the mean and stays in [0, 1]."""
+    z = NormalDist().inv_cdf(0.5 + confidence / 2)
+    denominator = 1 + z * z / n
+    centre = (mean + z * z / (2 * n)) / denominator
+    half = z * math.sqrt(max(mean * (1 - mean), 0.0) / n + z * z / (4 * n * n)) / denominator
+    return max(0.0, min(mean, centre - half)), min(1.0, max(mean, centre + half))
 
 
 def t_wilson_interval(
@@ -59,11 +70,7 @@ def t_wilson_interval(
     if n == 0:
         raise ValueError("an interval needs at least one value")
     mean = float(data.mean())
-    z = float(scipy_stats.norm.ppf(0.5 + confidence / 2))
-    denominator = 1 + z * z / n
-    centre = (mean + z * z / (2 * n)) / denominator
-    half = z * math.sqrt(max(mean * (1 - mean), 0.0) / n + z * z / (4 * n * n)) / denominator
-    low, high = centre - half, centre + half
+    low, high = wilson_interval(mean, n, confidence)
     if n > 1:
         t_half = float(scipy_stats.t.ppf(0.5 + confidence / 2, n - 1)) * float(
             data.std(ddof=1)) / math.sqrt(n)
