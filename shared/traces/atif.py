@@ -19,13 +19,12 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator, Mapping
-from datetime import datetime
 from pathlib import Path
 from typing import Any
 
 from ..base.errors import UserInputError
 from .chat import Message, as_text, captured, joined, last_user_text, message, tool_call
-from .rows import Row, iso_time
+from .rows import Row, iso_time, nanos_of
 
 
 def is_trajectory(value: Any) -> bool:
@@ -53,16 +52,6 @@ def _text(value: Any) -> str:
     if isinstance(value, list):
         return joined(p.get("text") for p in value if isinstance(p, Mapping)) or ""
     return value if isinstance(value, str) else ""
-
-
-def _nanos(timestamp: Any) -> int | None:
-    if not isinstance(timestamp, str):
-        return None
-    try:
-        moment = datetime.fromisoformat(timestamp.replace("Z", "+00:00"))
-    except ValueError:
-        return None
-    return int(moment.timestamp() * 1e9)
 
 
 def trajectory_rows(trajectory: Mapping[str, Any], session: str | None = None
@@ -97,7 +86,7 @@ def _steps(trajectory: Mapping[str, Any], session: str | None) -> Iterator[Row]:
             continue
         messages = [*history, reply]
         metrics = step.get("metrics") or {}
-        start = _nanos(step.get("timestamp"))
+        start = nanos_of(step.get("timestamp"))
         ok = captured(messages)
         yield {
             "trace_id": trace, "span_id": str(step.get("step_id")),

@@ -8,12 +8,11 @@ more."""
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from datetime import datetime
 from typing import Any
 
 from ..base.errors import UserInputError
 from .openinference import KIND
-from .rows import Row, conversation_rows, span_rows
+from .rows import Row, conversation_rows, nanos_of, span_rows
 from .spans import Record, Span, hex_id
 
 IDENTIFIER = "judge-metrics"
@@ -54,16 +53,6 @@ def flattened(value: Any, prefix: str = "") -> dict[str, Any]:
     return {prefix[:-1]: value}
 
 
-def _nanos(text: Any) -> int | None:
-    if not isinstance(text, str):
-        return None
-    try:
-        moment = datetime.fromisoformat(text.replace("Z", "+00:00"))
-    except ValueError:
-        return None
-    return int(moment.timestamp()) * 1_000_000_000 + moment.microsecond * 1000
-
-
 def as_span(raw: Mapping[str, Any]) -> Span:
     """A span of Phoenix's REST API (``context``, ``parent_id``, ``attributes``, ``events``)."""
     context = raw.get("context") or {}
@@ -78,7 +67,7 @@ def as_span(raw: Mapping[str, Any]) -> Span:
     return Span(trace_id=hex_id(context.get("trace_id")) or "",
                 span_id=hex_id(context.get("span_id")) or "",
                 parent_id=hex_id(raw.get("parent_id")), name=str(raw.get("name") or ""),
-                start_ns=_nanos(raw.get("start_time")), end_ns=_nanos(raw.get("end_time")),
+                start_ns=nanos_of(raw.get("start_time")), end_ns=nanos_of(raw.get("end_time")),
                 attributes=attributes, records=records)
 
 

@@ -32,6 +32,19 @@ def iso_time(nanos: int | None) -> str | None:
     return moment.isoformat().replace("+00:00", "Z")
 
 
+def nanos_of(text: Any) -> int | None:
+    """An ISO 8601 time (``Z`` or an offset) as nanoseconds since the epoch, the inverse of
+    :func:`iso_time`, in integers (a float of 1.8e18 nanoseconds is off by up to 256);
+    ``None`` for anything else."""
+    if not isinstance(text, str):
+        return None
+    try:
+        moment = datetime.fromisoformat(text.replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    return int(moment.timestamp()) * 1_000_000_000 + moment.microsecond * 1000
+
+
 def span_rows(spans: Iterable[Span]) -> list[Row]:
     """One row per LLM span, in the order of the spans' start (file order for equal starts)."""
     ordered = sorted(enumerate(spans), key=lambda item: (item[1].start_ns or 0, item[0]))
